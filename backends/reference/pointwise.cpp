@@ -1,0 +1,235 @@
+// Unary, cast, binary, comparison and where ops, with NumPy broadcasting.
+#include <algorithm>
+
+#include "backends/reference/kernels.h"
+#include "jit/ir/strided.h"
+
+namespace shapejit::backends::reference {
+
+using ir::DType;
+using ir::Op;
+using ir::Tensor;
+
+namespace {
+
+template <typename T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+  else return a + b;
+}
+template <typename T>
+T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
+  else return a - b;
+}
+template <typename T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
+  else return a * b;
+}
+
+template <typename T>
+T floor_div(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if (b == -1) return wrap_sub<T>(0, a);
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  } else {
+    return a / b;
+  }
+}
+
+template <typename T>
+T int_pow(T base, T exp) {
+  using U = std::make_unsigned_t<T>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = static_cast<U>(exp); e; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<T>(result);
+}
+
+template <typename T>
+T nan_max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a < b ? b : a;
+}
+template <typename T>
+T nan_min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return b < a ? b : a;
+}
+
+template <typename A, typename R, typename F>
+Tensor map1(const Tensor& a, DType out_dt, F f) {
+  Tensor out = Tensor::empty(out_dt, a.shape());
+  const A* pa = a.ptr<A>();
+  R* po = out.ptr<R>();
+  ir::for_each_offset<2>(a.shape(), {out.strides().data(), a.strides().data()},
+                         [&](const std::array<int64_t, 2>& o) { po[o[0]] = f(pa[o[1]]); });
+  return out;
+}
+
+template <typename A, typename R, typename F>
+Tensor map2(const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape, DType out_dt, F f) {
+  Tensor out = Tensor::empty(out_dt, shape);
+  auto sa = ir::broadcast_strides(a.shape(), a.strides(), shape);
+  auto sb = ir::broadcast_strides(b.shape(), b.strides(), shape);
+  const A* pa = a.ptr<A>();
+  const A* pb = b.ptr<A>();
+  R* po = out.ptr<R>();
+  ir::for_each_offset<3>(shape, {out.strides().data(), sa.data(), sb.data()},
+                         [&](const std::array<int64_t, 3>& o) { po[o[0]] = f(pa[o[1]], pb[o[2]]); });
+  return out;
+}
+
+template <typename T>
+Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
+  const DType dt = x.dtype();
+  Op op = c.node.op;
+  if constexpr (std::is_same_v<T, bool>) {
+    return c.error("no bool kernel");
+  } else if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case Op::kNeg: return map1<T, T>(x, dt, [](T v) { return wrap_sub<T>(0, v); });
+      case Op::kAbs: return map1<T, T>(x, dt, [](T v) { return v < 0 ? wrap_sub<T>(0, v) : v; });
+      case Op::kRelu: return map1<T, T>(x, dt, [](T v) { return v < 0 ? T(0) : v; });
+      default: return c.error("no integer kernel");
+    }
+  } else {
+    bool tanh_form = c.node.attrs.approximate_tanh;
+    switch (op) {
+      case Op::kNeg: return map1<T, T>(x, dt, [](T v) { return -v; });
+      case Op::kAbs: return map1<T, T>(x, dt, [](T v) { return std::abs(v); });
+      case Op::kExp: return map1<T, T>(x, dt, [](T v) { return std::exp(v); });
+      case Op::kLog: return map1<T, T>(x, dt, [](T v) { return std::log(v); });
+      case Op::kSqrt: return map1<T, T>(x, dt, [](T v) { return std::sqrt(v); });
+      case Op::kRsqrt: return map1<T, T>(x, dt, [](T v) { return T(1) / std::sqrt(v); });
+      case Op::kTanh: return map1<T, T>(x, dt, [](T v) { return std::tanh(v); });
+      case Op::kSigmoid: return map1<T, T>(x, dt, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+      case Op::kRelu: return map1<T, T>(x, dt, [](T v) { return v < 0 ? T(0) : v; });  // NaN stays NaN
+      case Op::kSilu: return map1<T, T>(x, dt, [](T v) { return v / (T(1) + std::exp(-v)); });
+      case Op::kSin: return map1<T, T>(x, dt, [](T v) { return std::sin(v); });
+      case Op::kCos: return map1<T, T>(x, dt, [](T v) { return std::cos(v); });
+      case Op::kErf: return map1<T, T>(x, dt, [](T v) { return std::erf(v); });
+      case Op::kGelu:
+        if (tanh_form) {
+          return map1<T, T>(x, dt, [](T v) {
+            const double k = 0.7978845608028654;  // sqrt(2 / pi)
+            double d = v;
+            return static_cast<T>(0.5 * d * (1.0 + std::tanh(k * (d + 0.044715 * d * d * d))));
+          });
+        }
+        return map1<T, T>(x, dt, [](T v) { return static_cast<T>(0.5 * double(v) * (1.0 + std::erf(double(v) * 0.7071067811865476))); });
+      default: return c.error("not a unary op");
+    }
+  }
+}
+
+template <typename T>
+Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
+  const DType dt = a.dtype();
+  if constexpr (std::is_same_v<T, bool>) {
+    return c.error("no bool kernel");
+  } else {
+    switch (c.node.op) {
+      case Op::kAdd: return map2<T, T>(a, b, shape, dt, wrap_add<T>);
+      case Op::kSub: return map2<T, T>(a, b, shape, dt, wrap_sub<T>);
+      case Op::kMul: return map2<T, T>(a, b, shape, dt, wrap_mul<T>);
+      case Op::kDiv: return map2<T, T>(a, b, shape, dt, floor_div<T>);
+      case Op::kMaximum: return map2<T, T>(a, b, shape, dt, nan_max<T>);
+      case Op::kMinimum: return map2<T, T>(a, b, shape, dt, nan_min<T>);
+      case Op::kPow:
+        if constexpr (std::is_integral_v<T>) {
+          bool negative = false;
+          Tensor out = map2<T, T>(a, b, shape, dt, [&](T x, T e) {
+            if (e < 0) {
+              negative = true;
+              return T(0);
+            }
+            return int_pow<T>(x, e);
+          });
+          if (negative) return c.error("integers to negative integer powers are not allowed");
+          return out;
+        } else {
+          return map2<T, T>(a, b, shape, dt, [](T x, T e) { return std::pow(x, e); });
+        }
+      default: return c.error("not an arithmetic op");
+    }
+  }
+}
+
+template <typename T>
+Expected<Tensor> compare(const NodeCtx& c, const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
+  switch (c.node.op) {
+    case Op::kEq: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x == y; });
+    case Op::kNe: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x != y; });
+    case Op::kLt: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x < y; });
+    case Op::kLe: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x <= y; });
+    case Op::kGt: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x > y; });
+    case Op::kGe: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x >= y; });
+    case Op::kAnd: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return bool(x) && bool(y); });
+    case Op::kOr: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return bool(x) || bool(y); });
+    default: return c.error("not a comparison");
+  }
+}
+
+template <typename From, typename To>
+To convert(From v) {
+  if constexpr (std::is_floating_point_v<From>) return from_double<To>(static_cast<double>(v));
+  else if constexpr (std::is_same_v<To, bool>) return v != 0;
+  else return static_cast<To>(v);  // integer narrowing wraps (C++20)
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
+  Tensor out = Tensor::empty(a.dtype(), shape);
+  auto sc = ir::broadcast_strides(cond.shape(), cond.strides(), shape);
+  auto sa = ir::broadcast_strides(a.shape(), a.strides(), shape);
+  auto sb = ir::broadcast_strides(b.shape(), b.strides(), shape);
+  ir::visit_dtype(a.dtype(), [&]<typename T>() {
+    const bool* pc = cond.ptr<bool>();
+    const T* pa = a.ptr<T>();
+    const T* pb = b.ptr<T>();
+    T* po = out.ptr<T>();
+    ir::for_each_offset<4>(shape, {out.strides().data(), sc.data(), sa.data(), sb.data()},
+                           [&](const std::array<int64_t, 4>& o) { po[o[0]] = pc[o[1]] ? pa[o[2]] : pb[o[3]]; });
+  });
+  return out;
+}
+
+}  // namespace
+
+Expected<Tensor> run_pointwise(const NodeCtx& c) {
+  const ir::OpClass cls = ir::op_info(c.node.op).cls;
+  const std::vector<int64_t> shape = c.out_shape();
+  if (cls == ir::OpClass::kUnary) {
+    const Tensor& x = c.tensor(0);
+    return ir::visit_dtype(x.dtype(), [&]<typename T>() { return unary<T>(c, x); });
+  }
+  if (cls == ir::OpClass::kNot) return map1<bool, bool>(c.tensor(0), DType::kBool, [](bool v) { return !v; });
+  if (cls == ir::OpClass::kCast) {
+    const Tensor& x = c.tensor(0);
+    DType to = c.type.dtype;
+    return ir::visit_dtype(x.dtype(), [&]<typename F>() {
+      return ir::visit_dtype(to, [&]<typename T>() { return map1<F, T>(x, to, convert<F, T>); });
+    });
+  }
+  if (cls == ir::OpClass::kWhere) {
+    DType dt = c.type.dtype;
+    return where(c.tensor(0), c.operand(1, dt), c.operand(2, dt), shape);
+  }
+  // Binary: the operands' dtype is the tensor operand's.
+  DType dt = c.node.in[0].is_value() ? c.tensor(0).dtype() : c.tensor(1).dtype();
+  Tensor a = c.operand(0, dt), b = c.operand(1, dt);
+  if (cls == ir::OpClass::kArith) return ir::visit_dtype(dt, [&]<typename T>() { return arith<T>(c, a, b, shape); });
+  return ir::visit_dtype(dt, [&]<typename T>() { return compare<T>(c, a, b, shape); });
+}
+
+}  // namespace shapejit::backends::reference

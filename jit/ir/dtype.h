@@ -1,0 +1,41 @@
+// Element types and their DLPack encodings.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace shapejit::ir {
+
+enum class DType : uint8_t { kF32, kF64, kI32, kI64, kBool };
+inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kBool};
+
+const char* dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view s);
+size_t dtype_size(DType t);
+inline bool is_float(DType t) { return t == DType::kF32 || t == DType::kF64; }
+inline bool is_int(DType t) { return t == DType::kI32 || t == DType::kI64; }
+
+DLDataType to_dl(DType t);
+std::optional<DType> from_dl(DLDataType t);
+// One word for a fast compare on the dispatch path.
+inline uint32_t dl_word(DLDataType t) {
+  return uint32_t(t.code) | (uint32_t(t.bits) << 8) | (uint32_t(t.lanes) << 16);
+}
+
+// Calls f.template operator()<T>() with the C++ type of `t`.
+template <typename F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::kF32: return f.template operator()<float>();
+    case DType::kF64: return f.template operator()<double>();
+    case DType::kI32: return f.template operator()<int32_t>();
+    case DType::kI64: return f.template operator()<int64_t>();
+    case DType::kBool: return f.template operator()<bool>();
+  }
+  return f.template operator()<float>();
+}
+
+}  // namespace shapejit::ir

@@ -1,0 +1,67 @@
+// The v1 op set. TRACE_FORMAT.md's table is the authority on operands,
+// attributes and semantics; this table is its machine-readable form: each
+// op's class (which shape rule and kernel family it uses), how many operands
+// it takes, and which attributes it accepts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace shapejit::ir {
+
+enum class Op : uint8_t {
+  kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kRelu, kSilu, kSin, kCos, kErf, kGelu,
+  kCast, kNot,
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
+  kAnd, kOr,
+  kEq, kNe, kLt, kLe, kGt, kGe,
+  kWhere,
+  kSum, kMean, kMax, kMin, kArgmax,
+  kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm,
+  kMatmul,
+  kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
+  kIndexSelect, kEmbedding,
+  kFull, kArange,
+  kNonzero, kMaskedSelect,
+  kSymSize, kSymAdd, kSymSub, kSymMul, kSymFloorDiv, kSymMod, kSymMin, kSymMax,
+  kCount_,
+};
+
+enum class OpClass : uint8_t {
+  kUnary, kCast, kNot, kArith, kLogical, kCompare, kWhere,
+  kReduce, kArgmax, kSoftmax, kLayerNorm, kRmsNorm, kMatmul,
+  kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
+  kIndexSelect, kEmbedding, kFull, kArange, kNonzero, kMaskedSelect,
+  kSymSize, kSymBinary,
+};
+
+enum AttrBit : uint32_t {
+  kAttrAxes = 1u << 0,
+  kAttrKeepdim = 1u << 1,
+  kAttrDim = 1u << 2,
+  kAttrDim0 = 1u << 3,
+  kAttrDim1 = 1u << 4,
+  kAttrPerm = 1u << 5,
+  kAttrDims = 1u << 6,
+  kAttrDtype = 1u << 7,
+  kAttrEps = 1u << 8,
+  kAttrValue = 1u << 9,
+  kAttrApproximate = 1u << 10,
+};
+
+struct OpInfo {
+  Op op;
+  const char* name;
+  OpClass cls;
+  int min_in, max_in;  // max_in < 0: any number
+  uint32_t attrs;      // accepted
+  uint32_t required;   // must be given
+};
+
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+std::optional<Op> parse_op(std::string_view name);
+const char* attr_name(AttrBit bit);
+
+}  // namespace shapejit::ir

@@ -1,0 +1,104 @@
+#include "jit/ir/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "jit/ir/strided.h"
+
+namespace shapejit::ir {
+
+std::vector<int64_t> Tensor::dense_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return s;
+}
+
+Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.strides_ = dense_strides(shape);
+  t.shape_ = std::move(shape);
+  size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(dtype);
+  size_t padded = (bytes + 63) / 64 * 64;
+  if (padded == 0) padded = 64;
+  void* p = std::aligned_alloc(64, padded);
+  SJ_CHECK(p != nullptr, "out of memory allocating a tensor");
+  std::memset(p, 0, padded);
+  t.buffer_ = std::shared_ptr<void>(p, std::free);
+  t.base_ = p;
+  return t;
+}
+
+Tensor Tensor::borrow(const DLTensor& d, DType dtype) {
+  Tensor t;
+  t.borrowed_ = true;
+  t.dtype_ = dtype;
+  t.base_ = static_cast<char*>(d.data) + d.byte_offset;
+  t.shape_.assign(d.shape, d.shape + d.ndim);
+  if (d.strides) t.strides_.assign(d.strides, d.strides + d.ndim);
+  else t.strides_ = dense_strides(t.shape_);
+  return t;
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expect = 1;
+  for (size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] != 1 && strides_[i] != expect) return false;
+    expect *= shape_[i];
+  }
+  return true;
+}
+
+Tensor Tensor::view(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t extra_offset) const {
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  t.strides_ = std::move(strides);
+  t.offset_ += extra_offset;
+  return t;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  Tensor out = empty(dtype_, shape_);
+  out.copy_from(*this);
+  return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  SJ_CHECK(src.shape_ == shape_ && src.dtype_ == dtype_, "copy between tensors of different types");
+  if (numel() == 0) return;
+  size_t esize = dtype_size(dtype_);
+  if (is_contiguous() && src.is_contiguous()) {
+    std::memcpy(data(), src.data(), static_cast<size_t>(numel()) * esize);
+    return;
+  }
+  char* dst = static_cast<char*>(data());
+  const char* from = static_cast<const char*>(src.data());
+  for_each_offset<2>(shape_, {strides_.data(), src.strides_.data()}, [&](const std::array<int64_t, 2>& off) {
+    std::memcpy(dst + off[0] * static_cast<int64_t>(esize), from + off[1] * static_cast<int64_t>(esize), esize);
+  });
+}
+
+DLTensor Tensor::dl() const {
+  DLTensor d{};
+  d.data = data();
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(shape_.size());
+  d.dtype = to_dl(dtype_);
+  d.shape = const_cast<int64_t*>(shape_.data());
+  d.strides = const_cast<int64_t*>(strides_.data());
+  d.byte_offset = 0;
+  return d;
+}
+
+}  // namespace shapejit::ir

@@ -1,0 +1,57 @@
+// Tensor: a strided view of a host buffer, owned (shared) or borrowed from a
+// caller's DLTensor. Strides count elements, as in DLPack. Views (permute,
+// slice, expand) share the buffer; `contiguous()` copies when needed.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "jit/ir/dtype.h"
+
+namespace shapejit::ir {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // A new dense row-major tensor, zero-filled, 64-byte aligned.
+  static Tensor empty(DType dtype, std::vector<int64_t> shape);
+  // Borrows the caller's memory: the tensor must not outlive it.
+  static Tensor borrow(const DLTensor& t, DType dtype);
+  static std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);
+
+  bool defined() const { return buffer_ != nullptr || borrowed_; }
+  DType dtype() const { return dtype_; }
+  size_t rank() const { return shape_.size(); }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  int64_t numel() const;
+  bool is_contiguous() const;
+  // True when this tensor's buffer is referenced nowhere else (safe to reuse).
+  bool is_unique() const { return buffer_ != nullptr && buffer_.use_count() == 1 && !borrowed_; }
+
+  void* data() const { return static_cast<char*>(base_) + offset_ * static_cast<int64_t>(dtype_size(dtype_)); }
+  template <typename T>
+  T* ptr() const { return static_cast<T*>(data()); }
+
+  // A view with other shape, strides and element offset into the same memory.
+  Tensor view(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t extra_offset = 0) const;
+  Tensor contiguous() const;
+  // Copies `src` (same shape and dtype, any strides) into this tensor.
+  void copy_from(const Tensor& src);
+
+  // A DLTensor describing this tensor; valid while this Tensor lives.
+  DLTensor dl() const;
+
+ private:
+  std::shared_ptr<void> buffer_;
+  void* base_ = nullptr;
+  bool borrowed_ = false;
+  DType dtype_ = DType::kF32;
+  std::vector<int64_t> shape_, strides_;
+  int64_t offset_ = 0;  // elements
+};
+
+}  // namespace shapejit::ir

@@ -1,0 +1,229 @@
+#include "jit/policy/config.h"
+
+#include <functional>
+#include <set>
+
+namespace shapejit::policy {
+
+using nlohmann::json;
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kStartDynamic: return "start_dynamic";
+    case Mode::kStartStatic: return "start_static";
+    case Mode::kAlwaysStatic: return "always_static";
+    case Mode::kAlwaysDynamic: return "always_dynamic";
+    case Mode::kBucketed: return "bucketed";
+  }
+  return "?";
+}
+
+namespace {
+
+Status err(const std::string& ptr, const std::string& msg) { return invalid("config: " + ptr + ": " + msg); }
+
+// A reader for one JSON object: each `field` call consumes a key; `done`
+// rejects the keys nobody consumed.
+class Object {
+ public:
+  static Expected<Object> open(const json& j, std::string ptr) {
+    if (!j.is_object()) return err(ptr.empty() ? "/" : ptr, std::string("expected an object, got ") + j.type_name());
+    return Object(j, std::move(ptr));
+  }
+
+  Status integer(const char* key, int64_t& out, int64_t lo, int64_t hi) {
+    const json* v = take(key);
+    if (!v) return Status::ok();
+    if (!v->is_number_integer()) return err(at(key), std::string("expected an integer, got ") + v->type_name());
+    int64_t x = v->get<int64_t>();
+    if (x < lo || x > hi) {
+      return err(at(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
+    }
+    out = x;
+    return Status::ok();
+  }
+  Status integer(const char* key, int& out, int64_t lo, int64_t hi) {
+    int64_t x = out;
+    SJ_TRY(integer(key, x, lo, hi));
+    out = static_cast<int>(x);
+    return Status::ok();
+  }
+  Status boolean(const char* key, bool& out) {
+    const json* v = take(key);
+    if (!v) return Status::ok();
+    if (!v->is_boolean()) return err(at(key), std::string("expected true or false, got ") + v->type_name());
+    out = v->get<bool>();
+    return Status::ok();
+  }
+  Status string(const char* key, std::string& out) {
+    const json* v = take(key);
+    if (!v) return Status::ok();
+    if (!v->is_string()) return err(at(key), std::string("expected a string, got ") + v->type_name());
+    out = v->get<std::string>();
+    return Status::ok();
+  }
+  Status choice(const char* key, std::string& out, std::initializer_list<const char*> choices) {
+    SJ_TRY(string(key, out));
+    for (const char* c : choices) {
+      if (out == c) return Status::ok();
+    }
+    std::string list;
+    for (const char* c : choices) list += std::string(list.empty() ? "" : ", ") + c;
+    return err(at(key), "\"" + out + "\" is not one of: " + list);
+  }
+  Status object(const char* key, const std::function<Status(Object&)>& fn) {
+    const json* v = take(key);
+    if (!v) return Status::ok();
+    Object o = SJ_TRY(open(*v, at(key)));
+    SJ_TRY(fn(o));
+    return o.done();
+  }
+  Status done() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (!seen_.count(it.key())) {
+        std::string list;
+        for (const auto& k : seen_all_) list += std::string(list.empty() ? "" : ", ") + k;
+        return err(ptr_ + "/" + it.key(), "unknown key" + (list.empty() ? std::string() : " (expected one of: " + list + ")"));
+      }
+    }
+    return Status::ok();
+  }
+  const json& raw() const { return j_; }
+  std::string at(const std::string& key) const { return ptr_ + "/" + key; }
+  // Consumes `key`: its value, or null when absent.
+  const json* take(const char* key) {
+    seen_all_.insert(key);
+    if (!j_.contains(key)) return nullptr;
+    seen_.insert(key);
+    return &j_[key];
+  }
+
+ private:
+  Object(const json& j, std::string ptr) : j_(j), ptr_(std::move(ptr)) {}
+
+  const json& j_;
+  std::string ptr_;
+  std::set<std::string> seen_, seen_all_;
+};
+
+Status read_pairs(const json& j, const std::string& ptr, std::vector<std::pair<int, int>>& out) {
+  if (!j.is_array()) return err(ptr, "expected a list of [input, dim] pairs");
+  for (size_t i = 0; i < j.size(); ++i) {
+    const json& p = j[i];
+    const std::string pp = ptr + "/" + std::to_string(i);
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer()) {
+      return err(pp, "expected an [input, dim] pair of integers, got " + p.dump());
+    }
+    int64_t a = p[0].get<int64_t>(), b = p[1].get<int64_t>();
+    if (a < 0 || b < 0 || a > 1'000'000 || b > 64) return err(pp, "input and dim must be >= 0 (and dim < 64)");
+    out.emplace_back(static_cast<int>(a), static_cast<int>(b));
+  }
+  return Status::ok();
+}
+
+Status read_policy(Object& o, PolicyConfig& p) {
+  std::string mode = mode_name(p.mode);
+  SJ_TRY(o.choice("mode", mode, {"start_dynamic", "start_static", "always_static", "always_dynamic", "bucketed"}));
+  for (Mode m : {Mode::kStartDynamic, Mode::kStartStatic, Mode::kAlwaysStatic, Mode::kAlwaysDynamic, Mode::kBucketed}) {
+    if (mode == mode_name(m)) p.mode = m;
+  }
+  SJ_TRY(o.integer("backoff_after", p.backoff_after, 1, 1'000'000));
+  SJ_TRY(o.integer("cache_size_limit", p.cache_size_limit, 1, 1'000'000));
+  std::string on_limit = p.on_limit == OnLimit::kDynamic ? "dynamic" : "eager";
+  SJ_TRY(o.choice("on_limit", on_limit, {"dynamic", "eager"}));
+  p.on_limit = on_limit == "dynamic" ? OnLimit::kDynamic : OnLimit::kEager;
+  SJ_TRY(o.boolean("specialize_zero_one", p.specialize_zero_one));
+  SJ_TRY(o.object("buckets", [&](Object& b) -> Status {
+    SJ_TRY(b.choice("kind", p.buckets.kind, {"pow2"}));
+    SJ_TRY(b.integer("min", p.buckets.min, 2, int64_t{1} << 40));
+    SJ_TRY(b.integer("max", p.buckets.max, 2, int64_t{1} << 40));
+    if (p.buckets.max < p.buckets.min) return err(b.at("max"), "must be >= min");
+    return Status::ok();
+  }));
+  SJ_TRY(o.object("sites", [&](Object& sites) -> Status {
+    for (auto it = sites.raw().begin(); it != sites.raw().end(); ++it) {
+      const std::string name = it.key();
+      SitePins pins;
+      SJ_TRY(sites.object(name.c_str(), [&](Object& s) -> Status {
+        if (const json* v = s.take("static")) SJ_TRY(read_pairs(*v, s.at("static"), pins.static_dims));
+        if (const json* v = s.take("dynamic")) SJ_TRY(read_pairs(*v, s.at("dynamic"), pins.dynamic_dims));
+        for (const auto& d : pins.static_dims) {
+          for (const auto& e : pins.dynamic_dims) {
+            if (d == e) {
+              return err(s.at("dynamic"), "[" + std::to_string(d.first) + ", " + std::to_string(d.second) +
+                                              "] is pinned both static and dynamic");
+            }
+          }
+        }
+        return Status::ok();
+      }));
+      p.sites[name] = std::move(pins);
+    }
+    return Status::ok();
+  }));
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<Config> config_from_json(const json& j) {
+  Config c;
+  Object root = SJ_TRY(Object::open(j, ""));
+  SJ_TRY(root.object("policy", [&](Object& o) { return read_policy(o, c.policy); }));
+  SJ_TRY(root.object("compile", [&](Object& o) -> Status {
+    SJ_TRY(o.choice("backend", c.compile.backend, {"auto", "reference", "llvm", "cuda"}));
+    SJ_TRY(o.integer("opt_level", c.compile.opt_level, 0, 3));
+    SJ_TRY(o.integer("threads", c.compile.threads, 0, 4096));
+    SJ_TRY(o.boolean("async", c.compile.async));
+    return Status::ok();
+  }));
+  SJ_TRY(root.object("cache", [&](Object& o) -> Status {
+    SJ_TRY(o.integer("memory_mb", c.cache.memory_mb, 0, int64_t{1} << 30));
+    SJ_TRY(o.object("disk", [&](Object& d) -> Status {
+      SJ_TRY(d.string("path", c.cache.disk_path));
+      SJ_TRY(d.integer("max_mb", c.cache.disk_max_mb, 0, int64_t{1} << 30));
+      return Status::ok();
+    }));
+    SJ_TRY(o.object("remote", [&](Object& r) { return r.string("redis", c.cache.redis); }));
+    return Status::ok();
+  }));
+  SJ_TRY(root.object("log", [&](Object& o) -> Status {
+    SJ_TRY(o.boolean("recompiles", c.log.recompiles));
+    SJ_TRY(o.string("stats", c.log.stats));
+    SJ_TRY(o.string("record", c.log.record));
+    return Status::ok();
+  }));
+  SJ_TRY(root.done());
+  return c;
+}
+
+Expected<Config> parse_config(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return invalid("config: not valid JSON");
+  return config_from_json(j);
+}
+
+json config_to_json(const Config& c) {
+  json sites = json::object();
+  for (const auto& [name, pins] : c.policy.sites) {
+    json st = json::array(), dy = json::array();
+    for (auto [a, b] : pins.static_dims) st.push_back({a, b});
+    for (auto [a, b] : pins.dynamic_dims) dy.push_back({a, b});
+    sites[name] = {{"static", st}, {"dynamic", dy}};
+  }
+  return {
+      {"policy",
+       {{"mode", mode_name(c.policy.mode)},
+        {"backoff_after", c.policy.backoff_after},
+        {"cache_size_limit", c.policy.cache_size_limit},
+        {"on_limit", c.policy.on_limit == OnLimit::kDynamic ? "dynamic" : "eager"},
+        {"specialize_zero_one", c.policy.specialize_zero_one},
+        {"buckets", {{"kind", c.policy.buckets.kind}, {"min", c.policy.buckets.min}, {"max", c.policy.buckets.max}}},
+        {"sites", sites}}},
+      {"compile", {{"backend", c.compile.backend}, {"opt_level", c.compile.opt_level}, {"threads", c.compile.threads}, {"async", c.compile.async}}},
+      {"cache", {{"memory_mb", c.cache.memory_mb}, {"disk", {{"path", c.cache.disk_path}, {"max_mb", c.cache.disk_max_mb}}}, {"remote", {{"redis", c.cache.redis}}}}},
+      {"log", {{"recompiles", c.log.recompiles}, {"stats", c.log.stats}, {"record", c.log.record}}},
+  };
+}
+
+}  // namespace shapejit::policy

@@ -1,0 +1,72 @@
+// The JSON config (DESIGN.md, Config). Every key has a default, so `{}` is a
+// valid config. Unknown keys, wrong types and out-of-range values are errors
+// that name the JSON pointer and, where it helps, the valid choices.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "jit/support/status.h"
+
+namespace shapejit::policy {
+
+enum class Mode { kStartDynamic, kStartStatic, kAlwaysStatic, kAlwaysDynamic, kBucketed };
+enum class OnLimit { kDynamic, kEager };
+const char* mode_name(Mode m);
+
+struct Buckets {
+  std::string kind = "pow2";
+  int64_t min = 16, max = 65536;
+};
+
+// Per-site pins, like torch's mark_dynamic: [input, dim] pairs.
+struct SitePins {
+  std::vector<std::pair<int, int>> static_dims, dynamic_dims;
+};
+
+struct PolicyConfig {
+  Mode mode = Mode::kStartDynamic;
+  int backoff_after = 2;
+  int cache_size_limit = 8;
+  OnLimit on_limit = OnLimit::kDynamic;
+  bool specialize_zero_one = true;
+  Buckets buckets;
+  std::map<std::string, SitePins> sites;
+};
+
+struct CompileConfig {
+  std::string backend = "auto";  // auto, reference, llvm, cuda
+  int opt_level = 2;
+  int threads = 0;
+  bool async = false;
+};
+
+struct CacheConfig {
+  int64_t memory_mb = 512;
+  std::string disk_path;  // empty: $XDG_CACHE_HOME/shapejit
+  int64_t disk_max_mb = 2048;
+  std::string redis;      // empty: no remote tier
+};
+
+struct LogConfig {
+  bool recompiles = true;
+  std::string stats;   // a file to write the stats JSON to when the Jit is destroyed
+  std::string record;  // a file to record a trace to
+};
+
+struct Config {
+  PolicyConfig policy;
+  CompileConfig compile;
+  CacheConfig cache;
+  LogConfig log;
+};
+
+Expected<Config> config_from_json(const nlohmann::json& j);
+Expected<Config> parse_config(std::string_view text);
+nlohmann::json config_to_json(const Config& c);
+
+}  // namespace shapejit::policy

@@ -1,0 +1,114 @@
+// CallSite: one traced function of the interpreter, its traces, its compiled
+// entries, and the dispatch between them (DESIGN.md, the life of a call).
+//
+// The hit path reads an immutable snapshot (GuardTree + entries) through one
+// atomic pointer: no lock, no allocation in the guards. A miss takes the
+// site's mutex, explains the miss, lets the policy attribute it, reuses a
+// trace whose semantic guards still hold (a policy-only miss) or retraces,
+// compiles through the cache, and publishes a new snapshot. Old snapshots
+// stay alive until the site dies, so a concurrent reader never sees freed
+// memory.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "cache/kernel_cache.h"
+#include "guards/guard_tree.h"
+#include "jit/policy/recompile_policy.h"
+#include "jit/sym/program.h"
+#include "jit/trace/tracer.h"
+
+namespace shapejit {
+
+using Args = std::span<const DLTensor* const>;
+using TraceFn = std::function<Status(Tracer&)>;
+
+class TraceRecorder;
+
+// What a site shares with the rest of the Jit.
+struct Services {
+  const policy::Config& config;
+  backends::Backend& backend;
+  backends::Backend& reference;  // the eager path
+  cache::KernelCache& cache;
+  std::function<void(const std::string&)> log;  // recompile lines and warnings
+  TraceRecorder* recorder = nullptr;             // log.record
+  const std::atomic<bool>& timing;               // collect dispatch and kernel times
+};
+
+struct SiteStats {
+  uint64_t calls = 0, hits = 0, compiles = 0, backend_compiles = 0, traces = 0, eager_calls = 0, graph_breaks = 0,
+           recompiles = 0, errors = 0;
+  std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
+  double compile_ms = 0, run_ms = 0, trace_ms = 0;
+  std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
+};
+
+class CallSite {
+ public:
+  CallSite(std::string name, Services services);
+  ~CallSite();
+
+  const std::string& name() const { return name_; }
+
+  // The interpreter traces through `trace` on a miss that needs a trace.
+  Status call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs);
+  // For callers that already hold the graph (and, from a recorded trace,
+  // the observations the interpreter made while tracing it).
+  Status call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args, std::vector<ir::Tensor>& outputs);
+
+  SiteStats stats() const;
+  size_t num_entries() const;
+  policy::DimState dim_state(int input, int dim) const;
+
+ private:
+  struct Entry;
+  struct StoredTrace;
+  struct Snapshot;
+  struct Source {
+    std::vector<ir::InputSpec> inputs;
+    const TraceFn* fn;
+    const ir::Graph* graph;  // when the caller holds it (hashing reuses it)
+  };
+
+  Status dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
+  Status dispatch_timed(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
+  Status miss(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
+  Status run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs);
+  Expected<StoredTrace*> retrace(Args args, const Source& source);
+  StoredTrace* reusable_trace(Args args);
+  Expected<Entry*> compile_entry(StoredTrace& trace, Args args, bool generic);
+  Status run_eager(StoredTrace& trace, Args args, std::vector<ir::Tensor>& outputs);
+  void install(std::unique_ptr<Entry> e);
+  void count_error(const Status& s);
+
+  const std::string name_;
+  Services services_;
+  policy::RecompilePolicy policy_;
+
+  std::atomic<const Snapshot*> current_{nullptr};
+  std::atomic<uint64_t> calls_{0}, hits_{0};
+  std::atomic<bool> recorded_graph_{false};
+
+  mutable std::mutex mu_;  // everything below; the miss path
+  std::vector<std::unique_ptr<Snapshot>> snapshots_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::vector<std::unique_ptr<StoredTrace>> traces_;
+  bool has_generic_ = false;
+  bool warned_eager_ = false;
+  SiteStats stats_;
+};
+
+// Input specs for a call traced from scratch: every dim a fresh symbol.
+Expected<std::vector<ir::InputSpec>> dynamic_inputs(Args args);
+
+}  // namespace shapejit

@@ -1,0 +1,120 @@
+#include "jit/runtime/jit.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "jit/runtime/trace_recorder.h"
+
+namespace shapejit {
+
+Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
+  const std::string& b = config.compile.backend;
+  if (b == "llvm" || b == "cuda") {
+    return unsupported("config: /compile/backend: \"" + b + "\" is not built into this version of shapejit (available: auto, reference)");
+  }
+  std::unique_ptr<Jit> jit(new Jit(config, backends::make_reference_backend()));
+  if (!config.log.record.empty()) jit->recorder_ = SJ_TRY(TraceRecorder::open(config.log.record));
+  return jit;
+}
+
+Expected<std::unique_ptr<Jit>> Jit::create(std::string_view config_json) {
+  policy::Config c = SJ_TRY(policy::parse_config(config_json));
+  return create(c);
+}
+
+Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
+    : config_(std::move(config)),
+      backend_(std::move(backend)),
+      reference_(backends::make_reference_backend()),
+      cache_(static_cast<size_t>(config_.cache.memory_mb) << 20),
+      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {}
+
+Jit::~Jit() {
+  if (config_.log.stats.empty()) return;
+  std::ofstream out(config_.log.stats);
+  if (out) out << stats_json().dump(2) << "\n";
+}
+
+void Jit::set_log(std::function<void(const std::string&)> sink) { log_ = std::move(sink); }
+
+CallSite& Jit::site(std::string_view name) {
+  // concurrent_unordered_map::find needs a key object; the common case (a
+  // site that exists) allocates only for long names (SSO covers short ones).
+  const std::string key(name);
+  auto it = sites_.find(key);
+  if (it != sites_.end()) return *it->second;
+  std::lock_guard<std::mutex> lock(sites_mu_);
+  it = sites_.find(key);
+  if (it != sites_.end()) return *it->second;
+  Services services{config_, *backend_, *reference_, cache_,
+                    [this](const std::string& line) { if (log_) log_(line); },
+                    recorder_.get(), timing_};
+  auto site = std::make_unique<CallSite>(key, std::move(services));
+  CallSite& ref = *site;
+  sites_.emplace(key, std::move(site));
+  return ref;
+}
+
+namespace {
+
+nlohmann::json site_json(const SiteStats& s) {
+  std::vector<uint32_t> d = s.dispatch_ns;
+  auto pct = [&](double p) -> double {
+    if (d.empty()) return 0;
+    size_t k = std::min(d.size() - 1, static_cast<size_t>(p * static_cast<double>(d.size())));
+    std::nth_element(d.begin(), d.begin() + static_cast<long>(k), d.end());
+    return d[k];
+  };
+  return {{"calls", s.calls},
+          {"compiles", s.compiles},
+          {"backend_compiles", s.backend_compiles},
+          {"traces", s.traces},
+          {"hits", s.hits},
+          {"eager_calls", s.eager_calls},
+          {"graph_breaks", s.graph_breaks},
+          {"errors", s.errors},
+          {"recompiles", s.recompiles},
+          {"recompile_reasons", s.recompile_reasons},
+          {"compile_ms", s.compile_ms},
+          {"trace_ms", s.trace_ms},
+          {"run_ms", s.run_ms},
+          {"dispatch_ns_p50", pct(0.50)},
+          {"dispatch_ns_p99", pct(0.99)}};
+}
+
+}  // namespace
+
+nlohmann::json Jit::stats_json() const {
+  nlohmann::json sites = nlohmann::json::object();
+  SiteStats total;
+  std::vector<std::pair<std::string, const CallSite*>> ordered;
+  for (const auto& [name, site] : sites_) ordered.emplace_back(name, site.get());
+  std::sort(ordered.begin(), ordered.end());
+  for (const auto& [name, site] : ordered) {
+    SiteStats s = site->stats();
+    sites[name] = site_json(s);
+    sites[name]["entries"] = site->num_entries();
+    total.calls += s.calls;
+    total.compiles += s.compiles;
+    total.backend_compiles += s.backend_compiles;
+    total.traces += s.traces;
+    total.hits += s.hits;
+    total.eager_calls += s.eager_calls;
+    total.graph_breaks += s.graph_breaks;
+    total.errors += s.errors;
+    total.recompiles += s.recompiles;
+    for (const auto& [k, v] : s.recompile_reasons) total.recompile_reasons[k] += v;
+    total.compile_ms += s.compile_ms;
+    total.trace_ms += s.trace_ms;
+    total.run_ms += s.run_ms;
+    total.dispatch_ns.insert(total.dispatch_ns.end(), s.dispatch_ns.begin(), s.dispatch_ns.end());
+  }
+  nlohmann::json j = site_json(total);
+  const cache::CacheStats c = cache_.stats();
+  j["cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"bytes", c.bytes}, {"peak_bytes", c.peak_bytes}};
+  j["sites"] = sites;
+  return j;
+}
+
+}  // namespace shapejit

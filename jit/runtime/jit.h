@@ -1,0 +1,75 @@
+// Jit: the facade an interpreter links. It owns the backend, the kernel
+// cache, the call sites and the config; `call` is the life of a call in
+// DESIGN.md.
+//
+//   auto jit = Jit::create(R"({"policy": {"mode": "start_dynamic"}})");
+//   CallSite& site = (*jit)->site("encoder");       // keep the handle: no lookup per call
+//   Status s = site.call(args, [&](Tracer& t) -> Status {
+//     auto x = t.input(0), y = t.input(1);
+//     auto z = SJ_TRY(t.op(ir::Op::kMul, {x, y}));
+//     return t.output(z);
+//   }, outputs);
+//
+// `outputs` receives the results. Tensors already in it that nothing else
+// references are reused as the results' buffers when their shapes match, so
+// a caller that passes the same vector on every call allocates nothing.
+// A GraphBreak status means the interpreter must run that call itself.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <tbb/concurrent_unordered_map.h>
+
+#include "jit/policy/config.h"
+#include "jit/runtime/call_site.h"
+
+namespace shapejit {
+
+class Jit {
+ public:
+  static Expected<std::unique_ptr<Jit>> create(const policy::Config& config);
+  static Expected<std::unique_ptr<Jit>> create(std::string_view config_json);
+  ~Jit();
+
+  // The site named `name`, created on first use; the reference stays valid
+  // for the Jit's life. Safe to call from several threads.
+  CallSite& site(std::string_view name);
+
+  Status call(std::string_view site_name, Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs) {
+    return site(site_name).call(args, trace, outputs);
+  }
+  Status call_graph(std::string_view site_name, const ir::Graph& graph, std::span<const Observation> observed, Args args,
+                    std::vector<ir::Tensor>& outputs) {
+    return site(site_name).call_graph(graph, observed, args, outputs);
+  }
+
+  // Where recompile lines and warnings go (stderr by default).
+  void set_log(std::function<void(const std::string&)> sink);
+  // Collect per-call dispatch and kernel times (replays turn it on).
+  void set_timing(bool on) { timing_.store(on); }
+
+  const policy::Config& config() const { return config_; }
+  backends::Backend& backend() { return *backend_; }
+  cache::CacheStats cache_stats() const { return cache_.stats(); }
+  // Totals and per-site counts (see tools/shapejit replay --json).
+  nlohmann::json stats_json() const;
+
+ private:
+  Jit(policy::Config config, std::unique_ptr<backends::Backend> backend);
+
+  policy::Config config_;
+  std::unique_ptr<backends::Backend> backend_;
+  std::unique_ptr<backends::Backend> reference_;
+  cache::KernelCache cache_;
+  std::unique_ptr<TraceRecorder> recorder_;
+  std::atomic<bool> timing_{false};
+  std::function<void(const std::string&)> log_;
+  std::mutex sites_mu_;  // creation only; lookups are lock-free
+  tbb::concurrent_unordered_map<std::string, std::unique_ptr<CallSite>> sites_;
+};
+
+}  // namespace shapejit

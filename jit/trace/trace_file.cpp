@@ -1,0 +1,176 @@
+#include "jit/trace/trace_file.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "jit/ir/graph_json.h"
+
+namespace shapejit {
+
+using nlohmann::json;
+
+namespace {
+
+Status keys_in(const json& j, const std::string& ptr, std::initializer_list<const char*> allowed) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool ok = false;
+    for (const char* k : allowed) ok |= it.key() == k;
+    if (!ok) return invalid(ptr + "/" + it.key() + ": unknown key");
+  }
+  return Status::ok();
+}
+
+Expected<std::string> site_of(const json& j) {
+  if (!j.contains("site") || !j["site"].is_string() || j["site"].get<std::string>().empty()) {
+    return invalid("/site: expected a non-empty string");
+  }
+  return j["site"].get<std::string>();
+}
+
+Expected<TraceGraph> read_graph_line(const json& j) {
+  SJ_TRY(keys_in(j, "", {"kind", "site", "graph", "observed"}));
+  TraceGraph g;
+  g.site = SJ_TRY(site_of(j));
+  if (!j.contains("graph")) return invalid("/graph: missing");
+  g.graph = SJ_TRY(ir::graph_from_json(j["graph"], "/graph"));
+  if (j.contains("observed")) {
+    const json& obs = j["observed"];
+    if (!obs.is_array()) return invalid("/observed: expected a list");
+    for (size_t i = 0; i < obs.size(); ++i) {
+      const std::string p = "/observed/" + std::to_string(i);
+      const json& o = obs[i];
+      if (!o.is_object()) return invalid(p + ": expected an object");
+      SJ_TRY(keys_in(o, p, {"input", "dim", "as", "cmp", "value"}));
+      Observation ob;
+      if (!o.contains("input") || !o["input"].is_number_integer()) return invalid(p + "/input: expected an integer");
+      if (!o.contains("dim") || !o["dim"].is_number_integer()) return invalid(p + "/dim: expected an integer");
+      ob.input = o["input"].get<int>();
+      ob.dim = o["dim"].get<int>();
+      const std::string as = o.contains("as") && o["as"].is_string() ? o["as"].get<std::string>() : "";
+      if (as == "int") {
+        ob.as_int = true;
+        if (o.contains("cmp") || o.contains("value")) return invalid(p + ": 'cmp' and 'value' belong to as: bool");
+      } else if (as == "bool") {
+        ob.as_int = false;
+        auto c = o.contains("cmp") && o["cmp"].is_string() ? parse_cmp(o["cmp"].get<std::string>()) : std::nullopt;
+        if (!c) return invalid(p + "/cmp: expected one of eq, ne, lt, le, gt, ge");
+        ob.cmp = *c;
+        if (!o.contains("value") || !o["value"].is_number_integer()) return invalid(p + "/value: expected an integer");
+        ob.value = o["value"].get<int64_t>();
+      } else {
+        return invalid(p + "/as: expected \"int\" or \"bool\"");
+      }
+      if (ob.input < 0 || ob.input >= static_cast<int>(g.graph.inputs.size()) || ob.dim < 0 ||
+          ob.dim >= static_cast<int>(g.graph.inputs[ob.input].shape.size())) {
+        return invalid(p + ": the graph has no input " + std::to_string(ob.input) + " dim " + std::to_string(ob.dim));
+      }
+      g.observed.push_back(ob);
+    }
+  }
+  return g;
+}
+
+Expected<TraceCall> read_call_line(const json& j) {
+  SJ_TRY(keys_in(j, "", {"kind", "site", "t_us", "inputs"}));
+  TraceCall c;
+  c.site = SJ_TRY(site_of(j));
+  if (j.contains("t_us")) {
+    if (!j["t_us"].is_number_integer()) return invalid("/t_us: expected an integer");
+    c.t_us = j["t_us"].get<int64_t>();
+  }
+  if (!j.contains("inputs") || !j["inputs"].is_array()) return invalid("/inputs: expected a list");
+  for (size_t i = 0; i < j["inputs"].size(); ++i) {
+    const std::string p = "/inputs/" + std::to_string(i);
+    const json& in = j["inputs"][i];
+    if (!in.is_object()) return invalid(p + ": expected an object");
+    SJ_TRY(keys_in(in, p, {"dtype", "shape"}));
+    auto dt = in.contains("dtype") && in["dtype"].is_string() ? ir::parse_dtype(in["dtype"].get<std::string>()) : std::nullopt;
+    if (!dt) return invalid(p + "/dtype: expected f32, f64, i32, i64 or bool");
+    if (!in.contains("shape") || !in["shape"].is_array()) return invalid(p + "/shape: expected a list of sizes");
+    TraceInput ti{*dt, {}};
+    for (size_t d = 0; d < in["shape"].size(); ++d) {
+      const json& v = in["shape"][d];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) return invalid(p + "/shape/" + std::to_string(d) + ": expected a size >= 0");
+      ti.shape.push_back(v.get<int64_t>());
+    }
+    c.inputs.push_back(std::move(ti));
+  }
+  return c;
+}
+
+}  // namespace
+
+Expected<TraceContents> read_trace(std::istream& in, const std::string& name) {
+  TraceContents out;
+  std::string line;
+  size_t number = 0;
+  bool header = false;
+  std::set<std::string> sites_with_graph;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string where = name + ":" + std::to_string(number);
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) return invalid(where + ": not valid JSON");
+    if (!j.is_object()) return invalid(where + ": expected a JSON object");
+    if (!header) {
+      if (j.value("format", "") != "shapejit-trace") return invalid(where + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
+      if (!j.contains("version") || j["version"] != 1) return invalid(where + ": /version: this reader understands version 1");
+      auto s = keys_in(j, "", {"format", "version", "note"});
+      if (!s.is_ok()) return s.with_context(where);
+      if (j.contains("note") && j["note"].is_string()) out.note = j["note"].get<std::string>();
+      header = true;
+      continue;
+    }
+    const std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
+    TraceEvent ev;
+    ev.line = number;
+    if (kind == "graph") {
+      auto g = read_graph_line(j);
+      if (!g.is_ok()) return g.status().with_context(where);
+      sites_with_graph.insert(g->site);
+      ev.graph = std::move(g).value();
+    } else if (kind == "call") {
+      auto c = read_call_line(j);
+      if (!c.is_ok()) return c.status().with_context(where);
+      if (!sites_with_graph.count(c->site)) return invalid(where + ": /site: a call of site '" + c->site + "' before its graph line");
+      ev.call = std::move(c).value();
+    } else {
+      return invalid(where + ": /kind: expected \"graph\" or \"call\"");
+    }
+    out.events.push_back(std::move(ev));
+  }
+  if (!header) return invalid(name + ": empty trace (no header line)");
+  return out;
+}
+
+Expected<TraceContents> read_trace_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(Code::kIo, path + ": cannot open");
+  return read_trace(in, path);
+}
+
+std::string trace_header_line(const std::string& note) {
+  return json{{"format", "shapejit-trace"}, {"version", 1}, {"note", note}}.dump();
+}
+
+std::string trace_graph_line(const std::string& site, const ir::Graph& g, const std::vector<Observation>& observed) {
+  json obs = json::array();
+  for (const Observation& o : observed) {
+    if (o.as_int) obs.push_back({{"input", o.input}, {"dim", o.dim}, {"as", "int"}});
+    else obs.push_back({{"input", o.input}, {"dim", o.dim}, {"as", "bool"}, {"cmp", cmp_name(o.cmp)}, {"value", o.value}});
+  }
+  return json{{"kind", "graph"}, {"site", site}, {"graph", ir::graph_to_json(g)}, {"observed", obs}}.dump();
+}
+
+std::string trace_call_line(const std::string& site, std::optional<int64_t> t_us, const std::vector<TraceInput>& inputs) {
+  json ins = json::array();
+  for (const TraceInput& t : inputs) ins.push_back({{"dtype", ir::dtype_name(t.dtype)}, {"shape", t.shape}});
+  json j{{"kind", "call"}, {"site", site}, {"inputs", ins}};
+  if (t_us) j["t_us"] = *t_us;
+  return j.dump();
+}
+
+}  // namespace shapejit

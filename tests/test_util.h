@@ -1,0 +1,100 @@
+// Helpers for tests: host tensors as DLTensor arguments, random fills, and
+// comparisons against the reference interpreter.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "jit/ir/graph_json.h"
+#include "jit/ir/tensor.h"
+#include "jit/runtime/jit.h"
+
+namespace shapejit::testing {
+
+// Owns tensors and exposes them as the DLTensor* span a call takes.
+struct ArgPack {
+  std::vector<ir::Tensor> tensors;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> ptrs;
+
+  void add(ir::Tensor t) { tensors.push_back(std::move(t)); }
+  Args args() {
+    dl.clear();
+    ptrs.clear();
+    for (const ir::Tensor& t : tensors) dl.push_back(t.dl());
+    for (const DLTensor& d : dl) ptrs.push_back(&d);
+    return Args(ptrs.data(), ptrs.size());
+  }
+};
+
+inline ir::Tensor random_tensor(ir::DType dt, std::vector<int64_t> shape, std::mt19937& rng, double lo = -2, double hi = 2) {
+  ir::Tensor t = ir::Tensor::empty(dt, std::move(shape));
+  std::uniform_real_distribution<double> u(lo, hi);
+  ir::visit_dtype(dt, [&]<typename T>() {
+    T* p = t.ptr<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, bool>) p[i] = u(rng) > 0;
+      else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(std::floor(u(rng) * 4));
+      else p[i] = static_cast<T>(u(rng));
+    }
+  });
+  return t;
+}
+
+inline ir::Tensor zeros(ir::DType dt, std::vector<int64_t> shape) { return ir::Tensor::empty(dt, std::move(shape)); }
+
+template <typename T>
+ir::Tensor from_values(ir::DType dt, std::vector<int64_t> shape, const std::vector<T>& values) {
+  ir::Tensor t = ir::Tensor::empty(dt, std::move(shape));
+  ir::visit_dtype(dt, [&]<typename U>() {
+    for (size_t i = 0; i < values.size(); ++i) t.ptr<U>()[i] = static_cast<U>(values[i]);
+  });
+  return t;
+}
+
+template <typename T>
+std::vector<T> values_of(const ir::Tensor& t) {
+  ir::Tensor c = t.contiguous();
+  std::vector<T> out;
+  ir::visit_dtype(c.dtype(), [&]<typename U>() {
+    for (int64_t i = 0; i < c.numel(); ++i) out.push_back(static_cast<T>(c.ptr<U>()[i]));
+  });
+  return out;
+}
+
+// Elementwise equality, NaN equal to NaN, floats within rtol/atol.
+inline ::testing::AssertionResult tensors_close(const ir::Tensor& a, const ir::Tensor& b, double rtol = 1e-5, double atol = 1e-6) {
+  if (a.dtype() != b.dtype()) return ::testing::AssertionFailure() << "dtypes differ: " << ir::dtype_name(a.dtype()) << " vs " << ir::dtype_name(b.dtype());
+  if (a.shape() != b.shape()) return ::testing::AssertionFailure() << "shapes differ";
+  std::vector<double> x = values_of<double>(a), y = values_of<double>(b);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+    if (std::isinf(x[i]) || std::isinf(y[i])) {
+      if (x[i] == y[i]) continue;
+    } else if (std::abs(x[i] - y[i]) <= atol + rtol * std::abs(y[i])) {
+      continue;
+    }
+    return ::testing::AssertionFailure() << "element " << i << ": " << x[i] << " vs " << y[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline ir::Graph graph_from(const std::string& json) {
+  auto g = ir::parse_graph(json);
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  return std::move(g).value();
+}
+
+inline std::unique_ptr<Jit> make_jit(const std::string& config, std::vector<std::string>* log = nullptr) {
+  auto jit = Jit::create(config);
+  EXPECT_TRUE(jit.is_ok()) << jit.status().to_string();
+  std::unique_ptr<Jit> j = std::move(jit).value();
+  if (log) j->set_log([log](const std::string& line) { log->push_back(line); });
+  else j->set_log([](const std::string&) {});
+  return j;
+}
+
+}  // namespace shapejit::testing
