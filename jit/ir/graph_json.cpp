@@ -38,7 +38,9 @@ Expected<std::vector<int64_t>> get_int_list(const json& j, const std::string& pt
   return out;
 }
 
-Status parse_attrs(const json& j, const std::string& ptr, Node& node) {
+}  // namespace
+
+Status parse_node_attrs(const json& j, const std::string& ptr, Node& node) {
   if (!j.is_object()) return err(ptr, "expected an object, got " + kind_of(j));
   const OpInfo& info = op_info(node.op);
   Attrs& a = node.attrs;
@@ -96,8 +98,6 @@ Status parse_attrs(const json& j, const std::string& ptr, Node& node) {
   }
   return Status::ok();
 }
-
-}  // namespace
 
 Expected<Graph> graph_from_json(const json& j, const std::string& base) {
   if (!j.is_object()) return err(base, "a graph is an object, got " + kind_of(j));
@@ -179,7 +179,7 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
                                                       : std::to_string(info.min_in) + " to " + std::to_string(info.max_in);
       return err(p + "/in", std::string("op '") + info.name + "' takes " + want + " operands, got " + std::to_string(n));
     }
-    if (jn.contains("attrs")) SJ_TRY(parse_attrs(jn["attrs"], p + "/attrs", node));
+    if (jn.contains("attrs")) SJ_TRY(parse_node_attrs(jn["attrs"], p + "/attrs", node));
     uint32_t missing = info.required & ~node.attrs.present;
     for (uint32_t b = 1; b <= kAttrApproximate; b <<= 1) {
       if (missing & b) return err(p + "/attrs", std::string("op '") + info.name + "' needs attribute '" + attr_name(static_cast<AttrBit>(b)) + "'");

@@ -16,5 +16,7 @@ namespace shapejit::ir {
 Expected<Graph> graph_from_json(const nlohmann::json& j, const std::string& pointer = "");
 Expected<Graph> parse_graph(std::string_view text);
 nlohmann::json graph_to_json(const Graph& g);
+// Reads a node's "attrs" object (`ptr` names it in errors) into node.attrs.
+Status parse_node_attrs(const nlohmann::json& j, const std::string& ptr, Node& node);
 
 }  // namespace shapejit::ir

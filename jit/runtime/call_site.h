@@ -43,6 +43,7 @@ struct Services {
   std::function<void(const std::string&)> log;  // recompile lines and warnings
   TraceRecorder* recorder = nullptr;             // log.record
   const std::atomic<bool>& timing;               // collect dispatch and kernel times
+  const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
 };
 
 struct SiteStats {

@@ -49,7 +49,7 @@ CallSite& Jit::site(std::string_view name) {
   if (it != sites_.end()) return *it->second;
   Services services{config_, *backend_, *reference_, cache_,
                     [this](const std::string& line) { if (log_) log_(line); },
-                    recorder_.get(), timing_};
+                    recorder_.get(), timing_, execute_};
   auto site = std::make_unique<CallSite>(key, std::move(services));
   CallSite& ref = *site;
   sites_.emplace(key, std::move(site));

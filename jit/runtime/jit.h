@@ -51,6 +51,9 @@ class Jit {
   void set_log(std::function<void(const std::string&)> sink);
   // Collect per-call dispatch and kernel times (replays turn it on).
   void set_timing(bool on) { timing_.store(on); }
+  // Off: calls dispatch, trace and compile but run no kernel and leave the
+  // outputs untouched (replays that study the policy alone).
+  void set_execute(bool on) { execute_.store(on); }
 
   const policy::Config& config() const { return config_; }
   backends::Backend& backend() { return *backend_; }
@@ -67,6 +70,7 @@ class Jit {
   cache::KernelCache cache_;
   std::unique_ptr<TraceRecorder> recorder_;
   std::atomic<bool> timing_{false};
+  std::atomic<bool> execute_{true};
   std::function<void(const std::string&)> log_;
   std::mutex sites_mu_;  // creation only; lookups are lock-free
   tbb::concurrent_unordered_map<std::string, std::unique_ptr<CallSite>> sites_;

@@ -1,0 +1,168 @@
+// The shapejit command:
+//   shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]
+//   shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--exec none|all] [--log]
+//   shapejit config check C.json
+// Exit status: 0 on success, 1 on an error (printed with its place), 2 on
+// bad usage.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jit/ir/graph_json.h"
+#include "jit/runtime/jit.h"
+#include "tools/shapejit/npy.h"
+#include "tools/shapejit/replay.h"
+
+namespace fs = std::filesystem;
+using namespace shapejit;
+
+namespace {
+
+const char kUsage[] =
+    "usage:\n"
+    "  shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]\n"
+    "  shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--exec none|all] [--log]\n"
+    "  shapejit config check C.json\n";
+
+int usage(const std::string& why) {
+  std::fprintf(stderr, "shapejit: %s\n%s", why.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "shapejit: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+Expected<std::string> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kIo, path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Expected<policy::Config> load_config(const std::string& path) {
+  std::string text = SJ_TRY(slurp(path));
+  auto c = policy::parse_config(text);
+  if (!c.is_ok()) return c.status().with_context(path);
+  return c;
+}
+
+int cmd_run(const std::vector<std::string>& a) {
+  std::string graph_path, out_dir, config_path;
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool has_value = i + 1 < a.size();
+    if (a[i] == "--graph" && has_value) graph_path = a[++i];
+    else if (a[i] == "--in" && has_value) inputs.push_back(a[++i]);
+    else if (a[i] == "--out-dir" && has_value) out_dir = a[++i];
+    else if (a[i] == "--config" && has_value) config_path = a[++i];
+    else return usage("run: unexpected argument '" + a[i] + "'");
+  }
+  if (graph_path.empty() || out_dir.empty()) return usage("run needs --graph and --out-dir");
+  auto text = slurp(graph_path);
+  if (!text.is_ok()) return fail(text.status());
+  auto graph = ir::parse_graph(*text);
+  if (!graph.is_ok()) return fail(graph.status().with_context(graph_path));
+  if (inputs.size() != graph->inputs.size()) {
+    return fail(invalid(graph_path + ": the graph has " + std::to_string(graph->inputs.size()) + " inputs, " + std::to_string(inputs.size()) + " --in files given"));
+  }
+  policy::Config config;
+  if (!config_path.empty()) {
+    auto c = load_config(config_path);
+    if (!c.is_ok()) return fail(c.status());
+    config = *c;
+  }
+  std::vector<ir::Tensor> tensors;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> args;
+  for (const std::string& path : inputs) {
+    auto t = tools::read_npy(path);
+    if (!t.is_ok()) return fail(t.status());
+    tensors.push_back(std::move(t).value());
+  }
+  for (const ir::Tensor& t : tensors) dl.push_back(t.dl());
+  for (const DLTensor& d : dl) args.push_back(&d);
+  auto jit = Jit::create(config);
+  if (!jit.is_ok()) return fail(jit.status());
+  std::vector<ir::Tensor> outputs;
+  Status s = (*jit)->call_graph("run", *graph, {}, Args(args.data(), args.size()), outputs);
+  if (!s.is_ok()) return fail(s);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return fail(Status(Code::kIo, out_dir + ": " + ec.message()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string path = (fs::path(out_dir) / (graph->value_names[graph->outputs[i]] + ".npy")).string();
+    Status w = tools::write_npy(path, outputs[i]);
+    if (!w.is_ok()) return fail(w);
+    std::printf("%s\n", path.c_str());
+  }
+  return 0;
+}
+
+int cmd_replay(const std::vector<std::string>& a) {
+  std::string trace_path;
+  std::vector<std::string> configs;
+  bool json = false, log = false;
+  tools::ReplayOptions options;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--config" && i + 1 < a.size()) configs.push_back(a[++i]);
+    else if (a[i] == "--json") json = true;
+    else if (a[i] == "--log") log = true;
+    else if (a[i] == "--exec" && i + 1 < a.size()) {
+      const std::string& v = a[++i];
+      if (v != "none" && v != "all") return usage("--exec takes none or all");
+      options.execute = v == "all";
+    } else if (a[i].rfind("--", 0) != 0 && trace_path.empty()) trace_path = a[i];
+    else return usage("replay: unexpected argument '" + a[i] + "'");
+  }
+  if (trace_path.empty() || configs.empty()) return usage("replay needs a trace and at least one --config");
+  options.progress = isatty(STDERR_FILENO) != 0;
+  options.log_recompiles = log;
+  auto trace = read_trace_file(trace_path);
+  if (!trace.is_ok()) return fail(trace.status());
+  std::vector<tools::ReplayResult> results;
+  for (const std::string& path : configs) {
+    auto config = load_config(path);
+    if (!config.is_ok()) return fail(config.status());
+    auto r = tools::replay(*trace, *config, fs::path(path).filename().string(), options);
+    if (!r.is_ok()) return fail(r.status());
+    results.push_back(std::move(r).value());
+  }
+  if (json) {
+    for (const auto& r : results) std::printf("%s\n", r.stats.dump().c_str());
+  } else {
+    std::printf("%s", tools::format_table(results).c_str());
+  }
+  return 0;
+}
+
+int cmd_config(const std::vector<std::string>& a) {
+  if (a.size() != 2 || a[0] != "check") return usage("config takes: check C.json");
+  auto c = load_config(a[1]);
+  if (!c.is_ok()) return fail(c.status());
+  std::printf("%s: ok\n%s\n", a[1].c_str(), policy::config_to_json(*c).dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage("no command");
+  const std::string cmd = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (cmd == "run") return cmd_run(rest);
+  if (cmd == "replay") return cmd_replay(rest);
+  if (cmd == "config") return cmd_config(rest);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  return usage("unknown command '" + cmd + "'");
+}
