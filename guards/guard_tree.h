@@ -14,7 +14,6 @@
 // rebuilds the index (a miss path event).
 #pragma once
 
-#include <unordered_map>
 #include <vector>
 
 #include "guards/guard_set.h"
@@ -35,26 +34,68 @@ class GuardTree {
   size_t num_groups() const { return groups_.size(); }
 
  private:
+  // A guard list compiled for the hit path: each input's dtype, rank and
+  // device in one compare, then `dim == c` triples, then the other guards
+  // in their order.
+  class Compiled {
+   public:
+    Compiled() = default;
+    explicit Compiled(const std::vector<Guard>& guards);
+    bool check(Args args) const;
+
+   private:
+    struct Meta {
+      int32_t input;
+      uint32_t dtype;
+      int32_t ndim;
+      int32_t device_type, device_id;
+    };
+    struct DimEq {
+      int32_t input, dim;
+      int64_t value;
+    };
+    struct DimRange {
+      int32_t input, dim;
+      int64_t lo, hi;
+    };
+    struct DimsEq {
+      int32_t input, dim, input2, dim2;
+    };
+    std::vector<Meta> meta_;
+    std::vector<Guard> before_;  // dtype/rank/device guards that did not form a Meta
+    std::vector<DimEq> eqs_;
+    std::vector<DimRange> ranges_;
+    std::vector<DimsEq> pairs_;
+    std::vector<int32_t> dense_;  // inputs that must be contiguous
+    std::vector<Guard> rest_;     // expressions
+  };
   struct Entry {
     int id;
     GuardSet guards;
   };
   struct Candidate {
     int id;
+    int num_inputs;
     std::vector<int64_t> key;  // the group's dims' values
-    GuardSet residual;
+    Compiled residual;
+    int next = -1;  // the next candidate in the same hash slot
   };
   struct Group {
     std::vector<std::pair<int, int>> dims;  // (input, dim) positions, sorted
     std::vector<Candidate> candidates;
-    std::unordered_map<uint64_t, std::vector<int>> index;  // key hash -> candidates
+    // Open addressing over key hashes: slot -> first candidate, -1 empty.
+    std::vector<uint64_t> slot_hash;
+    std::vector<int32_t> slot_first;
+    uint64_t mask = 0;
+    void index();
+    int first(uint64_t h) const;
   };
 
   void rebuild();
 
   std::vector<Entry> entries_;
   int num_inputs_ = -1;  // -1 when entries disagree (then checked per candidate)
-  std::vector<Guard> common_;
+  Compiled common_;
   std::vector<Group> groups_;
 };
 

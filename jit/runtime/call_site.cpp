@@ -22,7 +22,7 @@ struct CallSite::Entry {
   std::vector<std::pair<int, int>> symbol_sources;  // per symbol; (-1, -1) when unbacked
   std::vector<ir::DType> out_dtypes;
   std::vector<std::vector<sym::Program>> out_shapes;
-  std::vector<bool> out_data_dependent;  // sized by the kernel
+  std::vector<uint8_t> out_data_dependent;  // sized by the kernel
   bool generic = false;
   std::string description;  // the entry's static and dynamic dims, for logs
 };
@@ -131,7 +131,6 @@ Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir:
     if (!s.is_ok()) count_error(s);
     return s;
   }
-  hits_.fetch_add(1, std::memory_order_relaxed);
   if (!timing) return run_entry(*snap->entries[id], args, outputs);
   const Clock::time_point t1 = Clock::now();
   Status s = run_entry(*snap->entries[id], args, outputs);
@@ -331,10 +330,12 @@ Status CallSite::run_eager(StoredTrace& st, Args args, std::vector<ir::Tensor>& 
 
 Status CallSite::miss(Args args, const Source& source, std::vector<ir::Tensor>& outputs) {
   std::unique_lock<std::mutex> lock(mu_);
+  ++misses_;
   // Another thread may have installed the entry while we waited.
   if (const Snapshot* snap = current_.load(std::memory_order_acquire)) {
     int id = snap->tree.lookup(args);
     if (id != guards::GuardTree::kMiss) {
+      --misses_;  // a hit after all
       lock.unlock();
       return run_entry(*snap->entries[id], args, outputs);
     }
@@ -407,7 +408,7 @@ SiteStats CallSite::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   SiteStats s = stats_;
   s.calls = calls_.load(std::memory_order_relaxed);
-  s.hits = hits_.load(std::memory_order_relaxed);
+  s.hits = s.calls - misses_;
   return s;
 }
 

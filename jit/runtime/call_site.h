@@ -97,13 +97,14 @@ class CallSite {
   policy::RecompilePolicy policy_;
 
   std::atomic<const Snapshot*> current_{nullptr};
-  std::atomic<uint64_t> calls_{0}, hits_{0};
+  std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss
   std::atomic<bool> recorded_graph_{false};
 
   mutable std::mutex mu_;  // everything below; the miss path
   std::vector<std::unique_ptr<Snapshot>> snapshots_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::unique_ptr<StoredTrace>> traces_;
+  uint64_t misses_ = 0;
   bool has_generic_ = false;
   bool warned_eager_ = false;
   SiteStats stats_;

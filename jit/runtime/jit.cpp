@@ -13,7 +13,12 @@ Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
   if (b == "llvm" || b == "cuda") {
     return unsupported("config: /compile/backend: \"" + b + "\" is not built into this version of shapejit (available: auto, reference)");
   }
-  std::unique_ptr<Jit> jit(new Jit(config, backends::make_reference_backend()));
+  return create(config, backends::make_reference_backend());
+}
+
+Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config, std::unique_ptr<backends::Backend> backend) {
+  if (!backend) return invalid("Jit::create: no backend");
+  std::unique_ptr<Jit> jit(new Jit(config, std::move(backend)));
   if (!config.log.record.empty()) jit->recorder_ = SJ_TRY(TraceRecorder::open(config.log.record));
   return jit;
 }

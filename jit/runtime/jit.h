@@ -33,6 +33,8 @@ class Jit {
  public:
   static Expected<std::unique_ptr<Jit>> create(const policy::Config& config);
   static Expected<std::unique_ptr<Jit>> create(std::string_view config_json);
+  // With a backend of the caller's (tests, benchmarks, out-of-tree backends).
+  static Expected<std::unique_ptr<Jit>> create(const policy::Config& config, std::unique_ptr<backends::Backend> backend);
   ~Jit();
 
   // The site named `name`, created on first use; the reference stays valid

@@ -17,7 +17,7 @@ const char* code_name(Code code) {
 
 std::string Status::to_string() const {
   if (is_ok()) return "ok";
-  return std::string(code_name(code_)) + ": " + message_;
+  return std::string(code_name(code_)) + ": " + message();
 }
 
 namespace detail {

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -30,27 +31,40 @@ enum class Code {
 
 const char* code_name(Code code);
 
+// An ok Status is one null pointer, so returning it through the dispatch
+// path costs nothing; an error carries its message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message)
+      : code_(code), message_(code == Code::kOk ? nullptr : std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& o) : code_(o.code_), message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status ok() { return Status(); }
 
   bool is_ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const {
+    static const std::string kEmpty;
+    return message_ ? *message_ : kEmpty;
+  }
 
   // Prefixes the message with a place ("graph: /nodes/3: ...").
   Status with_context(const std::string& where) const {
     if (is_ok()) return *this;
-    return Status(code_, where + ": " + message_);
+    return Status(code_, where + ": " + message());
   }
   std::string to_string() const;
 
  private:
   Code code_ = Code::kOk;
-  std::string message_;
+  std::unique_ptr<std::string> message_;
 };
 
 inline Status invalid(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
