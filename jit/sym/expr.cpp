@@ -398,13 +398,20 @@ void print(const Node* n, const std::vector<std::string>* names, std::string& ou
       }
       return;
     case Kind::kFloorDiv:
-    case Kind::kMod:
+    case Kind::kMod: {
+      auto operand = [&](const Node* a) {
+        const bool paren = a->kind == Kind::kAdd;
+        if (paren) out += "(";
+        sub(a);
+        if (paren) out += ")";
+      };
       out += "(";
-      sub(n->args[0]);
+      operand(n->args[0]);
       out += n->kind == Kind::kFloorDiv ? " // " : " % ";
-      sub(n->args[1]);
+      operand(n->args[1]);
       out += ")";
       return;
+    }
     case Kind::kMin:
     case Kind::kMax:
       out += n->kind == Kind::kMin ? "min(" : "max(";

@@ -25,28 +25,18 @@ namespace {
 
 using I128 = __int128;
 
+// Bounds are exact int64 values (every symbol is an int64, so kInf is
+// INT64_MAX itself); arithmetic runs in 128 bits and clamps back.
 int64_t clamp128(I128 v) {
   if (v >= static_cast<I128>(Range::kInf)) return Range::kInf;
   if (v <= static_cast<I128>(Range::kNegInf)) return Range::kNegInf;
   return static_cast<int64_t>(v);
 }
-bool inf(int64_t v) { return v == Range::kInf || v == Range::kNegInf; }
 
-Range add(Range a, Range b) {
-  Range r;
-  r.lo = (a.lo == Range::kNegInf || b.lo == Range::kNegInf) ? Range::kNegInf : clamp128(I128(a.lo) + b.lo);
-  r.hi = (a.hi == Range::kInf || b.hi == Range::kInf) ? Range::kInf : clamp128(I128(a.hi) + b.hi);
-  return r;
-}
-
-I128 mul_bound(int64_t x, int64_t y) {
-  if (x == 0 || y == 0) return 0;
-  if (inf(x) || inf(y)) return ((x < 0) != (y < 0)) ? I128(Range::kNegInf) : I128(Range::kInf);
-  return I128(x) * y;
-}
+Range add(Range a, Range b) { return {clamp128(I128(a.lo) + b.lo), clamp128(I128(a.hi) + b.hi)}; }
 
 Range mul(Range a, Range b) {
-  I128 c[4] = {mul_bound(a.lo, b.lo), mul_bound(a.lo, b.hi), mul_bound(a.hi, b.lo), mul_bound(a.hi, b.hi)};
+  I128 c[4] = {I128(a.lo) * b.lo, I128(a.lo) * b.hi, I128(a.hi) * b.lo, I128(a.hi) * b.hi};
   return {clamp128(*std::min_element(c, c + 4)), clamp128(*std::max_element(c, c + 4))};
 }
 
@@ -213,7 +203,7 @@ Range ShapeEnv::range(Expr e) const {
       Range a = range(e.arg(0));
       auto c = e.arg(1).as_const();
       if (!c || *c <= 0) return {};
-      return {a.lo == Range::kNegInf ? a.lo : floordiv_i64(a.lo, *c), a.hi == Range::kInf ? a.hi : floordiv_i64(a.hi, *c)};
+      return {floordiv_i64(a.lo, *c), floordiv_i64(a.hi, *c)};
     }
     case Kind::kMod: {
       Range a = range(e.arg(0));
