@@ -98,3 +98,36 @@ inline std::unique_ptr<Jit> make_jit(const std::string& config, std::vector<std:
 }
 
 }  // namespace shapejit::testing
+
+namespace shapejit::testing {
+
+// Runs a graph (JSON) on `inputs` through a fresh Jit with `config`.
+inline Expected<std::vector<ir::Tensor>> run_graph(const std::string& graph_json, std::vector<ir::Tensor> inputs,
+                                                   const std::string& config = "{}") {
+  ir::Graph g = SJ_TRY(ir::parse_graph(graph_json));
+  std::unique_ptr<Jit> jit = SJ_TRY(Jit::create(config));
+  jit->set_log([](const std::string&) {});
+  ArgPack p;
+  for (auto& t : inputs) p.add(std::move(t));
+  std::vector<ir::Tensor> out;
+  SJ_TRY(jit->call_graph("test", g, {}, p.args(), out));
+  return out;
+}
+
+// A one-node graph over inputs named a, b, c... with the given dtypes and shapes.
+inline std::string one_op(const std::string& op, const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs,
+                          const std::string& extra_in = "", const std::string& attrs = "") {
+  std::string ins, names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string shape;
+    for (size_t d = 0; d < inputs[i].second.size(); ++d) shape += (d ? ", " : "") + std::to_string(inputs[i].second[d]);
+    std::string name(1, static_cast<char>('a' + i));
+    ins += std::string(i ? ", " : "") + R"({"name": ")" + name + R"(", "dtype": ")" + inputs[i].first + R"(", "shape": [)" + shape + "]}";
+    names += std::string(i ? ", " : "") + "\"" + name + "\"";
+  }
+  if (!extra_in.empty()) names += (names.empty() ? "" : ", ") + extra_in;
+  std::string node = R"({"op": ")" + op + R"(", "in": [)" + names + R"(], "out": "y")" + (attrs.empty() ? "" : R"(, "attrs": )" + attrs) + "}";
+  return R"({"inputs": [)" + ins + R"(], "nodes": [)" + node + R"(], "outputs": ["y"]})";
+}
+
+}  // namespace shapejit::testing

@@ -122,12 +122,18 @@ Expected<Expr> ShapeEnv::input_dim(const std::string& name, int input, int dim, 
 }
 
 Expr ShapeEnv::new_unbacked(Expr bound) {
+  // Re-inference under a specialization meets the same data-dependent ops
+  // in the same order: they get the specialization's symbols back.
+  for (; next_unbacked_ < symbols_.size(); ++next_unbacked_) {
+    if (symbols_[next_unbacked_].unbacked) return Expr::symbol(static_cast<int>(next_unbacked_++));
+  }
   Symbol s;
   s.name = "u" + std::to_string(symbols_.size());
   s.unbacked = true;
   s.bound = resolve(bound);
   s.range = {0, range(s.bound).hi};
   symbols_.push_back(std::move(s));
+  next_unbacked_ = symbols_.size();
   return Expr::symbol(static_cast<int>(symbols_.size()) - 1);
 }
 

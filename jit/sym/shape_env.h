@@ -140,6 +140,7 @@ class ShapeEnv {
   std::unordered_map<std::string, int> by_name_;
   std::vector<Fact> facts_;
   std::vector<bool> contiguous_;
+  size_t next_unbacked_ = 0;  // see new_unbacked
 };
 
 }  // namespace shapejit::sym
