@@ -42,10 +42,13 @@ Range mul(Range a, Range b) {
 
 Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
 
-// Canonical sign for == and != facts: e == 0 and -e == 0 are one fact.
+// Canonical sign for == and != facts: e == 0 and -e == 0 are one fact. The
+// form that reads naturally wins: a non-sum, or a sum led by a positive term.
 Expr canonical_sign(Expr e) {
   Expr n = -e;
-  return compare(n, e) < 0 ? n : e;
+  if (e.kind() != Kind::kAdd) return e;
+  if (n.kind() != Kind::kAdd) return n;
+  return e.coeff(0) > 0 ? e : n;
 }
 
 }  // namespace
