@@ -1,0 +1,194 @@
+// The runtime end to end: results against the interpreter run directly,
+// output buffer reuse, bad calls, recording, concurrency.
+#include "jit/runtime/jit.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "jit/trace/trace_file.h"
+#include "tests/test_util.h"
+
+namespace shapejit {
+namespace {
+
+using testing::ArgPack;
+using testing::make_jit;
+
+const char* kMlp = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "t", 16]}, {"name": "w", "dtype": "f32", "shape": [16, 32]}],
+  "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "gelu", "in": ["h"], "out": "g"},
+            {"op": "sum", "in": ["g"], "out": "y", "attrs": {"axes": [-1]}}],
+  "outputs": ["y"]})";
+
+TEST(Jit, ResultsMatchAFreshInterpreterRunAcrossShapes) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(kMlp);
+  std::mt19937 rng(1);
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 16}, {4, 9, 16}, {1, 5, 16}, {2, 3, 16}, {0, 4, 16}}) {
+    ArgPack p;
+    p.add(testing::random_tensor(ir::DType::kF32, shape, rng));
+    p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+    std::vector<ir::Tensor> out;
+    ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
+    auto expect = testing::run_graph(kMlp, p.tensors);  // a new Jit: compiled for exactly this call
+    ASSERT_TRUE(expect.is_ok());
+    EXPECT_TRUE(testing::tensors_close(out[0], (*expect)[0], 0, 0));
+    EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{shape[0], shape[1]}));
+  }
+  auto stats = jit->stats_json()["sites"]["mlp"];
+  EXPECT_EQ(stats["compiles"], 3u);  // b,t >= 2; b == 1; b == 0
+  EXPECT_EQ(stats["hits"], 2u);
+}
+
+TEST(Jit, ReusesUnsharedOutputBuffers) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(kMlp);
+  std::mt19937 rng(2);
+  ArgPack p;
+  p.add(testing::random_tensor(ir::DType::kF32, {2, 3, 16}, rng));
+  p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  std::vector<ir::Tensor> out;
+  ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
+  const void* first = out[0].data();
+  ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
+  EXPECT_EQ(out[0].data(), first);  // reused
+  ir::Tensor kept = out[0];         // the caller keeps a reference: no reuse
+  ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
+  EXPECT_NE(out[0].data(), first);
+  EXPECT_TRUE(testing::tensors_close(kept, out[0], 0, 0));
+}
+
+TEST(Jit, BadCallsAreClearErrorsAndLeaveTheSiteWorking) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(kMlp);
+  std::mt19937 rng(3);
+  ArgPack good;
+  good.add(testing::random_tensor(ir::DType::kF32, {2, 3, 16}, rng));
+  good.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  std::vector<ir::Tensor> out;
+  ASSERT_TRUE(jit->call_graph("mlp", g, {}, good.args(), out).is_ok());
+
+  ArgPack wrong_dtype;
+  wrong_dtype.add(testing::zeros(ir::DType::kF64, {2, 3, 16}));
+  wrong_dtype.add(testing::zeros(ir::DType::kF32, {16, 32}));
+  Status s = jit->call_graph("mlp", g, {}, wrong_dtype.args(), out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("input 0 ('x'): the graph says f32, the call passes f64"), std::string::npos) << s.message();
+
+  ArgPack wrong_rank;
+  wrong_rank.add(testing::zeros(ir::DType::kF32, {2, 16}));
+  wrong_rank.add(testing::zeros(ir::DType::kF32, {16, 32}));
+  s = jit->call_graph("mlp", g, {}, wrong_rank.args(), out);
+  EXPECT_NE(s.message().find("input 0 ('x'): expected rank 3, got rank 2"), std::string::npos) << s.message();
+
+  ArgPack wrong_pinned;
+  wrong_pinned.add(testing::zeros(ir::DType::kF32, {2, 3, 15}));
+  wrong_pinned.add(testing::zeros(ir::DType::kF32, {16, 32}));
+  s = jit->call_graph("mlp", g, {}, wrong_pinned.args(), out);
+  EXPECT_NE(s.message().find("the graph pins it to 16, got 15"), std::string::npos) << s.message();
+
+  ArgPack too_few;
+  too_few.add(testing::zeros(ir::DType::kF32, {2, 3, 16}));
+  s = jit->call_graph("mlp", g, {}, too_few.args(), out);
+  EXPECT_NE(s.message().find("the graph has 2 inputs, the call passes 1"), std::string::npos) << s.message();
+
+  const DLTensor* nulls[] = {nullptr, nullptr};
+  s = jit->call_graph("mlp", g, {}, Args(nulls, 2), out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+
+  // The site still serves good calls from its entry.
+  const uint64_t hits = jit->stats_json()["sites"]["mlp"]["hits"];
+  ASSERT_TRUE(jit->call_graph("mlp", g, {}, good.args(), out).is_ok());
+  EXPECT_EQ(jit->stats_json()["sites"]["mlp"]["hits"], hits + 1);
+}
+
+TEST(Jit, RejectsUnavailableBackendsAndBadConfigs) {
+  auto a = Jit::create(R"({"compile": {"backend": "llvm"}})");
+  ASSERT_FALSE(a.is_ok());
+  EXPECT_NE(a.status().message().find("not built"), std::string::npos);
+  auto b = Jit::create(R"({"policy": {"cache_size_limit": -3}})");
+  ASSERT_FALSE(b.is_ok());
+  EXPECT_NE(b.status().message().find("/policy/cache_size_limit"), std::string::npos);
+}
+
+TEST(Jit, RecordsATraceThatReplaysToTheSameDecisions) {
+  const std::string path = ::testing::TempDir() + "/recorded.jsonl";
+  {
+    auto jit = make_jit(R"({"log": {"record": ")" + path + R"("}})");
+    int n_traces = 0;
+    TraceFn fn = [&](Tracer& t) -> Status {
+      ++n_traces;
+      auto x = t.input(0);
+      auto n = SJ_TRY(t.size(x, 1));
+      SJ_TRY(t.guard_int(n));
+      return t.output(SJ_TRY(t.op(ir::Op::kExp, {x})));
+    };
+    for (int64_t n : {4, 4, 6}) {
+      ArgPack p;
+      p.add(testing::zeros(ir::DType::kF32, {3, n}));
+      std::vector<ir::Tensor> out;
+      ASSERT_TRUE(jit->call("exp", p.args(), fn, out).is_ok());
+    }
+    EXPECT_EQ(n_traces, 2);
+  }
+  auto trace = read_trace_file(path);
+  ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
+  int graphs = 0, calls = 0;
+  for (const auto& ev : trace->events) {
+    graphs += ev.graph.has_value();
+    calls += ev.call.has_value();
+    if (ev.graph) {
+      ASSERT_EQ(ev.graph->observed.size(), 1u);
+      EXPECT_TRUE(ev.graph->observed[0].as_int);
+      EXPECT_EQ(ev.graph->observed[0].dim, 1);
+    }
+  }
+  EXPECT_EQ(graphs, 2);
+  EXPECT_EQ(calls, 3);
+  std::remove(path.c_str());
+}
+
+TEST(Jit, ConcurrentCallsCompileOnceAndAgree) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(kMlp);
+  std::mt19937 rng(4);
+  ArgPack p;
+  p.add(testing::random_tensor(ir::DType::kF32, {2, 5, 16}, rng));
+  p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  Args args = p.args();
+  std::vector<std::vector<ir::Tensor>> outs(6);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) ASSERT_TRUE(jit->call_graph("mlp", g, {}, args, outs[t]).is_ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(jit->stats_json()["sites"]["mlp"]["compiles"], 1u);
+  EXPECT_EQ(jit->stats_json()["sites"]["mlp"]["calls"], 120u);
+  for (auto& o : outs) EXPECT_TRUE(testing::tensors_close(o[0], outs[0][0], 0, 0));
+}
+
+TEST(Jit, DataDependentOutputsAreSizedAtRunTime) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "i32", "shape": ["n"]}],
+    "nodes": [{"op": "gt", "in": ["x", 0], "out": "m"}, {"op": "masked_select", "in": ["x", "m"], "out": "y"},
+              {"op": "mul", "in": ["y", 2], "out": "z"}], "outputs": ["z"]})");
+  for (auto values : std::vector<std::vector<int64_t>>{{1, -1, 2}, {-5, -1, -2}, {3, 3, 3}}) {
+    ArgPack p;
+    p.add(testing::from_values(ir::DType::kI32, {3}, values));
+    std::vector<ir::Tensor> out;
+    ASSERT_TRUE(jit->call_graph("ms", g, {}, p.args(), out).is_ok());
+    std::vector<int64_t> expect;
+    for (int64_t v : values) {
+      if (v > 0) expect.push_back(2 * v);
+    }
+    EXPECT_EQ(testing::values_of<int64_t>(out[0]), expect);
+  }
+  EXPECT_EQ(jit->stats_json()["sites"]["ms"]["compiles"], 1u);
+}
+
+}  // namespace
+}  // namespace shapejit

@@ -1,0 +1,162 @@
+// The shapejit command and its .npy reader and writer.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/test_util.h"
+#include "tools/shapejit/npy.h"
+
+namespace shapejit {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ToolRun {
+  int code;
+  std::string out;
+};
+
+// Runs the built tool with arguments; stdout and stderr together.
+ToolRun tool(const std::string& args) {
+  std::string cmd = std::string(SHAPEJIT_TOOL) + " " + args + " 2>&1";
+  ToolRun r{0, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_dir(const std::string& name) {
+  fs::path p = fs::path(::testing::TempDir()) / ("shapejit_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+TEST(Npy, RoundTripsEveryDtype) {
+  std::mt19937 rng(1);
+  for (ir::DType dt : ir::kAllDTypes) {
+    ir::Tensor t = testing::random_tensor(dt, {2, 3, 4}, rng);
+    auto back = tools::parse_npy(tools::format_npy(t), "t.npy");
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    EXPECT_TRUE(testing::tensors_close(*back, t, 0, 0));
+  }
+  ir::Tensor scalar = testing::from_values(ir::DType::kF64, {}, std::vector<double>{2.5});
+  auto s = tools::parse_npy(tools::format_npy(scalar), "s.npy");
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_EQ(s->shape(), std::vector<int64_t>{});
+}
+
+TEST(Npy, ReadsFortranOrder) {
+  // A 2x3 array [[0,1,2],[3,4,5]] stored column-major.
+  std::string header = "{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  for (int64_t v : {0, 3, 1, 4, 2, 5}) bytes.append(reinterpret_cast<const char*>(&v), 8);
+  auto t = tools::parse_npy(bytes, "f.npy");
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  EXPECT_EQ(testing::values_of<int64_t>(*t), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Npy, MalformedFilesAreClearErrors) {
+  ir::Tensor t = ir::Tensor::empty(ir::DType::kF32, {4, 4});
+  std::string bytes = tools::format_npy(t);
+  auto truncated = tools::parse_npy(bytes.substr(0, bytes.size() - 5), "a.npy");
+  ASSERT_FALSE(truncated.is_ok());
+  EXPECT_NE(truncated.status().message().find("a.npy: truncated: the header promises 64 bytes of data, the file has 59"), std::string::npos)
+      << truncated.status().message();
+  EXPECT_NE(tools::parse_npy("hello", "b.npy").status().message().find("b.npy: not a .npy file"), std::string::npos);
+  std::string f2 = bytes;
+  f2.replace(f2.find("<f4"), 3, ">f4");
+  EXPECT_NE(tools::parse_npy(f2, "c.npy").status().message().find("dtype '>f4' is not supported"), std::string::npos);
+  EXPECT_NE(tools::parse_npy(bytes.substr(0, 20), "d.npy").status().message().find("truncated header"), std::string::npos);
+}
+
+TEST(Tool, RunWritesOneNpyPerOutput) {
+  const std::string dir = temp_dir("run");
+  write_file(dir + "/g.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}, {"name": "y", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "mul", "in": ["x", "y"], "out": "prod"}, {"op": "sum", "in": ["prod"], "out": "total"}],
+    "outputs": ["prod", "total"]})");
+  ASSERT_TRUE(tools::write_npy(dir + "/x.npy", testing::from_values(ir::DType::kF32, {3}, std::vector<double>{1, 2, 3})).is_ok());
+  ASSERT_TRUE(tools::write_npy(dir + "/y.npy", testing::from_values(ir::DType::kF32, {3}, std::vector<double>{4, 5, 6})).is_ok());
+  ToolRun r = tool("run --graph " + dir + "/g.json --in " + dir + "/x.npy --in " + dir + "/y.npy --out-dir " + dir + "/out");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto prod = tools::read_npy(dir + "/out/prod.npy");
+  auto total = tools::read_npy(dir + "/out/total.npy");
+  ASSERT_TRUE(prod.is_ok() && total.is_ok());
+  EXPECT_EQ(testing::values_of<double>(*prod), (std::vector<double>{4, 10, 18}));
+  EXPECT_EQ(testing::values_of<double>(*total), (std::vector<double>{32}));
+}
+
+TEST(Tool, RunReportsBadInputWithItsPlace) {
+  const std::string dir = temp_dir("run_bad");
+  write_file(dir + "/g.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [3]}], "nodes": [{"op": "nope", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  ASSERT_TRUE(tools::write_npy(dir + "/x.npy", ir::Tensor::empty(ir::DType::kF32, {3})).is_ok());
+  ToolRun r = tool("run --graph " + dir + "/g.json --in " + dir + "/x.npy --out-dir " + dir + "/out");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("/nodes/0/op: unknown op 'nope'"), std::string::npos) << r.out;
+  write_file(dir + "/g2.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [3]}], "nodes": [{"op": "neg", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  std::string bytes = tools::format_npy(ir::Tensor::empty(ir::DType::kF32, {3}));
+  write_file(dir + "/short.npy", bytes.substr(0, bytes.size() - 2));
+  r = tool("run --graph " + dir + "/g2.json --in " + dir + "/short.npy --out-dir " + dir + "/out");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("short.npy: truncated"), std::string::npos) << r.out;
+  r = tool("run --graph " + dir + "/g2.json --out-dir " + dir + "/out");
+  EXPECT_NE(r.out.find("the graph has 1 inputs, 0 --in files given"), std::string::npos) << r.out;
+  r = tool("frobnicate");
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST(Tool, ConfigCheck) {
+  const std::string dir = temp_dir("config");
+  write_file(dir + "/good.json", R"({"policy": {"mode": "start_static", "backoff_after": 1}})");
+  write_file(dir + "/bad.json", R"({"policy": {"cache_size_limit": -1}})");
+  ToolRun good = tool("config check " + dir + "/good.json");
+  EXPECT_EQ(good.code, 0) << good.out;
+  EXPECT_NE(good.out.find("\"mode\": \"start_static\""), std::string::npos);
+  ToolRun bad = tool("config check " + dir + "/bad.json");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("bad.json: config: /policy/cache_size_limit: must be in [1,"), std::string::npos) << bad.out;
+}
+
+TEST(Tool, ReplayComparesConfigsOnTheBundledTrace) {
+  const std::string dir = temp_dir("replay");
+  write_file(dir + "/jax.json", R"({"policy": {"mode": "always_static", "cache_size_limit": 1000}})");
+  const std::string trace = std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/small_decoder.jsonl";
+  ToolRun r = tool("replay " + trace + " --config " + std::string(SHAPEJIT_SOURCE_DIR) + "/bench/policies/default.json --config " + dir +
+               "/jax.json --json --exec none");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<nlohmann::json> rows;
+  std::stringstream ss(r.out);
+  std::string line;
+  while (std::getline(ss, line)) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  for (const char* key : {"config", "calls", "compiles", "backend_compiles", "traces", "hits", "eager_calls", "graph_breaks",
+                          "recompile_reasons", "compile_ms", "run_ms", "dispatch_ns_p50", "total_ms", "sites"}) {
+    EXPECT_TRUE(rows[0].contains(key)) << key;
+  }
+  EXPECT_EQ(rows[0]["calls"], rows[1]["calls"]);
+  EXPECT_LT(rows[0]["compiles"].get<int>(), rows[1]["compiles"].get<int>());  // dynamic beats per-shape compiles
+  EXPECT_EQ(rows[0]["sites"]["attn"]["calls"], 84);
+}
+
+TEST(Tool, ReplayNamesTheLineOfABadTrace) {
+  const std::string dir = temp_dir("replay_bad");
+  write_file(dir + "/t.jsonl", "{\"format\": \"shapejit-trace\", \"version\": 1}\n\n# a comment\n{\"kind\": \"call\", \"site\": \"s\", \"inputs\": []}\n");
+  write_file(dir + "/c.json", "{}");
+  ToolRun r = tool("replay " + dir + "/t.jsonl --config " + dir + "/c.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("t.jsonl:4: /site: a call of site 's' before its graph line"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace shapejit
