@@ -10,15 +10,29 @@
 #include "tests/test_util.h"
 
 // Counts allocations while armed, to check that lookups allocate nothing.
+// The whole non-aligned new/delete family is replaced, so every pair matches.
 static std::atomic<bool> g_counting{false};
 static std::atomic<long> g_allocations{0};
-void* operator new(size_t n) {
+static void* counted_malloc(size_t n) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+void* operator new(size_t n) {
+  if (void* p = counted_malloc(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace shapejit::guards {
 namespace {
