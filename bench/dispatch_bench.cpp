@@ -5,6 +5,7 @@
 // output is a scalar, so its buffer is reused and the loop allocates nothing.
 #include <benchmark/benchmark.h>
 
+#include "guards/guard_tree.h"
 #include "jit/runtime/jit.h"
 
 namespace {
@@ -64,6 +65,39 @@ void BM_DispatchHit(benchmark::State& state) {
   state.counters["entries"] = entries;
 }
 BENCHMARK(BM_DispatchHit)->Arg(1)->Arg(8)->Arg(64);
+
+// The GuardTree lookup alone, on the same guard sets as above.
+void BM_GuardTreeLookup(benchmark::State& state) {
+  const int entries = static_cast<int>(state.range(0));
+  std::vector<Call> calls(entries);
+  guards::GuardTree tree;
+  for (int k = 0; k < entries; ++k) {
+    Call& c = calls[k];
+    for (int i = 0; i < 3; ++i) c.tensors.push_back(ir::Tensor::empty(ir::DType::kF32, {2 + k, 4, 8}));
+    for (const ir::Tensor& t : c.tensors) c.dl.push_back(t.dl());
+    for (const DLTensor& d : c.dl) c.ptrs.push_back(&d);
+    std::vector<guards::Guard> gs;
+    for (int i = 0; i < 3; ++i) {
+      gs.push_back({guards::Kind::kDType, sym::Origin::kStructural, i, -1, -1, -1, ir::dl_word(ir::to_dl(ir::DType::kF32))});
+      gs.push_back({guards::Kind::kRank, sym::Origin::kStructural, i, -1, -1, -1, 3});
+      gs.push_back({guards::Kind::kDevice, sym::Origin::kStructural, i, -1, -1, -1, kDLCPU, 0});
+    }
+    for (int i = 0; i < 3; ++i) gs.push_back({guards::Kind::kContiguous, sym::Origin::kLayout, i});
+    gs.push_back({guards::Kind::kDimEq, sym::Origin::kPolicy, 0, 0, -1, -1, 2 + k});
+    gs.push_back({guards::Kind::kDimEq, sym::Origin::kPolicy, 0, 1, -1, -1, 4});
+    gs.push_back({guards::Kind::kDimEq, sym::Origin::kPolicy, 0, 2, -1, -1, 8});
+    for (int i = 1; i < 3; ++i) {
+      for (int d = 0; d < 3; ++d) gs.push_back({guards::Kind::kDimsEq, sym::Origin::kBroadcast, i, d, 0, d});
+    }
+    tree.add(k, guards::GuardSet(3, gs));
+  }
+  int k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tree.lookup(Args(calls[k].ptrs.data(), 3)));
+    if (++k == entries) k = 0;
+  }
+}
+BENCHMARK(BM_GuardTreeLookup)->Arg(1)->Arg(64);
 
 }  // namespace
 

@@ -229,8 +229,10 @@ GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env) {
         } else {
           dims.push_back(expr_guard(env, Expr::symbol(sid) - target, sym::Rel::kEq, s.binding_origin, s.binding_label));
         }
-      } else if (s.range.lo > 0 || s.range.hi != sym::Range::kInf) {
-        dims.push_back({Kind::kDimRange, s.range_origin, i, d, -1, -1, s.range.lo, s.range.hi});
+      } else {
+        // Always emitted: even [0, inf) keeps a malformed negative size
+        // away from compiled code (it misses and is reported).
+        dims.push_back({Kind::kDimRange, s.range_origin, i, d, -1, -1, std::max<int64_t>(s.range.lo, 0), s.range.hi});
       }
     }
   }

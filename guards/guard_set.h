@@ -42,9 +42,9 @@ struct Guard {
   int32_t input2 = -1, dim2 = -1;
   int64_t a = 0, b = 0;
   sym::Rel rel = sym::Rel::kEq;
-  sym::Program expr;   // kExpr; loads are (input, dim)
-  std::string text;    // kExpr: the predicate, readable ("d0.1 % 4 == 0")
-  std::string label;   // the interpreter's label, for observations
+  sym::Program expr{};  // kExpr; loads are (input, dim)
+  std::string text{};   // kExpr: the predicate, readable
+  std::string label{};  // the interpreter's label, for observations
 
   // Same predicate (origin and label aside).
   bool same_predicate(const Guard& o) const;

@@ -20,9 +20,17 @@ bool contains(const std::vector<Guard>& set, const Guard& g) {
 
 bool is_meta(Kind k) { return k == Kind::kDType || k == Kind::kRank || k == Kind::kDevice; }
 
+uint64_t device_word(const DLDevice& d) {
+  static_assert(sizeof(DLDevice) == 8);
+  uint64_t w;
+  std::memcpy(&w, &d, 8);
+  return w;
+}
+
 }  // namespace
 
-GuardTree::Compiled::Compiled(const std::vector<Guard>& guards) {
+GuardTree::Compiled::Compiled(const std::vector<Guard>& guards, const std::vector<int32_t>* offsets) {
+  auto flat = [&](int input, int dim) { return offsets ? (*offsets)[input] + dim : -1; };
   // Inputs with all three metadata guards become one Meta compare.
   std::vector<int> seen;
   for (const Guard& g : guards) {
@@ -37,8 +45,8 @@ GuardTree::Compiled::Compiled(const std::vector<Guard>& guards) {
       if (g.kind == Kind::kDevice) dev = &g;
     }
     if (dt && rank && dev) {
-      meta_.push_back({input, static_cast<uint32_t>(dt->a), static_cast<int32_t>(rank->a), static_cast<int32_t>(dev->a),
-                       static_cast<int32_t>(dev->b)});
+      DLDevice d{static_cast<DLDeviceType>(dev->a), static_cast<int32_t>(dev->b)};
+      meta_.push_back({input, static_cast<uint32_t>(dt->a), static_cast<int32_t>(rank->a), device_word(d)});
     } else {
       for (const Guard* g : {dt, rank, dev}) {
         if (g) before_.push_back(*g);
@@ -50,26 +58,30 @@ GuardTree::Compiled::Compiled(const std::vector<Guard>& guards) {
       case Kind::kDType:
       case Kind::kRank:
       case Kind::kDevice: break;
-      case Kind::kDimEq: eqs_.push_back({g.input, g.dim, g.a}); break;
-      case Kind::kDimRange: ranges_.push_back({g.input, g.dim, g.a, g.b}); break;
-      case Kind::kDimsEq: pairs_.push_back({g.input, g.dim, g.input2, g.dim2}); break;
+      case Kind::kDimEq: eqs_.push_back({g.input, g.dim, flat(g.input, g.dim), g.a}); break;
+      case Kind::kDimRange: ranges_.push_back({g.input, g.dim, flat(g.input, g.dim), g.a, g.b}); break;
+      case Kind::kDimsEq: pairs_.push_back({g.input, g.dim, g.input2, g.dim2, flat(g.input, g.dim), flat(g.input2, g.dim2)}); break;
       case Kind::kContiguous: dense_.push_back(g.input); break;
       case Kind::kExpr: rest_.push_back(g); break;
     }
   }
+  empty_ = guards.empty();
 }
 
-bool GuardTree::Compiled::check(Args args) const {
+bool GuardTree::Compiled::check_meta(Args args) const {
+  bool ok = true;
   for (const Meta& m : meta_) {
     const DLTensor* t = args[m.input];
-    if ((ir::dl_word(t->dtype) != m.dtype) | (t->ndim != m.ndim) | (t->device.device_type != m.device_type) |
-        (t->device.device_id != m.device_id)) {
-      return false;
-    }
+    ok &= (ir::dl_word(t->dtype) == m.dtype) & (t->ndim == m.ndim) & (device_word(t->device) == m.device);
   }
+  if (!ok) return false;
   for (const Guard& g : before_) {
     if (!check_guard(g, args)) return false;
   }
+  return true;
+}
+
+bool GuardTree::Compiled::check_dims(Args args) const {
   for (const DimEq& e : eqs_) {
     if (args[e.input]->shape[e.dim] != e.value) return false;
   }
@@ -80,19 +92,67 @@ bool GuardTree::Compiled::check(Args args) const {
   for (const DimsEq& p : pairs_) {
     if (args[p.input]->shape[p.dim] != args[p.input2]->shape[p.dim2]) return false;
   }
-  for (int32_t input : dense_) {
-    const DLTensor* t = args[input];
-    if (t->strides == nullptr) continue;
-    int64_t expect = 1;
-    for (int i = t->ndim; i-- > 0;) {
-      if (t->shape[i] != 1 && t->strides[i] != expect) return false;
-      expect *= t->shape[i];
+  return true;
+}
+
+bool GuardTree::Compiled::check_dims_flat(const int64_t* dims) const {
+  bool ok = true;  // branch-free within each list: these are short and hot
+  for (const DimEq& e : eqs_) ok &= dims[e.flat] == e.value;
+  for (const DimRange& r : ranges_) ok &= (dims[r.flat] >= r.lo) & (dims[r.flat] <= r.hi);
+  for (const DimsEq& p : pairs_) ok &= dims[p.flat] == dims[p.flat2];
+  return ok;
+}
+
+namespace {
+
+// Dense row-major: each stride is the product of the dims after it (dims of
+// size 1 may have any stride). Straight-line for ranks up to 4, whose
+// products do not form a loop-carried chain.
+bool dense(const DLTensor* t) {
+  const int64_t* st = t->strides;
+  if (st == nullptr) return true;
+  const int64_t* sh = t->shape;
+  switch (t->ndim) {
+    case 0: return true;
+    case 1: return (st[0] == 1) | (sh[0] == 1);
+    case 2: return ((st[1] == 1) | (sh[1] == 1)) & ((st[0] == sh[1]) | (sh[0] == 1));
+    case 3: {
+      const int64_t p2 = sh[2], p1 = sh[1] * sh[2];
+      return ((st[2] == 1) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) & ((st[0] == p1) | (sh[0] == 1));
+    }
+    case 4: {
+      const int64_t p3 = sh[3], p2 = sh[2] * sh[3], p1 = p2 * sh[1];
+      return ((st[3] == 1) | (sh[3] == 1)) & ((st[2] == p3) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) &
+             ((st[0] == p1) | (sh[0] == 1));
+    }
+    default: {
+      bool ok = true;
+      int64_t expect = 1;
+      for (int i = t->ndim; i-- > 0;) {
+        ok &= (sh[i] == 1) | (st[i] == expect);
+        expect *= sh[i];
+      }
+      return ok;
     }
   }
+}
+
+}  // namespace
+
+bool GuardTree::Compiled::check_tail(Args args) const {
+  bool ok = true;
+  for (int32_t input : dense_) ok &= dense(args[input]);
+  if (!ok) return false;
   for (const Guard& g : rest_) {
     if (!check_guard(g, args)) return false;
   }
   return true;
+}
+
+std::vector<std::pair<int32_t, int32_t>> GuardTree::Compiled::fixed_ranks() const {
+  std::vector<std::pair<int32_t, int32_t>> out;
+  for (const Meta& m : meta_) out.emplace_back(m.input, m.ndim);
+  return out;
 }
 
 void GuardTree::Group::index() {
@@ -148,6 +208,24 @@ void GuardTree::rebuild() {
     }
   }
   common_ = Compiled(common);
+  flat_ = false;
+  if (num_inputs_ >= 0) {
+    std::vector<int32_t> rank(num_inputs_, -1);
+    for (auto [input, r] : common_.fixed_ranks()) rank[input] = r;
+    offsets_.assign(num_inputs_, 0);
+    int32_t total = 0;
+    bool all = true;
+    for (int i = 0; i < num_inputs_; ++i) {
+      all &= rank[i] >= 0;
+      offsets_[i] = total;
+      total += std::max(rank[i], 0);
+    }
+    if (all && total <= kMaxFlat) {
+      flat_ = true;
+      num_flat_ = total;
+      common_ = Compiled(common, &offsets_);
+    }
+  }
   for (const Entry& e : entries_) {
     std::vector<Guard> residual;
     std::vector<std::pair<std::pair<int, int>, int64_t>> statics;
@@ -165,7 +243,11 @@ void GuardTree::rebuild() {
     }
     auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.dims == dims; });
     if (it == groups_.end()) {
-      groups_.push_back({dims, {}, {}, {}, 0});
+      std::vector<int32_t> flat;
+      if (flat_) {
+        for (auto [input, dim] : dims) flat.push_back(offsets_[input] + dim);
+      }
+      groups_.push_back({dims, flat, {}, {}, {}, 0});
       it = groups_.end() - 1;
     }
     it->candidates.push_back(std::move(c));
@@ -177,6 +259,7 @@ void GuardTree::rebuild() {
 
 int GuardTree::lookup(Args args) const {
   if (groups_.empty()) return kMiss;
+  if (flat_) return lookup_flat(args);
   if (num_inputs_ >= 0) {
     if (static_cast<int>(args.size()) != num_inputs_) return kMiss;
     if (!common_.check(args)) return kMiss;
@@ -213,6 +296,29 @@ int GuardTree::lookup(Args args) const {
                              : (input < static_cast<int>(args.size()) && dim < args[input]->ndim && args[input]->shape[dim] == c.key[i]);
       }
       if (match && c.residual.check(args)) return c.id;
+    }
+  }
+  return kMiss;
+}
+
+// The dims gather copies 1-4 values per input: keep GCC from turning it
+// into a memmove call per input.
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) int GuardTree::lookup_flat(Args args) const {
+  if (static_cast<int>(args.size()) != num_inputs_ || !common_.check_meta(args)) return kMiss;
+  // Every input's rank is now known: gather all dims once.
+  int64_t dims[kMaxFlat];
+  for (int i = 0; i < num_inputs_; ++i) {
+    const DLTensor* t = args[i];
+    for (int d = 0; d < t->ndim; ++d) dims[offsets_[i] + d] = t->shape[d];
+  }
+  if (!common_.check_dims_flat(dims) || !common_.check_tail(args)) return kMiss;
+  int64_t key[kMaxFlat];
+  for (const Group& group : groups_) {
+    const size_t n = group.flat.size();
+    for (size_t i = 0; i < n; ++i) key[i] = dims[group.flat[i]];
+    for (int k = group.first(hash_key(key, n)); k >= 0; k = group.candidates[k].next) {
+      const Candidate& c = group.candidates[k];
+      if (std::equal(c.key.begin(), c.key.end(), key) && c.residual.check(args)) return c.id;
     }
   }
   return kMiss;

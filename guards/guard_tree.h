@@ -40,26 +40,34 @@ class GuardTree {
   class Compiled {
    public:
     Compiled() = default;
-    explicit Compiled(const std::vector<Guard>& guards);
-    bool check(Args args) const;
+    // `offsets`, when given, places each input's dims in one flat array
+    // (the inputs' ranks are then fixed by these guards' own metadata).
+    explicit Compiled(const std::vector<Guard>& guards, const std::vector<int32_t>* offsets = nullptr);
+    bool check(Args args) const { return empty_ || (check_meta(args) && check_dims(args) && check_tail(args)); }
+    bool check_meta(Args args) const;
+    bool check_dims(Args args) const;
+    bool check_dims_flat(const int64_t* dims) const;  // needs offsets
+    bool check_tail(Args args) const;
+    // The inputs whose dtype, rank and device are all checked here.
+    std::vector<std::pair<int32_t, int32_t>> fixed_ranks() const;
 
    private:
     struct Meta {
       int32_t input;
       uint32_t dtype;
       int32_t ndim;
-      int32_t device_type, device_id;
+      uint64_t device;  // DLDevice's 8 bytes
     };
     struct DimEq {
-      int32_t input, dim;
+      int32_t input, dim, flat;
       int64_t value;
     };
     struct DimRange {
-      int32_t input, dim;
+      int32_t input, dim, flat;
       int64_t lo, hi;
     };
     struct DimsEq {
-      int32_t input, dim, input2, dim2;
+      int32_t input, dim, input2, dim2, flat, flat2;
     };
     std::vector<Meta> meta_;
     std::vector<Guard> before_;  // dtype/rank/device guards that did not form a Meta
@@ -68,6 +76,7 @@ class GuardTree {
     std::vector<DimsEq> pairs_;
     std::vector<int32_t> dense_;  // inputs that must be contiguous
     std::vector<Guard> rest_;     // expressions
+    bool empty_ = true;
   };
   struct Entry {
     int id;
@@ -82,6 +91,7 @@ class GuardTree {
   };
   struct Group {
     std::vector<std::pair<int, int>> dims;  // (input, dim) positions, sorted
+    std::vector<int32_t> flat;              // the same positions in the flat dims array
     std::vector<Candidate> candidates;
     // Open addressing over key hashes: slot -> first candidate, -1 empty.
     std::vector<uint64_t> slot_hash;
@@ -92,9 +102,17 @@ class GuardTree {
   };
 
   void rebuild();
+  int lookup_flat(Args args) const;
+
+  static constexpr int kMaxFlat = 64;
 
   std::vector<Entry> entries_;
   int num_inputs_ = -1;  // -1 when entries disagree (then checked per candidate)
+  // When the common guards fix every input's rank, lookups copy all dims
+  // into one array and compare by flat index.
+  bool flat_ = false;
+  std::vector<int32_t> offsets_;  // per input, into the flat array
+  int32_t num_flat_ = 0;
   Compiled common_;
   std::vector<Group> groups_;
 };

@@ -3,7 +3,9 @@
 
 #include <dlpack/dlpack.h>
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -20,9 +22,17 @@ inline bool is_int(DType t) { return t == DType::kI32 || t == DType::kI64; }
 
 DLDataType to_dl(DType t);
 std::optional<DType> from_dl(DLDataType t);
-// One word for a fast compare on the dispatch path.
+// One word for a fast compare on the dispatch path: code | bits << 8 |
+// lanes << 16, which on a little-endian host is the struct's own bytes.
 inline uint32_t dl_word(DLDataType t) {
-  return uint32_t(t.code) | (uint32_t(t.bits) << 8) | (uint32_t(t.lanes) << 16);
+  static_assert(sizeof(DLDataType) == 4);
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t w;
+    std::memcpy(&w, &t, 4);
+    return w;
+  } else {
+    return uint32_t(t.code) | (uint32_t(t.bits) << 8) | (uint32_t(t.lanes) << 16);
+  }
 }
 
 // Calls f.template operator()<T>() with the C++ type of `t`.

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "jit/ir/strided.h"
 
@@ -22,11 +23,18 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   t.dtype_ = dtype;
   t.strides_ = dense_strides(shape);
   t.shape_ = std::move(shape);
-  size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(dtype);
-  size_t padded = (bytes + 63) / 64 * 64;
+  // Sizes come from callers' shapes: an impossible size is std::bad_alloc
+  // (the C API and the tool turn it into an error), never undefined behaviour.
+  unsigned __int128 bytes = dtype_size(dtype);
+  for (int64_t d : t.shape_) {
+    if (d < 0) throw std::bad_alloc();
+    bytes *= static_cast<uint64_t>(d);
+    if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
+  }
+  size_t padded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);
-  SJ_CHECK(p != nullptr, "out of memory allocating a tensor");
+  if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, padded);
   t.buffer_ = std::shared_ptr<void>(p, std::free);
   t.base_ = p;

@@ -16,7 +16,8 @@ namespace shapejit::ir {
 class Tensor {
  public:
   Tensor() = default;
-  // A new dense row-major tensor, zero-filled, 64-byte aligned.
+  // A new dense row-major tensor, zero-filled, 64-byte aligned. Throws
+  // std::bad_alloc for a size that cannot be allocated (over 2^48 bytes).
   static Tensor empty(DType dtype, std::vector<int64_t> shape);
   // Borrows the caller's memory: the tensor must not outlive it.
   static Tensor borrow(const DLTensor& t, DType dtype);

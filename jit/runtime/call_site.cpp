@@ -107,7 +107,7 @@ Status CallSite::call_graph(const ir::Graph& graph, std::span<const Observation>
   return dispatch(args, Source{graph.inputs, &replay, &graph}, outputs);
 }
 
-Status CallSite::dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs) {
+Status CallSite::dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs) try {
   if (services_.recorder) {
     Status s = dispatch_timed(args, source, outputs);
     // After the call: its first miss writes the graph line, which must come first.
@@ -115,6 +115,10 @@ Status CallSite::dispatch(Args args, const Source& source, std::vector<ir::Tenso
     return s;
   }
   return dispatch_timed(args, source, outputs);
+} catch (const std::bad_alloc&) {
+  Status s = runtime_error("site " + name_ + ": out of memory (a tensor of this call is too large to allocate)");
+  count_error(s);
+  return s;
 }
 
 Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir::Tensor>& outputs) {
@@ -236,6 +240,10 @@ Expected<CallSite::StoredTrace*> CallSite::retrace(Args args, const Source& sour
     services_.recorder->graph(name_, stored->trace.graph, stored->trace.observed);
     recorded_graph_.store(true, std::memory_order_release);
   }
+  // Entries do not refer to traces; keep the newest few for reuse, so a
+  // site that keeps missing (eager past its limit) does not grow forever.
+  const size_t keep = 2 * static_cast<size_t>(services_.config.policy.cache_size_limit) + 2;
+  if (traces_.size() >= keep) traces_.erase(traces_.begin());
   traces_.push_back(std::move(stored));
   return traces_.back().get();
 }

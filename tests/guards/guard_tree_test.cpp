@@ -133,7 +133,9 @@ TEST(GuardTree, PropertyAgreesWithALinearScan) {
           return k;
         };
         for (const GuardSet& gs : sets) {
-          if (gs.check(args)) ASSERT_LE(pinned(gs), pinned(sets[got]));
+          if (gs.check(args)) {
+            ASSERT_LE(pinned(gs), pinned(sets[got]));
+          }
         }
       }
     }

@@ -104,6 +104,37 @@ TEST(Jit, BadCallsAreClearErrorsAndLeaveTheSiteWorking) {
   EXPECT_EQ(jit->stats_json()["sites"]["mlp"]["hits"], hits + 1);
 }
 
+TEST(Jit, NegativeDimsAreRejectedEvenWithoutZeroOneSpecialization) {
+  auto jit = make_jit(R"({"policy": {"specialize_zero_one": false}})");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "neg", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  ArgPack p;
+  p.add(testing::zeros(ir::DType::kF32, {3}));
+  std::vector<ir::Tensor> out;
+  ASSERT_TRUE(jit->call_graph("neg", g, {}, p.args(), out).is_ok());
+  Args args = p.args();
+  DLTensor bad = *args[0];
+  int64_t shape[1] = {-3};
+  bad.shape = shape;
+  const DLTensor* bad_args[] = {&bad};
+  Status s = jit->call_graph("neg", g, {}, Args(bad_args, 1), out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("input 0 dim 0 is negative"), std::string::npos) << s.message();
+}
+
+TEST(Jit, AnOutputTooLargeToAllocateIsAnError) {
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_mul", "in": ["n", "n"], "out": "nn"},
+              {"op": "full", "in": ["nn", "nn"], "out": "y", "attrs": {"value": 0, "dtype": "f64"}}], "outputs": ["y"]})");
+  ArgPack p;
+  p.add(testing::zeros(ir::DType::kF32, {100000}));
+  std::vector<ir::Tensor> out;
+  Status s = jit->call_graph("big", g, {}, p.args(), out);
+  EXPECT_EQ(s.code(), Code::kRuntime);
+  EXPECT_NE(s.message().find("out of memory"), std::string::npos) << s.message();
+}
+
 TEST(Jit, RejectsUnavailableBackendsAndBadConfigs) {
   auto a = Jit::create(R"({"compile": {"backend": "llvm"}})");
   ASSERT_FALSE(a.is_ok());

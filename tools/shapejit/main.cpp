@@ -153,7 +153,7 @@ int cmd_config(const std::vector<std::string>& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int dispatch_command(int argc, char** argv) {
   if (argc < 2) return usage("no command");
   const std::string cmd = argv[1];
   std::vector<std::string> rest(argv + 2, argv + argc);
@@ -165,4 +165,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   return usage("unknown command '" + cmd + "'");
+}
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "shapejit: out of memory (a tensor too large to allocate)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shapejit: internal error: %s\n", e.what());
+  }
+  return 1;
 }
