@@ -9,28 +9,34 @@
 namespace shapejit::ir {
 
 std::vector<int64_t> Tensor::dense_strides(const std::vector<int64_t>& shape) {
+  // Unsigned, so a degenerate shape (a 0 dim beside huge ones, never used to
+  // address memory) cannot overflow into undefined behaviour.
   std::vector<int64_t> s(shape.size());
-  int64_t acc = 1;
+  uint64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= shape[i] > 0 ? shape[i] : 1;
+    s[i] = static_cast<int64_t>(acc);
+    acc *= shape[i] > 0 ? static_cast<uint64_t>(shape[i]) : 1;
   }
   return s;
 }
 
 Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+  // Sizes come from callers' shapes: an impossible size is std::bad_alloc
+  // (the runtime, the C API and the tool turn it into an error), checked
+  // before any arithmetic on the shape can overflow.
+  unsigned __int128 bytes = dtype_size(dtype);
+  bool zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) throw std::bad_alloc();
+    zero |= d == 0;
+    bytes *= static_cast<uint64_t>(d > 0 ? d : 1);
+    if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
+  }
+  if (zero) bytes = 0;
   Tensor t;
   t.dtype_ = dtype;
   t.strides_ = dense_strides(shape);
   t.shape_ = std::move(shape);
-  // Sizes come from callers' shapes: an impossible size is std::bad_alloc
-  // (the C API and the tool turn it into an error), never undefined behaviour.
-  unsigned __int128 bytes = dtype_size(dtype);
-  for (int64_t d : t.shape_) {
-    if (d < 0) throw std::bad_alloc();
-    bytes *= static_cast<uint64_t>(d);
-    if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
-  }
   size_t padded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);
@@ -53,9 +59,9 @@ Tensor Tensor::borrow(const DLTensor& d, DType dtype) {
 }
 
 int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
-  return n;
+  uint64_t n = 1;  // bounded by allocation for owned tensors; unsigned for views
+  for (int64_t d : shape_) n *= static_cast<uint64_t>(d);
+  return static_cast<int64_t>(n);
 }
 
 bool Tensor::is_contiguous() const {

@@ -93,18 +93,12 @@ std::string dims_text(const std::vector<std::pair<int, int>>& dims) {
 }  // namespace
 
 Status CallSite::call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs) {
-  return dispatch(args, Source{{}, &trace, nullptr}, outputs);
+  return dispatch(args, Source{&trace, nullptr, {}}, outputs);
 }
 
 Status CallSite::call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args,
                             std::vector<ir::Tensor>& outputs) {
-  TraceFn replay = [&](Tracer& t) -> Status {
-    for (const ir::Node& n : graph.nodes) SJ_TRY(t.append(n, graph.value_names[n.out[0]]));
-    for (const Observation& o : observed) SJ_TRY(t.observe(o));
-    for (int o : graph.outputs) SJ_TRY(t.output(Tracer::Value{o}));
-    return Status::ok();
-  };
-  return dispatch(args, Source{graph.inputs, &replay, &graph}, outputs);
+  return dispatch(args, Source{nullptr, &graph, observed}, outputs);
 }
 
 Status CallSite::dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs) try {
@@ -204,10 +198,19 @@ CallSite::StoredTrace* CallSite::reusable_trace(Args args) {
 Expected<CallSite::StoredTrace*> CallSite::retrace(Args args, const Source& source) {
   const Clock::time_point t0 = Clock::now();
   ++stats_.traces;
-  std::vector<ir::InputSpec> inputs = source.inputs;
+  std::vector<ir::InputSpec> inputs;
+  TraceFn replay;  // a held graph is traced by replaying its nodes and observations
   if (source.graph == nullptr) {
     inputs = SJ_TRY(dynamic_inputs(args));
   } else {
+    const ir::Graph& graph = *source.graph;
+    inputs = graph.inputs;
+    replay = [&graph, observed = source.observed](Tracer& t) -> Status {
+      for (const ir::Node& n : graph.nodes) SJ_TRY(t.append(n, graph.value_names[n.out[0]]));
+      for (const Observation& o : observed) SJ_TRY(t.observe(o));
+      for (int o : graph.outputs) SJ_TRY(t.output(Tracer::Value{o}));
+      return Status::ok();
+    };
     if (inputs.size() != args.size()) {
       return invalid("site " + name_ + ": the graph has " + std::to_string(inputs.size()) + " inputs, the call passes " + std::to_string(args.size()));
     }
@@ -225,7 +228,7 @@ Expected<CallSite::StoredTrace*> CallSite::retrace(Args args, const Source& sour
   options.specialize_zero_one = services_.config.policy.specialize_zero_one;
   options.may_specialize = [this](int input, int dim) { return policy_.may_specialize(input, dim); };
   std::unique_ptr<Tracer> tracer = SJ_TRY(Tracer::create(std::move(inputs), std::move(hints), std::move(options)));
-  Status traced = (*source.fn)(*tracer);
+  Status traced = source.graph ? replay(*tracer) : (*source.fn)(*tracer);
   stats_.trace_ms += ms_since(t0);
   if (!traced.is_ok()) {
     if (traced.code() == Code::kGraphBreak) ++stats_.graph_breaks;

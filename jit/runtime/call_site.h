@@ -75,10 +75,12 @@ class CallSite {
   struct Entry;
   struct StoredTrace;
   struct Snapshot;
+  // How to trace on a miss: the interpreter's function, or a graph the
+  // caller holds (with its observations). Built per call, so it only points.
   struct Source {
-    std::vector<ir::InputSpec> inputs;
-    const TraceFn* fn;
-    const ir::Graph* graph;  // when the caller holds it (hashing reuses it)
+    const TraceFn* fn = nullptr;
+    const ir::Graph* graph = nullptr;
+    std::span<const Observation> observed;
   };
 
   Status dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
