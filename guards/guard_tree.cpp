@@ -183,11 +183,6 @@ void GuardTree::add(int id, GuardSet guards) {
   rebuild();
 }
 
-void GuardTree::clear() {
-  entries_.clear();
-  rebuild();
-}
-
 void GuardTree::rebuild() {
   common_ = Compiled();
   groups_.clear();

@@ -26,8 +26,6 @@ class GuardTree {
 
   // Adds an entry's guards under the caller's id.
   void add(int id, GuardSet guards);
-  // Removes every entry.
-  void clear();
   // The id of a matching entry, or kMiss.
   int lookup(Args args) const;
   size_t size() const { return entries_.size(); }

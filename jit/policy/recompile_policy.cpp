@@ -7,15 +7,6 @@ namespace shapejit::policy {
 
 using sym::Origin;
 
-const char* dim_state_name(DimState s) {
-  switch (s) {
-    case DimState::kDynamic: return "dynamic";
-    case DimState::kStatic: return "static";
-    case DimState::kBackedOff: return "backed_off";
-  }
-  return "?";
-}
-
 RecompilePolicy::RecompilePolicy(const PolicyConfig& config, const std::string& site) : config_(config) {
   auto it = config.sites.find(site);
   if (it != config.sites.end()) pins_ = it->second;
@@ -107,9 +98,5 @@ DimState RecompilePolicy::state(int input, int dim) const {
   return (config_.mode == Mode::kStartStatic || config_.mode == Mode::kAlwaysStatic) ? DimState::kStatic : DimState::kDynamic;
 }
 
-int RecompilePolicy::recompiles(int input, int dim) const {
-  auto it = dims_.find({input, dim});
-  return it == dims_.end() ? 0 : it->second.recompiles;
-}
 
 }  // namespace shapejit::policy

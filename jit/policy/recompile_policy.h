@@ -38,7 +38,6 @@
 namespace shapejit::policy {
 
 enum class DimState { kDynamic, kStatic, kBackedOff };
-const char* dim_state_name(DimState s);
 
 struct MissReport {
   std::vector<std::pair<int, int>> counted;     // dims the recompile is attributed to
@@ -64,7 +63,6 @@ class RecompilePolicy {
   void make_generic() { generic_ = true; }
 
   DimState state(int input, int dim) const;
-  int recompiles(int input, int dim) const;
   // The pow2 bucket that holds `v` (DESIGN.md: TensorRT profiles).
   sym::Range bucket(int64_t v, int64_t lowest) const;
 

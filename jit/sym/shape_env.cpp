@@ -310,7 +310,6 @@ Expected<bool> ShapeEnv::decide(Expr e, Rel rel, Origin origin, const std::strin
     record(e, rel, outcome, origin, label);
     return outcome;
   }
-  if (assume_undecided_) return true;
   return Status(Code::kInternal, "cannot decide " + str(e) + " without hints or a recorded fact");
 }
 
@@ -323,7 +322,7 @@ Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string&
   if (has_unbacked(d)) return graph_break("the equality " + str(a) + " == " + str(b) + " depends on data");
   auto ha = hint(a), hb = hint(b);
   if (ha && hb && *ha != *hb) return false;
-  if (!(ha && hb) && !assume_undecided_) {
+  if (!(ha && hb)) {
     return Status(Code::kInternal, "cannot decide " + str(a) + " == " + str(b) + " without hints");
   }
   // Pin a symbol when one side is one; keep the older symbol as the representative.
@@ -358,12 +357,6 @@ Status ShapeEnv::bind(int symbol, Expr value, Origin origin, const std::string& 
   s.binding = value;
   s.binding_origin = origin;
   s.binding_label = label;
-  return Status::ok();
-}
-
-Status ShapeEnv::require(Expr e, Rel rel, Origin origin, const std::string& what) {
-  bool ok = SJ_TRY(decide(e, rel, origin));
-  if (!ok) return invalid(what);
   return Status::ok();
 }
 

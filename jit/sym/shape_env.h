@@ -92,9 +92,6 @@ class ShapeEnv {
   static ShapeEnv from_specialization(const Specialization& spec);
   Specialization specialization() const;
 
-  // Verification without a call: undecidable questions are assumed to hold.
-  void set_assume_undecided(bool v) { assume_undecided_ = v; }
-
   // The expression of input `input`'s dim `dim`, named `name` in the graph.
   // The first dim with a name creates its symbol; a later one with the same
   // name must have the same hint.
@@ -116,8 +113,6 @@ class ShapeEnv {
   Expected<bool> unify(Expr a, Expr b, Origin origin, const std::string& label = {});
   // Binds a free symbol. An error when `value` is outside its range.
   Status bind(int symbol, Expr value, Origin origin, const std::string& label = {});
-  // `e REL 0` must hold; otherwise an error with `what`.
-  Status require(Expr e, Rel rel, Origin origin, const std::string& what);
   void set_range(int symbol, Range r, Origin origin);
   void set_hint(int symbol, int64_t value) { symbols_[symbol].hint = value; }
   void set_contiguous(std::vector<bool> c) { contiguous_ = std::move(c); }
@@ -135,7 +130,6 @@ class ShapeEnv {
   void record(Expr e, Rel rel, bool outcome, Origin origin, const std::string& label);
 
   bool zero_one_;
-  bool assume_undecided_ = false;
   std::vector<Symbol> symbols_;
   std::unordered_map<std::string, int> by_name_;
   std::vector<Fact> facts_;

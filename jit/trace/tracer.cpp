@@ -79,12 +79,6 @@ Expected<Tracer::Value> Tracer::op(ir::Op op, const std::vector<Arg>& in, ir::At
 
 Status Tracer::append(const ir::Node& node, const std::string& name) { return add_node(node, name); }
 
-std::vector<int64_t> Tracer::hint_shape(Value t) const {
-  std::vector<int64_t> out;
-  for (const Expr& d : types_[t.id].shape) out.push_back(env_.hint(d).value_or(-1));
-  return out;
-}
-
 Expected<Expr> Tracer::symint_expr(const Arg& a) const {
   if (auto* i = std::get_if<int64_t>(&a)) return Expr(*i);
   if (std::holds_alternative<double>(a)) return invalid("trace: a float literal where a SymInt is expected");

@@ -82,8 +82,6 @@ class Tracer {
     a.dim = dim;
     return op(ir::Op::kSymSize, {t}, a);
   }
-  // The concrete shape of a tensor on this call (records nothing).
-  std::vector<int64_t> hint_shape(Value t) const;
   bool is_tensor(Value v) const { return types_[v.id].is_tensor; }
   ir::DType dtype(Value v) const { return types_[v.id].dtype; }
 

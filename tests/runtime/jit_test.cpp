@@ -10,6 +10,7 @@
 
 #include "jit/trace/trace_file.h"
 #include "tests/test_util.h"
+#include "tools/shapejit/replay.h"
 
 namespace shapejit {
 namespace {
@@ -178,6 +179,14 @@ TEST(Jit, RecordsATraceThatReplaysToTheSameDecisions) {
   }
   EXPECT_EQ(graphs, 2);
   EXPECT_EQ(calls, 3);
+  // Replayed under the same policy, the recorded trace makes the same
+  // decisions: two entries, two traces (the second graph line's observation
+  // pins the new size), one hit.
+  auto replayed = tools::replay(*trace, policy::Config(), "default", tools::ReplayOptions{});
+  ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
+  EXPECT_EQ(replayed->stats["compiles"], 2u);
+  EXPECT_EQ(replayed->stats["hits"], 1u);
+  EXPECT_EQ(replayed->stats["recompile_reasons"]["interpreter needs int"], 1u);
   std::remove(path.c_str());
 }
 
