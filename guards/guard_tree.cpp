@@ -252,9 +252,12 @@ void GuardTree::rebuild() {
   std::stable_sort(groups_.begin(), groups_.end(), [](const Group& a, const Group& b) { return a.dims.size() > b.dims.size(); });
 }
 
-int GuardTree::lookup(Args args) const {
+int GuardTree::lookup(Args args, int64_t* dims) const {
   if (groups_.empty()) return kMiss;
-  if (flat_) return lookup_flat(args);
+  if (flat_) {
+    int64_t local[kMaxFlat];
+    return lookup_flat(args, dims ? dims : local);
+  }
   if (num_inputs_ >= 0) {
     if (static_cast<int>(args.size()) != num_inputs_) return kMiss;
     if (!common_.check(args)) return kMiss;
@@ -298,10 +301,9 @@ int GuardTree::lookup(Args args) const {
 
 // The dims gather copies 1-4 values per input: keep GCC from turning it
 // into a memmove call per input.
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) int GuardTree::lookup_flat(Args args) const {
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) int GuardTree::lookup_flat(Args args, int64_t* dims) const {
   if (static_cast<int>(args.size()) != num_inputs_ || !common_.check_meta(args)) return kMiss;
   // Every input's rank is now known: gather all dims once.
-  int64_t dims[kMaxFlat];
   for (int i = 0; i < num_inputs_; ++i) {
     const DLTensor* t = args[i];
     for (int d = 0; d < t->ndim; ++d) dims[offsets_[i] + d] = t->shape[d];

@@ -26,8 +26,15 @@ class GuardTree {
 
   // Adds an entry's guards under the caller's id.
   void add(int id, GuardSet guards);
-  // The id of a matching entry, or kMiss.
-  int lookup(Args args) const;
+  static constexpr int kMaxFlat = 64;
+
+  // The id of a matching entry, or kMiss. When `dims` (kMaxFlat values) is
+  // given and the tree is flat, a hit leaves every input dim there, at
+  // flat_offsets()[input] + dim, for the caller to reuse.
+  int lookup(Args args, int64_t* dims = nullptr) const;
+  // Per input, where its dims start in the flat array; null when the
+  // entries' ranks differ (then no dims are handed out).
+  const std::vector<int32_t>* flat_offsets() const { return flat_ ? &offsets_ : nullptr; }
   size_t size() const { return entries_.size(); }
   size_t num_groups() const { return groups_.size(); }
 
@@ -100,9 +107,7 @@ class GuardTree {
   };
 
   void rebuild();
-  int lookup_flat(Args args) const;
-
-  static constexpr int kMaxFlat = 64;
+  int lookup_flat(Args args, int64_t* dims) const;
 
   std::vector<Entry> entries_;
   int num_inputs_ = -1;  // -1 when entries disagree (then checked per candidate)

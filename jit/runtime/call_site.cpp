@@ -40,6 +40,9 @@ struct CallSite::StoredTrace {
 struct CallSite::Snapshot {
   guards::GuardTree tree;
   std::vector<const Entry*> entries;  // by GuardTree id
+  // Per entry, each symbol's place in the tree's flat dims (-1: unbacked);
+  // empty when the tree is not flat.
+  std::vector<std::vector<int32_t>> flat_symbols;
 };
 
 CallSite::CallSite(std::string name, Services services)
@@ -123,15 +126,17 @@ Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir:
   const bool timing = services_.timing.load(std::memory_order_relaxed);
   const Clock::time_point t0 = timing ? Clock::now() : Clock::time_point{};
   const Snapshot* snap = current_.load(std::memory_order_acquire);
-  const int id = snap ? snap->tree.lookup(args) : guards::GuardTree::kMiss;
+  int64_t dims[guards::GuardTree::kMaxFlat];
+  const int id = snap ? snap->tree.lookup(args, dims) : guards::GuardTree::kMiss;
   if (id == guards::GuardTree::kMiss) {
     Status s = miss(args, source, outputs);
     if (!s.is_ok()) count_error(s);
     return s;
   }
-  if (!timing) return run_entry(*snap->entries[id], args, outputs);
+  const int32_t* flat = snap->flat_symbols.empty() ? nullptr : snap->flat_symbols[id].data();
+  if (!timing) return run_entry(*snap->entries[id], args, outputs, dims, flat);
   const Clock::time_point t1 = Clock::now();
-  Status s = run_entry(*snap->entries[id], args, outputs);
+  Status s = run_entry(*snap->entries[id], args, outputs, dims, flat);
   const double run_ms = ms_since(t1);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.dispatch_ns.push_back(static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
@@ -144,7 +149,8 @@ void CallSite::count_error(const Status& s) {
   if (s.code() != Code::kGraphBreak) ++stats_.errors;
 }
 
-Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs) {
+Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs, const int64_t* dims,
+                           const int32_t* flat) {
   if (!services_.execute.load(std::memory_order_relaxed)) return Status::ok();
   constexpr size_t kInline = 32;
   int64_t inline_symbols[kInline];
@@ -155,9 +161,13 @@ Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& o
     heap_symbols.resize(n);
     symbols = heap_symbols.data();
   }
-  for (size_t k = 0; k < n; ++k) {
-    const auto [input, dim] = e.symbol_sources[k];
-    symbols[k] = input < 0 ? 0 : args[input]->shape[dim];
+  if (flat) {  // the lookup already gathered the dims
+    for (size_t k = 0; k < n; ++k) symbols[k] = flat[k] < 0 ? 0 : dims[flat[k]];
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      const auto [input, dim] = e.symbol_sources[k];
+      symbols[k] = input < 0 ? 0 : args[input]->shape[dim];
+    }
   }
   outputs.resize(e.out_shapes.size());
   for (size_t i = 0; i < e.out_shapes.size(); ++i) {
@@ -316,6 +326,14 @@ void CallSite::install(std::unique_ptr<Entry> e) {
   if (old) *snap = *old;
   snap->tree.add(static_cast<int>(snap->entries.size()), e->guards);
   snap->entries.push_back(e.get());
+  snap->flat_symbols.clear();
+  if (const std::vector<int32_t>* offsets = snap->tree.flat_offsets()) {
+    for (const Entry* entry : snap->entries) {
+      std::vector<int32_t> flat;
+      for (auto [input, dim] : entry->symbol_sources) flat.push_back(input < 0 ? -1 : (*offsets)[input] + dim);
+      snap->flat_symbols.push_back(std::move(flat));
+    }
+  }
   entries_.push_back(std::move(e));
   current_.store(snap.get(), std::memory_order_release);
   snapshots_.push_back(std::move(snap));

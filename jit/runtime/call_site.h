@@ -86,7 +86,10 @@ class CallSite {
   Status dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
   Status dispatch_timed(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
   Status miss(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
-  Status run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs);
+  // `dims` and `flat`, from a flat lookup, give the symbols without reading
+  // the arguments again.
+  Status run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs, const int64_t* dims = nullptr,
+                   const int32_t* flat = nullptr);
   Expected<StoredTrace*> retrace(Args args, const Source& source);
   StoredTrace* reusable_trace(Args args);
   Expected<Entry*> compile_entry(StoredTrace& trace, Args args, bool generic);
