@@ -37,6 +37,10 @@ class Backend {
   // What the generated code depends on besides the graph (CPU features, GPU
   // architecture, compiler version); part of every cache key.
   virtual std::string target() const = 0;
+  // Whether kernels are specialized on the inputs being dense row-major:
+  // then each entry guards the layout it was compiled for. A backend that
+  // takes any strides says no, and strided calls share its entries.
+  virtual bool specializes_layout() const { return true; }
   virtual Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) = 0;
 };
 

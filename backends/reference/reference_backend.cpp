@@ -32,6 +32,7 @@ class ReferenceBackend final : public Backend {
  public:
   const char* name() const override { return "reference"; }
   std::string target() const override { return "reference-v1"; }
+  bool specializes_layout() const override { return false; }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
     sym::ShapeEnv env = sym::ShapeEnv::from_specialization(spec);

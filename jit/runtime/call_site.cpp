@@ -268,8 +268,10 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
     if (!s.unbacked) env.set_hint(static_cast<int>(id), args[s.input]->shape[s.dim]);
   }
   if (!generic) SJ_TRY(policy_.specialize(env));
-  std::vector<bool> contiguous;
-  for (const DLTensor* a : args) contiguous.push_back(ir::Tensor::borrow(*a, ir::DType::kF32).is_contiguous());
+  std::vector<bool> contiguous(args.size(), false);
+  if (services_.backend.specializes_layout()) {
+    for (size_t i = 0; i < args.size(); ++i) contiguous[i] = ir::Tensor::borrow(*args[i], ir::DType::kF32).is_contiguous();
+  }
   env.set_contiguous(contiguous);
 
   sym::Specialization spec = env.specialization();

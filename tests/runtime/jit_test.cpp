@@ -43,6 +43,63 @@ TEST(Jit, ResultsMatchAFreshInterpreterRunAcrossShapes) {
   EXPECT_EQ(stats["hits"], 2u);
 }
 
+TEST(Jit, StridedInputsShareTheReferenceBackendsEntries) {
+  // The reference interpreter takes any strides, so its entries guard no
+  // layout: a transposed view hits the entry a dense input created.
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  std::mt19937 rng(9);
+  ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
+  ArgPack dense, strided;
+  dense.add(base.view({6, 4}, {1, 6}).contiguous());
+  strided.add(base.view({6, 4}, {1, 6}));
+  std::vector<ir::Tensor> a, b;
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), a).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), b).is_ok());
+  EXPECT_EQ(jit->stats_json()["sites"]["exp"]["compiles"], 1u);
+  EXPECT_TRUE(testing::tensors_close(a[0], b[0], 0, 0));
+}
+
+// The reference backend, claiming to specialize on layout, as a compiled
+// backend would.
+class LayoutSensitive final : public backends::Backend {
+ public:
+  const char* name() const override { return "layout-sensitive"; }
+  std::string target() const override { return "test"; }
+  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::Graph& g, const sym::Specialization& s) override {
+    return inner_->compile(g, s);
+  }
+
+ private:
+  std::unique_ptr<backends::Backend> inner_ = backends::make_reference_backend();
+};
+
+TEST(Jit, LayoutSpecializedEntriesGuardContiguity) {
+  policy::Config config;
+  auto jit = std::move(Jit::create(config, std::make_unique<LayoutSensitive>())).value();
+  std::vector<std::string> log;
+  jit->set_log([&](const std::string& line) { log.push_back(line); });
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  std::mt19937 rng(10);
+  ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
+  ArgPack dense, strided;
+  dense.add(base.view({6, 4}, {1, 6}).contiguous());
+  strided.add(base.view({6, 4}, {1, 6}));
+  std::vector<ir::Tensor> out;
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), out).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), out).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), out).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), out).is_ok());
+  auto stats = jit->stats_json()["sites"]["exp"];
+  EXPECT_EQ(stats["compiles"], 2u);  // one per layout, then hits
+  EXPECT_EQ(stats["traces"], 1u);    // a layout miss re-specializes without tracing
+  EXPECT_EQ(stats["recompile_reasons"]["layout"], 1u);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("input 0 is contiguous failed (got strided), origin: layout"), std::string::npos) << log[0];
+}
+
 TEST(Jit, ReusesUnsharedOutputBuffers) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);
