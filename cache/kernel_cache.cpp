@@ -42,7 +42,16 @@ Expected<std::shared_ptr<backends::Kernel>> KernelCache::get_or_compile(const Ha
     flight = std::make_shared<Flight>();
     in_flight_[key] = flight;
   }
-  Expected<std::unique_ptr<backends::Kernel>> made = compile();
+  // Whatever happens, the flight lands: a compile that throws must not
+  // leave later callers of this key waiting forever.
+  Expected<std::unique_ptr<backends::Kernel>> made = Status(Code::kInternal, "compile did not run");
+  try {
+    made = compile();
+  } catch (const std::bad_alloc&) {
+    made = Status(Code::kRuntime, "out of memory while compiling");
+  } catch (const std::exception& e) {
+    made = Status(Code::kInternal, std::string("compile threw: ") + e.what());
+  }
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_.erase(key);
   flight->done = true;

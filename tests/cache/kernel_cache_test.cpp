@@ -65,6 +65,14 @@ TEST(KernelCache, FailuresAreReportedAndNotCached) {
   EXPECT_TRUE(good.is_ok());
 }
 
+TEST(KernelCache, ACompileThatThrowsIsAnErrorNotAHang) {
+  KernelCache cache(1 << 20);
+  auto thrown = cache.get_or_compile(key(3), []() -> Expected<std::unique_ptr<backends::Kernel>> { throw std::bad_alloc(); });
+  ASSERT_FALSE(thrown.is_ok());
+  EXPECT_NE(thrown.status().message().find("out of memory"), std::string::npos);
+  EXPECT_TRUE(cache.get_or_compile(key(3), make(10)).is_ok());  // the key is free again
+}
+
 TEST(KernelCache, ConcurrentMissesOnOneKeyCompileOnce) {
   KernelCache cache(1 << 20);
   std::atomic<int> compiles{0};
