@@ -23,14 +23,33 @@ const char* kMlp = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "
             {"op": "sum", "in": ["g"], "out": "y", "attrs": {"axes": [-1]}}],
   "outputs": ["y"]})";
 
+ArgPack mlp_args(std::mt19937& rng, std::vector<int64_t> x_shape) {
+  ArgPack p;
+  p.add(testing::random_tensor(ir::DType::kF32, std::move(x_shape), rng));
+  p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  return p;
+}
+
+// exp over a 2-D input, and the same 6x4 data as a dense copy and as a
+// transposed (strided) view.
+struct LayoutCase {
+  ir::Graph graph = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
+  ArgPack dense, strided;
+  explicit LayoutCase(int seed) {
+    std::mt19937 rng(seed);
+    ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
+    dense.add(base.view({6, 4}, {1, 6}).contiguous());
+    strided.add(base.view({6, 4}, {1, 6}));
+  }
+};
+
 TEST(Jit, ResultsMatchAFreshInterpreterRunAcrossShapes) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);
   std::mt19937 rng(1);
   for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 16}, {4, 9, 16}, {1, 5, 16}, {2, 3, 16}, {0, 4, 16}}) {
-    ArgPack p;
-    p.add(testing::random_tensor(ir::DType::kF32, shape, rng));
-    p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+    ArgPack p = mlp_args(rng, shape);
     std::vector<ir::Tensor> out;
     ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
     auto expect = testing::run_graph(kMlp, p.tensors);  // a new Jit: compiled for exactly this call
@@ -47,16 +66,10 @@ TEST(Jit, StridedInputsShareTheReferenceBackendsEntries) {
   // The reference interpreter takes any strides, so its entries guard no
   // layout: a transposed view hits the entry a dense input created.
   auto jit = make_jit("{}");
-  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
-    "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
-  std::mt19937 rng(9);
-  ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
-  ArgPack dense, strided;
-  dense.add(base.view({6, 4}, {1, 6}).contiguous());
-  strided.add(base.view({6, 4}, {1, 6}));
+  LayoutCase c(9);
   std::vector<ir::Tensor> a, b;
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), a).is_ok());
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), b).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.dense.args(), a).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.strided.args(), b).is_ok());
   EXPECT_EQ(jit->stats_json()["sites"]["exp"]["compiles"], 1u);
   EXPECT_TRUE(testing::tensors_close(a[0], b[0], 0, 0));
 }
@@ -80,18 +93,12 @@ TEST(Jit, LayoutSpecializedEntriesGuardContiguity) {
   auto jit = std::move(Jit::create(config, std::make_unique<LayoutSensitive>())).value();
   std::vector<std::string> log;
   jit->set_log([&](const std::string& line) { log.push_back(line); });
-  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
-    "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
-  std::mt19937 rng(10);
-  ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
-  ArgPack dense, strided;
-  dense.add(base.view({6, 4}, {1, 6}).contiguous());
-  strided.add(base.view({6, 4}, {1, 6}));
+  LayoutCase c(10);
   std::vector<ir::Tensor> out;
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), out).is_ok());
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), out).is_ok());
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, dense.args(), out).is_ok());
-  ASSERT_TRUE(jit->call_graph("exp", g, {}, strided.args(), out).is_ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.dense.args(), out).is_ok());
+    ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.strided.args(), out).is_ok());
+  }
   auto stats = jit->stats_json()["sites"]["exp"];
   EXPECT_EQ(stats["compiles"], 2u);  // one per layout, then hits
   EXPECT_EQ(stats["traces"], 1u);    // a layout miss re-specializes without tracing
@@ -104,9 +111,7 @@ TEST(Jit, ReusesUnsharedOutputBuffers) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);
   std::mt19937 rng(2);
-  ArgPack p;
-  p.add(testing::random_tensor(ir::DType::kF32, {2, 3, 16}, rng));
-  p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  ArgPack p = mlp_args(rng, {2, 3, 16});
   std::vector<ir::Tensor> out;
   ASSERT_TRUE(jit->call_graph("mlp", g, {}, p.args(), out).is_ok());
   const void* first = out[0].data();
@@ -122,9 +127,7 @@ TEST(Jit, BadCallsAreClearErrorsAndLeaveTheSiteWorking) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);
   std::mt19937 rng(3);
-  ArgPack good;
-  good.add(testing::random_tensor(ir::DType::kF32, {2, 3, 16}, rng));
-  good.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  ArgPack good = mlp_args(rng, {2, 3, 16});
   std::vector<ir::Tensor> out;
   ASSERT_TRUE(jit->call_graph("mlp", g, {}, good.args(), out).is_ok());
 
@@ -251,9 +254,7 @@ TEST(Jit, ConcurrentCallsCompileOnceAndAgree) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);
   std::mt19937 rng(4);
-  ArgPack p;
-  p.add(testing::random_tensor(ir::DType::kF32, {2, 5, 16}, rng));
-  p.add(testing::random_tensor(ir::DType::kF32, {16, 32}, rng));
+  ArgPack p = mlp_args(rng, {2, 5, 16});
   Args args = p.args();
   std::vector<std::vector<ir::Tensor>> outs(6);
   std::vector<std::thread> threads;
