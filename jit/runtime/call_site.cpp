@@ -24,6 +24,8 @@ struct CallSite::Entry {
   std::vector<std::vector<sym::Program>> out_shapes;
   std::vector<uint8_t> out_data_dependent;  // sized by the kernel
   bool generic = false;
+  // A cached GraphBreak: calls it matches break at once, without tracing.
+  std::optional<std::string> graph_break;
   std::string description;  // the entry's static and dynamic dims, for logs
 };
 
@@ -151,6 +153,10 @@ void CallSite::count_error(const Status& s) {
 
 Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs, const int64_t* dims,
                            const int32_t* flat) {
+  if (e.graph_break) {
+    break_hits_.fetch_add(1, std::memory_order_relaxed);
+    return shapejit::graph_break(*e.graph_break);
+  }
   if (!services_.execute.load(std::memory_order_relaxed)) return Status::ok();
   constexpr size_t kInline = 32;
   int64_t inline_symbols[kInline];
@@ -241,8 +247,14 @@ Expected<CallSite::StoredTrace*> CallSite::retrace(Args args, const Source& sour
   Status traced = source.graph ? replay(*tracer) : (*source.fn)(*tracer);
   stats_.trace_ms += ms_since(t0);
   if (!traced.is_ok()) {
-    if (traced.code() == Code::kGraphBreak) ++stats_.graph_breaks;
-    return traced.with_context("site " + name_);
+    Status s = traced.with_context("site " + name_);
+    if (traced.code() == Code::kGraphBreak) {
+      ++stats_.graph_breaks;
+      // A break the tracer raised follows from the decisions taken so far,
+      // and the policy only ever moves dims toward backed off: cache it.
+      if (tracer->broke()) install_break(*tracer, s.message());
+    }
+    return s;
   }
   auto stored = std::make_unique<StoredTrace>();
   stored->trace = std::move(*tracer).finish();
@@ -319,7 +331,17 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
   e->description = std::string(generic ? "generic entry; " : "") + "static: [" + dims_text(statics) + "], dynamic: [" + dims_text(dynamics) + "]";
   Entry* raw = e.get();
   install(std::move(e));
+  last_compiled_ = raw;
   return raw;
+}
+
+void CallSite::install_break(const Tracer& tracer, const std::string& message) {
+  auto e = std::make_unique<Entry>();
+  e->guards = guards::derive_guards(tracer.graph(), tracer.env());
+  e->graph_break = message;
+  e->description = "graph break";
+  ++break_entries_;
+  install(std::move(e));
 }
 
 void CallSite::install(std::unique_ptr<Entry> e) {
@@ -376,9 +398,9 @@ Status CallSite::miss(Args args, const Source& source, std::vector<ir::Tensor>& 
   // Explain the miss against the newest entry and let the policy attribute it.
   std::vector<guards::Failure> failures;
   policy::MissReport report;
-  const bool first = entries_.empty();
+  const bool first = last_compiled_ == nullptr;
   if (!first) {
-    failures = entries_.back()->guards.explain(args);
+    failures = last_compiled_->guards.explain(args);
     report = policy_.on_miss(failures);
   }
 
@@ -387,7 +409,7 @@ Status CallSite::miss(Args args, const Source& source, std::vector<ir::Tensor>& 
   if (!st) st = SJ_TRY(retrace(args, source));
 
   const int limit = services_.config.policy.cache_size_limit;
-  const int normal_entries = static_cast<int>(entries_.size()) - (has_generic_ ? 1 : 0);
+  const int normal_entries = static_cast<int>(entries_.size() - break_entries_) - (has_generic_ ? 1 : 0);
   std::string decision;
   Entry* entry = nullptr;
   if (normal_entries >= limit) {
@@ -439,13 +461,15 @@ SiteStats CallSite::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   SiteStats s = stats_;
   s.calls = calls_.load(std::memory_order_relaxed);
-  s.hits = s.calls - misses_;
+  const uint64_t breaks = break_hits_.load(std::memory_order_relaxed);
+  s.hits = s.calls - misses_ - breaks;
+  s.graph_breaks += breaks;
   return s;
 }
 
 size_t CallSite::num_entries() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
+  return entries_.size() - break_entries_;
 }
 
 policy::DimState CallSite::dim_state(int input, int dim) const {

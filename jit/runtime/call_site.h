@@ -68,7 +68,7 @@ class CallSite {
   Status call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args, std::vector<ir::Tensor>& outputs);
 
   SiteStats stats() const;
-  size_t num_entries() const;
+  size_t num_entries() const;  // compiled entries (cached graph breaks aside)
   policy::DimState dim_state(int input, int dim) const;
 
  private:
@@ -95,6 +95,7 @@ class CallSite {
   Expected<Entry*> compile_entry(StoredTrace& trace, Args args, bool generic);
   Status run_eager(StoredTrace& trace, Args args, std::vector<ir::Tensor>& outputs);
   void install(std::unique_ptr<Entry> e);
+  void install_break(const Tracer& tracer, const std::string& message);
   void count_error(const Status& s);
 
   const std::string name_;
@@ -102,7 +103,8 @@ class CallSite {
   policy::RecompilePolicy policy_;
 
   std::atomic<const Snapshot*> current_{nullptr};
-  std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss
+  std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
+  std::atomic<uint64_t> break_hits_{0};
   std::atomic<bool> recorded_graph_{false};
 
   mutable std::mutex mu_;  // everything below; the miss path
@@ -110,6 +112,8 @@ class CallSite {
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::unique_ptr<StoredTrace>> traces_;
   uint64_t misses_ = 0;
+  size_t break_entries_ = 0;
+  const Entry* last_compiled_ = nullptr;  // what a miss is explained against
   bool has_generic_ = false;
   bool warned_eager_ = false;
   SiteStats stats_;

@@ -58,6 +58,7 @@ Status Tracer::add_node(ir::Node node, std::string name) {
   types_.emplace_back();
   graph_.nodes.push_back(std::move(node));
   Status s = ir::infer_node(graph_, graph_.nodes.back(), types_, env_);
+  broke_ |= s.code() == Code::kGraphBreak;
   if (!s.is_ok()) {  // leave the trace as it was
     graph_.nodes.pop_back();
     graph_.value_names.pop_back();
@@ -93,9 +94,12 @@ Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
   if (auto c = e.as_const()) return *c;
   for (int id : sym::symbols_of(e)) {
     const sym::Symbol& s = env_.symbols()[id];
-    if (s.unbacked) return graph_break("trace: the value of " + env_.str(e) + " depends on data");
-    if (options_.may_specialize) {
-      if (auto reason = options_.may_specialize(s.input, s.dim)) return graph_break("trace: " + *reason);
+    std::optional<std::string> reason;
+    if (s.unbacked) reason = "the value of " + env_.str(e) + " depends on data";
+    else if (options_.may_specialize) reason = options_.may_specialize(s.input, s.dim);
+    if (reason) {
+      broke_ = true;
+      return graph_break("trace: " + *reason);
     }
   }
   int64_t value = env_.hint(e).value();
@@ -137,7 +141,9 @@ Expected<int64_t> Tracer::guard_int(Value symint, const std::string& label) {
 Expected<bool> Tracer::guard_bool(Cmp cmp, Arg lhs, Arg rhs, const std::string& label) {
   Expr a = SJ_TRY(symint_expr(lhs));
   Expr b = SJ_TRY(symint_expr(rhs));
-  return guard_bool_expr(cmp, a, b, label);
+  auto out = guard_bool_expr(cmp, a, b, label);
+  broke_ |= out.status().code() == Code::kGraphBreak;  // a data-dependent branch
+  return out;
 }
 
 Status Tracer::observe(const Observation& o) {
@@ -145,8 +151,9 @@ Status Tracer::observe(const Observation& o) {
     return invalid("observation of input " + std::to_string(o.input) + " dim " + std::to_string(o.dim) + ": no such dim");
   }
   Expr d = types_[o.input].shape[o.dim];
-  if (o.as_int) return guard_int_expr(d, {}).status();
-  return guard_bool_expr(o.cmp, d, Expr(o.value), {}).status();
+  Status s = o.as_int ? guard_int_expr(d, {}).status() : guard_bool_expr(o.cmp, d, Expr(o.value), {}).status();
+  broke_ |= s.code() == Code::kGraphBreak;
+  return s;
 }
 
 Status Tracer::output(Value t) {

@@ -92,6 +92,10 @@ class Tracer {
 
   Status output(Value t);
 
+  // Whether this tracer raised a GraphBreak (a backed-off or data-dependent
+  // dim): such a break is determined by the decisions recorded so far.
+  bool broke() const { return broke_; }
+
   const ir::Graph& graph() const { return graph_; }
   const sym::ShapeEnv& env() const { return env_; }
   Trace finish() &&;
@@ -108,6 +112,7 @@ class Tracer {
   sym::ShapeEnv env_;
   std::vector<ir::ValueType> types_;
   std::vector<Observation> observed_;
+  bool broke_ = false;
 };
 
 }  // namespace shapejit

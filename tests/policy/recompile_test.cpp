@@ -188,34 +188,59 @@ TEST(Recompile, GuardBoolGuardsOnlyThePredicate) {
   EXPECT_EQ(stats["recompile_reasons"]["interpreter branch"], 1u);
 }
 
-TEST(Recompile, GuardBoolOnABackedOffDimGuardsThePredicateOnly) {
-  auto jit = make_jit(config_with(R"({"backoff_after": 1})"));
-  bool needs_int = true;
+// An interpreter that needs the size as an int only for short inputs.
+struct ShortNeedsInt {
   int traces = 0;
-  TraceFn fn = [&](Tracer& t) -> Status {
+  TraceFn fn = [this](Tracer& t) -> Status {
     ++traces;
     auto x = t.input(0);
     auto n = SJ_TRY(t.size(x, 0));
     bool big = SJ_TRY(t.guard_bool(Cmp::kGt, n, int64_t{100}));
-    if (needs_int) SJ_TRY(t.guard_int(n));
+    if (!big) SJ_TRY(t.guard_int(n));
     return t.output(SJ_TRY(t.op(big ? ir::Op::kExp : ir::Op::kNeg, {x})));
   };
-  auto call = [&](int64_t n) {
-    ArgPack p;
-    p.add(testing::zeros(ir::DType::kF32, {n}));
-    std::vector<ir::Tensor> out;
-    return jit->call("f", p.args(), fn, out);
-  };
-  ASSERT_TRUE(call(16).is_ok());
-  EXPECT_EQ(call(17).code(), Code::kGraphBreak);  // backoff_after 1: dynamic at once
-  needs_int = false;                              // the interpreter stops needing the int
-  ASSERT_TRUE(call(18).is_ok());
-  const int after = traces;
-  ASSERT_TRUE(call(19).is_ok());  // n > 100 still false: a hit, no trace
-  ASSERT_TRUE(call(50).is_ok());
-  EXPECT_EQ(traces, after);
-  ASSERT_TRUE(call(200).is_ok());  // the branch flips: a retrace
-  EXPECT_EQ(traces, after + 1);
+};
+
+Status call_1d(Jit& jit, const TraceFn& fn, int64_t n) {
+  ArgPack p;
+  p.add(testing::zeros(ir::DType::kF32, {n}));
+  std::vector<ir::Tensor> out;
+  return jit.call("f", p.args(), fn, out);
+}
+
+TEST(Recompile, GuardBoolOnABackedOffDimGuardsThePredicateOnly) {
+  auto jit = make_jit(config_with(R"({"backoff_after": 1})"));
+  ShortNeedsInt site;
+  ASSERT_TRUE(call_1d(*jit, site.fn, 16).is_ok());
+  EXPECT_EQ(call_1d(*jit, site.fn, 17).code(), Code::kGraphBreak);  // backoff_after 1: dynamic at once
+  ASSERT_EQ(site.traces, 2);
+  // Past 100 the interpreter no longer needs the int: one dynamic entry,
+  // guarded by the branch's predicate only.
+  ASSERT_TRUE(call_1d(*jit, site.fn, 200).is_ok());
+  ASSERT_EQ(site.traces, 3);
+  ASSERT_TRUE(call_1d(*jit, site.fn, 300).is_ok());
+  ASSERT_TRUE(call_1d(*jit, site.fn, 5000).is_ok());
+  EXPECT_EQ(site.traces, 3);
+}
+
+TEST(Recompile, ACachedGraphBreakNeedsNoRetrace) {
+  auto jit = make_jit(config_with(R"({"backoff_after": 1})"));
+  ShortNeedsInt site;
+  ASSERT_TRUE(call_1d(*jit, site.fn, 16).is_ok());
+  EXPECT_EQ(call_1d(*jit, site.fn, 17).code(), Code::kGraphBreak);
+  const int traces = site.traces;
+  // Short inputs keep breaking, answered from the cached break: no trace.
+  for (int64_t n : {18, 50, 99}) {
+    Status s = call_1d(*jit, site.fn, n);
+    EXPECT_EQ(s.code(), Code::kGraphBreak) << n;
+    EXPECT_NE(s.message().find("backed off"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(site.traces, traces);
+  EXPECT_TRUE(call_1d(*jit, site.fn, 16).is_ok());  // 16 keeps its compiled entry
+  auto stats = jit->stats_json()["sites"]["f"];
+  EXPECT_EQ(stats["graph_breaks"], 4u);
+  EXPECT_EQ(stats["compiles"], 1u);
+  EXPECT_EQ(stats["entries"], 1u);
 }
 
 TEST(Recompile, PolicyOnlyFailureDoesNotRetrace) {
