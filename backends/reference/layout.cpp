@@ -134,7 +134,6 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       slice_shape.erase(slice_shape.begin() + dim);
       std::vector<int64_t> xs = x.strides();
       xs.erase(xs.begin() + dim);
-      const int out_dim = c.node.op == Op::kEmbedding ? static_cast<int>(idx.rank()) - 1 : dim;
       std::vector<int64_t> os = out.strides();
       int64_t out_step = 0;
       if (c.node.op == Op::kIndexSelect) {
@@ -144,7 +143,6 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
         os.erase(os.begin(), os.begin() + static_cast<int64_t>(idx.rank()));
         out_step = shape.back();  // ids flatten row-major over the leading dims
       }
-      (void)out_dim;
       for (size_t i = 0; i < ids.size(); ++i) {
         Tensor src = x.view(slice_shape, xs, ids[i] * x.strides()[dim]);
         Tensor dst = out.view(slice_shape, os, static_cast<int64_t>(i) * out_step);
