@@ -262,39 +262,42 @@ int GuardTree::lookup(Args args, int64_t* dims) const {
     if (static_cast<int>(args.size()) != num_inputs_) return kMiss;
     if (!common_.check(args)) return kMiss;
   }
-  constexpr size_t kMaxKey = 16;
-  int64_t key[kMaxKey];
+  int64_t key[kMaxFlat];
   for (const Group& group : groups_) {
     const size_t n = group.dims.size();
-    int k;
-    if (n <= kMaxKey) {
-      // An entry whose dtype or rank guards are not common reads its key
-      // dims only after this bounds check; its residual then checks the rest.
-      bool readable = true;
-      for (size_t i = 0; i < n; ++i) {
-        const auto [input, dim] = group.dims[i];
-        if (input >= static_cast<int>(args.size()) || dim >= args[input]->ndim) {
-          readable = false;
-          break;
-        }
-        key[i] = args[input]->shape[dim];
-      }
-      if (!readable) continue;
-      k = group.first(hash_key(key, n));
-    } else {
-      k = group.candidates.empty() ? -1 : 0;  // rare: scan
+    if (n > kMaxFlat) {  // pathological: more static dims than the key holds
+      if (int id = scan(group, args); id != kMiss) return id;
+      continue;
     }
-    for (; k >= 0; k = n <= kMaxKey ? group.candidates[k].next : (k + 1 < static_cast<int>(group.candidates.size()) ? k + 1 : -1)) {
+    // An entry whose dtype or rank guards are not common reads its key dims
+    // only after this bounds check; its residual then checks the rest.
+    bool readable = true;
+    for (size_t i = 0; i < n && readable; ++i) {
+      const auto [input, dim] = group.dims[i];
+      readable = input < static_cast<int>(args.size()) && dim < args[input]->ndim;
+      if (readable) key[i] = args[input]->shape[dim];
+    }
+    if (!readable) continue;
+    for (int k = group.first(hash_key(key, n)); k >= 0; k = group.candidates[k].next) {
       const Candidate& c = group.candidates[k];
-      if (static_cast<int>(args.size()) != c.num_inputs) continue;
-      bool match = true;
-      for (size_t i = 0; i < n && match; ++i) {
-        const auto [input, dim] = group.dims[i];
-        match = n <= kMaxKey ? c.key[i] == key[i]
-                             : (input < static_cast<int>(args.size()) && dim < args[input]->ndim && args[input]->shape[dim] == c.key[i]);
+      if (static_cast<int>(args.size()) == c.num_inputs && std::equal(c.key.begin(), c.key.end(), key) &&
+          c.residual.check(args)) {
+        return c.id;
       }
-      if (match && c.residual.check(args)) return c.id;
     }
+  }
+  return kMiss;
+}
+
+int GuardTree::scan(const Group& group, Args args) const {
+  for (const Candidate& c : group.candidates) {
+    if (static_cast<int>(args.size()) != c.num_inputs) continue;
+    bool match = true;
+    for (size_t i = 0; i < group.dims.size() && match; ++i) {
+      const auto [input, dim] = group.dims[i];
+      match = dim < args[input]->ndim && args[input]->shape[dim] == c.key[i];
+    }
+    if (match && c.residual.check(args)) return c.id;
   }
   return kMiss;
 }

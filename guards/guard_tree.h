@@ -108,6 +108,7 @@ class GuardTree {
 
   void rebuild();
   int lookup_flat(Args args, int64_t* dims) const;
+  int scan(const Group& group, Args args) const;
 
   std::vector<Entry> entries_;
   int num_inputs_ = -1;  // -1 when entries disagree (then checked per candidate)

@@ -13,6 +13,9 @@
 
 namespace shapejit::ir {
 
+// The largest rank of a call's inputs and outputs.
+inline constexpr int kMaxRank = 64;
+
 class Tensor {
  public:
   Tensor() = default;

@@ -73,7 +73,7 @@ Status validate_args(Args args) {
     const DLTensor* t = args[i];
     const std::string where = "input " + std::to_string(i);
     if (t == nullptr) return invalid(where + " is null");
-    if (t->ndim < 0 || t->ndim > 64) return invalid(where + ": rank " + std::to_string(t->ndim) + " is out of range");
+    if (t->ndim < 0 || t->ndim > ir::kMaxRank) return invalid(where + ": rank " + std::to_string(t->ndim) + " is out of range");
     if (t->ndim > 0 && t->shape == nullptr) return invalid(where + ": shape is null");
     if (!ir::from_dl(t->dtype)) return invalid(where + ": unsupported dtype (f32, f64, i32, i64, bool)");
     if (t->device.device_type != kDLCPU) {
@@ -183,14 +183,11 @@ Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& o
       continue;
     }
     const auto& progs = e.out_shapes[i];
-    bool reuse = out.is_unique() && out.dtype() == e.out_dtypes[i] && out.rank() == progs.size() && out.is_contiguous();
-    for (size_t d = 0; d < progs.size() && reuse; ++d) {
-      reuse = out.shape()[d] == progs[d].run([&](int32_t id, int32_t) { return symbols[id]; });
-    }
-    if (reuse) continue;
-    std::vector<int64_t> shape(progs.size());
+    int64_t shape[ir::kMaxRank];  // ranks are validated <= kMaxRank on the miss path
     for (size_t d = 0; d < progs.size(); ++d) shape[d] = progs[d].run([&](int32_t id, int32_t) { return symbols[id]; });
-    out = ir::Tensor::empty(e.out_dtypes[i], std::move(shape));
+    const bool reuse = out.is_unique() && out.dtype() == e.out_dtypes[i] && out.is_contiguous() &&
+                       std::equal(out.shape().begin(), out.shape().end(), shape, shape + progs.size());
+    if (!reuse) out = ir::Tensor::empty(e.out_dtypes[i], std::vector<int64_t>(shape, shape + progs.size()));
   }
   Status s = e.kernel->run(args, std::span<int64_t>(symbols, n), outputs);
   if (!s.is_ok()) return s.with_context("site " + name_);
@@ -313,6 +310,10 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
   std::vector<ir::ValueType> types = SJ_TRY(ir::infer(st.trace.graph, spec_env, nullptr));
   for (int o : st.trace.graph.outputs) {
     const ir::ValueType& t = types[o];
+    if (t.shape.size() > static_cast<size_t>(ir::kMaxRank)) {
+      return invalid("site " + name_ + ": output '" + st.trace.graph.value_names[o] + "' has rank " +
+                     std::to_string(t.shape.size()) + "; at most " + std::to_string(ir::kMaxRank) + " is supported");
+    }
     e->out_dtypes.push_back(t.dtype);
     std::vector<sym::Program> progs;
     bool data_dependent = false;
