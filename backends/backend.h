@@ -46,4 +46,10 @@ class Backend {
 
 std::unique_ptr<Backend> make_reference_backend();
 
+#ifdef SHAPEJIT_HAVE_LLVM
+// The LLVM ORC CPU backend (backends/llvm); an error when the JIT cannot
+// start on this host. `opt_level` is the config's compile.opt_level.
+Expected<std::unique_ptr<Backend>> make_llvm_backend(int opt_level);
+#endif
+
 }  // namespace shapejit::backends

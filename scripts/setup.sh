@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build python3 libtbb-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
+          llvm-16-dev lld libopenblas-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -287,9 +287,18 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
   const Hash128 key = cache::make_key(st.graph_hash, spec.hash(), services_.backend);
   const Clock::time_point t0 = Clock::now();
   bool compiled = false;
-  auto kernel = services_.cache.get_or_compile(key, [&]() {
+  auto kernel = services_.cache.get_or_compile(key, [&]() -> Expected<std::unique_ptr<backends::Kernel>> {
     compiled = true;
-    return services_.backend.compile(st.trace.graph, spec);
+    auto k = services_.backend.compile(st.trace.graph, spec);
+    if (k.is_ok() || &services_.backend == &services_.reference) return k;
+    // Never a crash, never a wrong answer: what the backend cannot compile
+    // runs on the reference interpreter, cached under the same key.
+    auto fallback = services_.reference.compile(st.trace.graph, spec);
+    if (!fallback.is_ok()) return fallback;
+    ++stats_.fallbacks;
+    services_.log("shapejit: site " + name_ + ": the " + services_.backend.name() + " backend could not compile the graph (" +
+                  k.status().message() + "); it runs on the reference interpreter");
+    return fallback;
   });
   stats_.compile_ms += ms_since(t0);
   if (!kernel.is_ok()) return kernel.status().with_context("site " + name_ + ": compiling");

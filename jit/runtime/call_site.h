@@ -48,7 +48,8 @@ struct Services {
 
 struct SiteStats {
   uint64_t calls = 0, hits = 0, compiles = 0, backend_compiles = 0, traces = 0, eager_calls = 0, graph_breaks = 0,
-           recompiles = 0, errors = 0;
+           recompiles = 0, errors = 0,
+           fallbacks = 0;  // compiles the backend failed, run on the reference interpreter
   std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
   double compile_ms = 0, run_ms = 0, trace_ms = 0;
   std::vector<uint32_t> dispatch_ns;  // samples, when timing is on

@@ -8,10 +8,21 @@
 
 namespace shapejit {
 
+// `auto` is the best backend built in that starts on this host.
 Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
   const std::string& b = config.compile.backend;
+#ifdef SHAPEJIT_HAVE_LLVM
+  if (b == "llvm" || b == "auto") {
+    auto llvm = backends::make_llvm_backend(config.compile.opt_level);
+    if (llvm.is_ok()) return create(config, std::move(llvm).value());
+    if (b == "llvm") return llvm.status().with_context("config: /compile/backend: \"llvm\"");
+  }
+  const char* available = "auto, reference, llvm";
+#else
+  const char* available = "auto, reference";
+#endif
   if (b == "llvm" || b == "cuda") {
-    return unsupported("config: /compile/backend: \"" + b + "\" is not built into this version of shapejit (available: auto, reference)");
+    return unsupported("config: /compile/backend: \"" + b + "\" is not built into this version of shapejit (available: " + available + ")");
   }
   return create(config, backends::make_reference_backend());
 }
@@ -74,6 +85,7 @@ nlohmann::json site_json(const SiteStats& s) {
   return {{"calls", s.calls},
           {"compiles", s.compiles},
           {"backend_compiles", s.backend_compiles},
+          {"fallbacks", s.fallbacks},
           {"traces", s.traces},
           {"hits", s.hits},
           {"eager_calls", s.eager_calls},
@@ -103,6 +115,7 @@ nlohmann::json Jit::stats_json() const {
     total.calls += s.calls;
     total.compiles += s.compiles;
     total.backend_compiles += s.backend_compiles;
+    total.fallbacks += s.fallbacks;
     total.traces += s.traces;
     total.hits += s.hits;
     total.eager_calls += s.eager_calls;

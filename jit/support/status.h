@@ -71,6 +71,7 @@ inline Status invalid(std::string message) { return Status(Code::kInvalidArgumen
 inline Status unsupported(std::string message) { return Status(Code::kUnsupported, std::move(message)); }
 inline Status graph_break(std::string message) { return Status(Code::kGraphBreak, std::move(message)); }
 inline Status runtime_error(std::string message) { return Status(Code::kRuntime, std::move(message)); }
+inline Status internal_error(std::string message) { return Status(Code::kInternal, std::move(message)); }
 
 template <typename T>
 class [[nodiscard]] Expected {

@@ -1,5 +1,8 @@
 // The reference interpreter is the oracle, so its own tests check it
-// against values worked out by hand with NumPy's semantics.
+// against values worked out by hand with NumPy's semantics. Every compiled
+// backend built in runs the same checks (the suite is instantiated once per
+// backend), within rtol 1e-5 where the check compares floats: compiled
+// float sums reassociate, and BLAS matmuls accumulate in the operand's type.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,17 +20,28 @@ using testing::one_op;
 using testing::run_graph;
 using testing::values_of;
 
+// The backend under test, as a config fragment; `policy` adds a policy.
+const char* g_backend = "";
+std::string cfg(const std::string& policy = "") {
+  return std::string(R"({"compile": {"backend": ")") + g_backend + "\"}" + (policy.empty() ? "" : ", " + policy) + "}";
+}
+
+class HandChecked : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { g_backend = GetParam(); }
+};
+
 Tensor run1(const std::string& graph, std::vector<Tensor> inputs) {
-  auto out = run_graph(graph, std::move(inputs));
+  auto out = run_graph(graph, std::move(inputs), cfg());
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   return out.is_ok() ? out->at(0) : Tensor();
 }
 
-Status run_status(const std::string& graph, std::vector<Tensor> inputs) { return run_graph(graph, std::move(inputs)).status(); }
+Status run_status(const std::string& graph, std::vector<Tensor> inputs) { return run_graph(graph, std::move(inputs), cfg()).status(); }
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-TEST(Reference, UnaryFloatOpsMatchLibm) {
+TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
   std::vector<double> xs = {-2.5, -1, -0.25, 0, 0.5, 1, 3};
   struct Case {
     const char* op;
@@ -57,7 +71,7 @@ TEST(Reference, UnaryFloatOpsMatchLibm) {
   EXPECT_TRUE(std::isnan(lv[2]));
 }
 
-TEST(Reference, IntegerOpsWrapAndFloorDivide) {
+TEST_P(HandChecked, IntegerOpsWrapAndFloorDivide) {
   const int32_t mn = std::numeric_limits<int32_t>::min();
   Tensor a = from_values(DType::kI32, {5}, std::vector<int64_t>{-7, 7, -7, 5, mn});
   Tensor b = from_values(DType::kI32, {5}, std::vector<int64_t>{2, -2, -2, 0, -1});
@@ -73,7 +87,7 @@ TEST(Reference, IntegerOpsWrapAndFloorDivide) {
   EXPECT_NE(s.message().find("negative integer powers"), std::string::npos);
 }
 
-TEST(Reference, CastSaturatesAndMapsNaNToZero) {
+TEST_P(HandChecked, CastSaturatesAndMapsNaNToZero) {
   Tensor x = from_values(DType::kF64, {5}, std::vector<double>{1.9, -1.9, 1e30, kNaN, -1e30});
   EXPECT_EQ(values_of<int64_t>(run1(one_op("cast", {{"f64", {5}}}, "", R"({"dtype": "i32"})"), {x})),
             (std::vector<int64_t>{1, -1, std::numeric_limits<int32_t>::max(), 0, std::numeric_limits<int32_t>::min()}));
@@ -82,7 +96,7 @@ TEST(Reference, CastSaturatesAndMapsNaNToZero) {
   EXPECT_EQ(values_of<double>(run1(one_op("cast", {{"bool", {2}}}, "", R"({"dtype": "f32"})"), {b})), (std::vector<double>{1, 0}));
 }
 
-TEST(Reference, BinaryOpsBroadcastLikeNumPy) {
+TEST_P(HandChecked, BinaryOpsBroadcastLikeNumPy) {
   Tensor a = from_values(DType::kF32, {3, 1}, std::vector<double>{1, 2, 3});
   Tensor b = from_values(DType::kF32, {4}, std::vector<double>{10, 20, 30, 40});
   Tensor y = run1(one_op("add", {{"f32", {3, 1}}, {"f32", {4}}}), {a, b});
@@ -90,14 +104,14 @@ TEST(Reference, BinaryOpsBroadcastLikeNumPy) {
   EXPECT_EQ(values_of<double>(y), (std::vector<double>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}));
 }
 
-TEST(Reference, LiteralsOnEitherSide) {
+TEST_P(HandChecked, LiteralsOnEitherSide) {
   auto g = R"({"inputs": [{"name": "x", "dtype": "f64", "shape": [3]}],
     "nodes": [{"op": "sub", "in": [1.5, "x"], "out": "y"}, {"op": "div", "in": ["y", 2], "out": "z"}], "outputs": ["z"]})";
   Tensor z = run1(g, {from_values(DType::kF64, {3}, std::vector<double>{0.5, 1.5, 3.5})});
   EXPECT_EQ(values_of<double>(z), (std::vector<double>{0.5, 0, -1}));
 }
 
-TEST(Reference, MaximumMinimumPropagateNaN) {
+TEST_P(HandChecked, MaximumMinimumPropagateNaN) {
   Tensor a = from_values(DType::kF64, {3}, std::vector<double>{1, kNaN, 3});
   Tensor b = from_values(DType::kF64, {3}, std::vector<double>{2, 0, kNaN});
   auto mx = values_of<double>(run1(one_op("maximum", {{"f64", {3}}, {"f64", {3}}}), {a, b}));
@@ -105,7 +119,7 @@ TEST(Reference, MaximumMinimumPropagateNaN) {
   EXPECT_TRUE(std::isnan(mx[1]) && std::isnan(mx[2]));
 }
 
-TEST(Reference, ComparisonsLogicAndWhere) {
+TEST_P(HandChecked, ComparisonsLogicAndWhere) {
   Tensor a = from_values(DType::kI64, {4}, std::vector<int64_t>{1, 2, 3, 4});
   EXPECT_EQ(values_of<int64_t>(run1(one_op("ge", {{"i64", {4}}}, "3"), {a})), (std::vector<int64_t>{0, 0, 1, 1}));
   auto g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
@@ -119,7 +133,7 @@ TEST(Reference, ComparisonsLogicAndWhere) {
   EXPECT_EQ(values_of<int64_t>(run1(one_op("ne", {{"f32", {1}}, {"f32", {1}}}), {nan, nan}))[0], 1);
 }
 
-TEST(Reference, ReductionsOverAxes) {
+TEST_P(HandChecked, ReductionsOverAxes) {
   Tensor x = from_values(DType::kF32, {2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
   EXPECT_EQ(values_of<double>(run1(one_op("sum", {{"f32", {2, 3}}}), {x})), (std::vector<double>{21}));
   Tensor s = run1(one_op("sum", {{"f32", {2, 3}}}, "", R"({"axes": [0], "keepdim": true})"), {x});
@@ -135,7 +149,7 @@ TEST(Reference, ReductionsOverAxes) {
   EXPECT_TRUE(std::isnan(values_of<double>(run1(one_op("max", {{"f64", {3}}}), {withnan}))[0]));
 }
 
-TEST(Reference, EmptyReductions) {
+TEST_P(HandChecked, EmptyReductions) {
   Tensor e = Tensor::empty(DType::kF32, {0, 3});
   EXPECT_EQ(values_of<double>(run1(one_op("sum", {{"f32", {0, 3}}}, "", R"({"axes": [0]})"), {e})), (std::vector<double>{0, 0, 0}));
   auto mean = values_of<double>(run1(one_op("mean", {{"f32", {0, 3}}}, "", R"({"axes": [0]})"), {e}));
@@ -148,7 +162,7 @@ TEST(Reference, EmptyReductions) {
   EXPECT_EQ(r.shape(), std::vector<int64_t>{0});
 }
 
-TEST(Reference, ArgmaxReturnsFirstMaximumAndTreatsNaNAsMaximal) {
+TEST_P(HandChecked, ArgmaxReturnsFirstMaximumAndTreatsNaNAsMaximal) {
   Tensor x = from_values(DType::kF32, {2, 4}, std::vector<double>{1, 5, 5, 2, 1, kNaN, 9, kNaN});
   Tensor y = run1(one_op("argmax", {{"f32", {2, 4}}}, "", R"({"dim": 1})"), {x});
   EXPECT_EQ(y.dtype(), DType::kI64);
@@ -157,7 +171,7 @@ TEST(Reference, ArgmaxReturnsFirstMaximumAndTreatsNaNAsMaximal) {
   EXPECT_EQ(k.shape(), (std::vector<int64_t>{1, 4}));
 }
 
-TEST(Reference, SoftmaxAndNormsAreStableAndNormalized) {
+TEST_P(HandChecked, SoftmaxAndNormsAreStableAndNormalized) {
   Tensor x = from_values(DType::kF32, {2, 3}, std::vector<double>{1000, 1001, 1002, -5, 0, 5});
   auto p = values_of<double>(run1(one_op("softmax", {{"f32", {2, 3}}}), {x}));
   EXPECT_NEAR(p[0] + p[1] + p[2], 1, 1e-6);
@@ -186,7 +200,7 @@ TEST(Reference, SoftmaxAndNormsAreStableAndNormalized) {
   EXPECT_NEAR(sq / 12, 1, 1e-9);
 }
 
-TEST(Reference, MatmulFollowsNumPy) {
+TEST_P(HandChecked, MatmulFollowsNumPy) {
   Tensor a = from_values(DType::kF32, {2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
   Tensor b = from_values(DType::kF32, {3, 2}, std::vector<double>{7, 8, 9, 10, 11, 12});
   EXPECT_EQ(values_of<double>(run1(one_op("matmul", {{"f32", {2, 3}}, {"f32", {3, 2}}}), {a, b})), (std::vector<double>{58, 64, 139, 154}));
@@ -214,7 +228,7 @@ TEST(Reference, MatmulFollowsNumPy) {
         }
 }
 
-TEST(Reference, LayoutOps) {
+TEST_P(HandChecked, LayoutOps) {
   Tensor x = from_values(DType::kI32, {2, 3}, std::vector<int64_t>{0, 1, 2, 3, 4, 5});
   EXPECT_EQ(values_of<int64_t>(run1(one_op("transpose", {{"i32", {2, 3}}}, "", R"({"dim0": 0, "dim1": 1})"), {x})),
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
@@ -239,7 +253,7 @@ TEST(Reference, LayoutOps) {
   EXPECT_EQ(values_of<int64_t>(sq), (std::vector<int64_t>{7, 8, 9}));
 }
 
-TEST(Reference, GathersAndTheirRangeErrors) {
+TEST_P(HandChecked, GathersAndTheirRangeErrors) {
   Tensor x = from_values(DType::kF32, {3, 2}, std::vector<double>{0, 1, 2, 3, 4, 5});
   Tensor idx = from_values(DType::kI64, {4}, std::vector<int64_t>{2, 0, 2, 1});
   EXPECT_EQ(values_of<double>(run1(one_op("index_select", {{"f32", {3, 2}}, {"i64", {4}}}, "", R"({"dim": 0})"), {x, idx})),
@@ -258,14 +272,14 @@ TEST(Reference, GathersAndTheirRangeErrors) {
   EXPECT_EQ(s.code(), Code::kRuntime);
 }
 
-TEST(Reference, CreationOps) {
+TEST_P(HandChecked, CreationOps) {
   auto g2 = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
     "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}},
               {"op": "full", "in": [2, "n"], "out": "f", "attrs": {"value": 7, "dtype": "i32"}},
               {"op": "arange", "in": ["n", 0, -2], "out": "r"},
               {"op": "arange", "in": [1, "n", 1], "out": "rf", "attrs": {"dtype": "f64"}}],
     "outputs": ["f", "r", "rf"]})";
-  auto out = run_graph(g2, {Tensor::empty(DType::kF32, {5})});
+  auto out = run_graph(g2, {Tensor::empty(DType::kF32, {5})}, cfg());
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();
   EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 5}));
   EXPECT_EQ(values_of<int64_t>((*out)[0]), std::vector<int64_t>(10, 7));
@@ -273,7 +287,7 @@ TEST(Reference, CreationOps) {
   EXPECT_EQ(values_of<double>((*out)[2]), (std::vector<double>{1, 2, 3, 4}));
 }
 
-TEST(Reference, DataDependentOps) {
+TEST_P(HandChecked, DataDependentOps) {
   Tensor x = from_values(DType::kF32, {2, 3}, std::vector<double>{0, 1, 0, 2, 0, 3});
   Tensor nz = run1(one_op("nonzero", {{"f32", {2, 3}}}), {x});
   EXPECT_EQ(nz.shape(), (std::vector<int64_t>{3, 2}));
@@ -285,7 +299,7 @@ TEST(Reference, DataDependentOps) {
   EXPECT_EQ(none.shape(), (std::vector<int64_t>{0, 2}));
 }
 
-TEST(Reference, NonContiguousInputsGiveTheSameResults) {
+TEST_P(HandChecked, NonContiguousInputsGiveTheSameResults) {
   std::mt19937 rng(11);
   Tensor base = testing::random_tensor(DType::kF32, {4, 6}, rng);
   Tensor strided = base.view({6, 4}, {1, 6});  // a transposed view
@@ -295,10 +309,10 @@ TEST(Reference, NonContiguousInputsGiveTheSameResults) {
               {"op": "div", "in": ["e", "s"], "out": "y"}], "outputs": ["y"]})";
   Tensor y1 = run1(g, {strided});
   Tensor y2 = run1(g, {dense});
-  EXPECT_TRUE(testing::tensors_close(y1, y2, 0, 0));
+  EXPECT_TRUE(testing::tensors_close(y1, y2, 1e-6, 1e-7));
 }
 
-TEST(Reference, StaticAndDynamicSpecializationsAgree) {
+TEST_P(HandChecked, StaticAndDynamicSpecializationsAgree) {
   std::mt19937 rng(5);
   const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "t", 8]}, {"name": "w", "dtype": "f32", "shape": [8, 8]}],
     "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "gelu", "in": ["h"], "out": "g"},
@@ -308,12 +322,18 @@ TEST(Reference, StaticAndDynamicSpecializationsAgree) {
   for (auto shape : std::vector<std::vector<int64_t>>{{1, 5, 8}, {3, 2, 8}, {2, 17, 8}}) {
     Tensor x = testing::random_tensor(DType::kF32, shape, rng);
     Tensor w = testing::random_tensor(DType::kF32, {8, 8}, rng);
-    auto dyn = run_graph(g, {x, w}, R"({"policy": {"mode": "always_dynamic"}})");
-    auto sta = run_graph(g, {x, w}, R"({"policy": {"mode": "always_static"}})");
+    auto dyn = run_graph(g, {x, w}, cfg(R"("policy": {"mode": "always_dynamic"})"));
+    auto sta = run_graph(g, {x, w}, cfg(R"("policy": {"mode": "always_static"})"));
     ASSERT_TRUE(dyn.is_ok() && sta.is_ok()) << dyn.status().to_string() << sta.status().to_string();
-    EXPECT_TRUE(testing::tensors_close((*dyn)[0], (*sta)[0], 0, 0));
+    EXPECT_TRUE(testing::tensors_close((*dyn)[0], (*sta)[0], 1e-5, 1e-6));
   }
 }
+
+#ifdef SHAPEJIT_HAVE_LLVM
+INSTANTIATE_TEST_SUITE_P(Backends, HandChecked, ::testing::Values("reference", "llvm"));
+#else
+INSTANTIATE_TEST_SUITE_P(Backends, HandChecked, ::testing::Values("reference"));
+#endif
 
 }  // namespace
 }  // namespace shapejit

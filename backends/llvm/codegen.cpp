@@ -1,0 +1,537 @@
+#include "backends/llvm/codegen.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+namespace shapejit::backends::cpu {
+
+extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (auto e = static_cast<uint64_t>(exp); e; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<int64_t>(result);
+}
+
+namespace {
+
+using ir::DType;
+using ir::Op;
+using loops::Combine;
+using loops::Inst;
+using loops::InstKind;
+using sym::Expr;
+using sym::Kind;
+
+class StepEmitter {
+ public:
+  StepEmitter(const loops::Program& p, llvm::Module& m)
+      : p_(p), m_(m), ctx_(m.getContext()), b_(ctx_), i64_(b_.getInt64Ty()), i32_(b_.getInt32Ty()) {}
+
+  Status emit(const loops::LoopStep& step, const std::string& name);
+
+ private:
+  // Types.
+  llvm::Type* reg_type(DType t) {
+    switch (t) {
+      case DType::kF32: return b_.getFloatTy();
+      case DType::kF64: return b_.getDoubleTy();
+      case DType::kI32: return i32_;
+      case DType::kI64: return i64_;
+      case DType::kBool: return b_.getInt1Ty();
+    }
+    return i64_;
+  }
+  llvm::Type* mem_type(DType t) { return t == DType::kBool ? b_.getInt8Ty() : reg_type(t); }
+
+  // Index arithmetic.
+  bool nonneg(Expr e) const;
+  llvm::Value* expr(Expr e);
+  llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
+
+  // Loops: runs body(i) for i in [begin, end).
+  void loop(llvm::Value* begin, llvm::Value* end, const std::function<void(llvm::Value*)>& body);
+  void nest(const std::vector<int>& vars, const std::vector<Expr>& extents, size_t d, const std::function<void()>& body);
+
+  // Values.
+  llvm::Value* load(int buffer, Expr offset, DType dt);
+  void store(int buffer, Expr offset, llvm::Value* v, DType dt);
+  llvm::Value* convert(llvm::Value* v, DType from, DType to);
+  llvm::Value* op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph);
+  llvm::Value* math(const char* f32, const char* f64, llvm::Value* x);
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
+  llvm::Value* is_nan(llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
+  void fail_if(llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }
+  std::vector<llvm::Value*> body(const loops::Phase& ph, int phase);
+  void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals);
+  llvm::Constant* reduction_init(Combine c, DType dt);
+
+  const loops::Program& p_;
+  llvm::Module& m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Type *i64_, *i32_;
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* err_ = nullptr;
+  std::vector<llvm::Value*> bufs_;
+  std::unordered_map<int, llvm::Value*> syms_;
+  // Per phase, per reduction: the accumulator slots (value, argmax index)
+  // and, once the phase ran, their values.
+  std::vector<std::vector<std::pair<llvm::Value*, llvm::Value*>>> slots_, accs_;
+};
+
+bool StepEmitter::nonneg(Expr e) const {
+  switch (e.kind()) {
+    case Kind::kConst: return e.const_value() >= 0;
+    case Kind::kSymbol: {
+      int id = e.symbol_id();
+      if (id >= p_.num_graph_symbols && id < p_.num_graph_symbols + static_cast<int>(p_.params.size())) return false;  // strides
+      return true;  // sizes, loop variables, checked indices
+    }
+    case Kind::kAdd:
+      if (e.add_constant() < 0) return false;
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (e.coeff(i) < 0 || !nonneg(e.arg(i))) return false;
+      }
+      return true;
+    default:
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (!nonneg(e.arg(i))) return false;
+      }
+      return true;
+  }
+}
+
+// Python's floor division and modulo; x // 0 and x % 0 are 0 (never observed:
+// divisors come from sizes that are non-zero wherever the code runs).
+llvm::Value* StepEmitter::floordiv(Expr a, Expr b, bool want_mod) {
+  llvm::Value *x = expr(a), *y = expr(b);
+  llvm::Value* zero = b_.getInt64(0);
+  llvm::Value* is_zero = b_.CreateICmpEQ(y, zero);
+  llvm::Value* safe = b.is_const() && b.const_value() != 0 ? y : b_.CreateSelect(is_zero, b_.getInt64(1), y);
+  llvm::Value* r;
+  if (nonneg(a) && nonneg(b)) {
+    r = want_mod ? b_.CreateURem(x, safe) : b_.CreateUDiv(x, safe);
+  } else {
+    // sdiv overflows on INT64_MIN / -1: route -1 through negation.
+    llvm::Value* minus_one = b_.CreateICmpEQ(safe, b_.getInt64(-1));
+    llvm::Value* d = b_.CreateSelect(minus_one, b_.getInt64(1), safe);
+    llvm::Value* q = b_.CreateSDiv(x, d);
+    llvm::Value* m = b_.CreateSRem(x, d);
+    llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
+    q = b_.CreateSub(q, b_.CreateZExt(adjust, i64_));
+    m = b_.CreateSelect(adjust, b_.CreateAdd(m, d), m);
+    q = b_.CreateSelect(minus_one, b_.CreateNeg(x), q);
+    m = b_.CreateSelect(minus_one, zero, m);
+    r = want_mod ? m : q;
+  }
+  return b.is_const() ? r : b_.CreateSelect(is_zero, zero, r);
+}
+
+llvm::Value* StepEmitter::expr(Expr e) {
+  switch (e.kind()) {
+    case Kind::kConst: return b_.getInt64(e.const_value());
+    case Kind::kSymbol: return syms_.at(e.symbol_id());
+    case Kind::kAdd: {
+      llvm::Value* v = b_.getInt64(e.add_constant());
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        llvm::Value* t = expr(e.arg(i));
+        if (e.coeff(i) != 1) t = b_.CreateMul(t, b_.getInt64(e.coeff(i)));
+        v = b_.CreateAdd(v, t);
+      }
+      return v;
+    }
+    case Kind::kMul: {
+      llvm::Value* v = expr(e.arg(0));
+      for (size_t i = 1; i < e.num_args(); ++i) v = b_.CreateMul(v, expr(e.arg(i)));
+      return v;
+    }
+    case Kind::kFloorDiv: return floordiv(e.arg(0), e.arg(1), false);
+    case Kind::kMod: return floordiv(e.arg(0), e.arg(1), true);
+    case Kind::kMin:
+    case Kind::kMax: {
+      llvm::Value *x = expr(e.arg(0)), *y = expr(e.arg(1));
+      llvm::Value* lt = b_.CreateICmpSLT(x, y);
+      return e.kind() == Kind::kMin ? b_.CreateSelect(lt, x, y) : b_.CreateSelect(lt, y, x);
+    }
+  }
+  return b_.getInt64(0);
+}
+
+void StepEmitter::loop(llvm::Value* begin, llvm::Value* end, const std::function<void(llvm::Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+  b_.CreateCondBr(b_.CreateICmpSLT(begin, end), head, exit);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* i = b_.CreatePHI(i64_, 2);
+  i->addIncoming(begin, pre);
+  body(i);
+  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1));
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateCondBr(b_.CreateICmpSLT(next, end), head, exit);
+  b_.SetInsertPoint(exit);
+}
+
+void StepEmitter::nest(const std::vector<int>& vars, const std::vector<Expr>& extents, size_t d, const std::function<void()>& body) {
+  if (d == vars.size()) {
+    body();
+    return;
+  }
+  loop(b_.getInt64(0), expr(extents[d]), [&](llvm::Value* i) {
+    syms_[vars[d]] = i;
+    nest(vars, extents, d + 1, body);
+  });
+}
+
+llvm::Value* StepEmitter::load(int buffer, Expr offset, DType dt) {
+  llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+  llvm::Value* v = b_.CreateLoad(mem_type(dt), ptr);
+  return dt == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+}
+
+void StepEmitter::store(int buffer, Expr offset, llvm::Value* v, DType dt) {
+  llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+  if (dt == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
+  b_.CreateStore(v, ptr);
+}
+
+// As the reference's cast: float to integer truncates, saturates and maps
+// NaN to 0 (fptosi.sat does all three); to bool is `!= 0`.
+llvm::Value* StepEmitter::convert(llvm::Value* v, DType from, DType to) {
+  if (from == to) return v;
+  llvm::Type* t = reg_type(to);
+  if (to == DType::kBool) {
+    return ir::is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0)) : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (from == DType::kBool) return ir::is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+  if (ir::is_float(from) && ir::is_float(to)) return to == DType::kF64 ? b_.CreateFPExt(v, t) : b_.CreateFPTrunc(v, t);
+  if (ir::is_float(from)) return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {t, v->getType()}, {v});
+  if (ir::is_float(to)) return b_.CreateSIToFP(v, t);
+  return b_.CreateSExtOrTrunc(v, t);
+}
+
+llvm::Value* StepEmitter::intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+
+// A libm function, declared as the C library has it; no errno is read.
+llvm::Value* StepEmitter::math(const char* f32, const char* f64, llvm::Value* x) {
+  bool single = x->getType()->isFloatTy();
+  llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
+  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+  return b_.CreateCall(f, {x});
+}
+
+llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph) {
+  auto arg = [&](size_t i) { return vals[inst.args[i]]; };
+  auto arg_dt = [&](size_t i) { return ph.body[inst.args[i]].dtype; };
+  const DType dt = inst.dtype;
+  llvm::Type* t = reg_type(dt);
+  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
+  const bool fl = ir::is_float(dt);
+  switch (inst.op) {
+    case Op::kCast: return convert(arg(0), arg_dt(0), dt);
+    case Op::kNot: return b_.CreateNot(arg(0));
+    case Op::kNeg: return fl ? b_.CreateFNeg(arg(0)) : b_.CreateNeg(arg(0));
+    case Op::kAbs: {
+      if (fl) return intrinsic(llvm::Intrinsic::fabs, arg(0));
+      llvm::Value* x = arg(0);
+      return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
+    }
+    case Op::kRelu: {
+      llvm::Value* x = arg(0);
+      llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0));
+      return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
+    }
+    // libm calls, not intrinsics: the vectorizer would widen an intrinsic
+    // into a row of scalar calls (slower code, 3x the compile time).
+    case Op::kExp: return math("expf", "exp", arg(0));
+    case Op::kLog: return math("logf", "log", arg(0));
+    case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg(0));
+    case Op::kSin: return math("sinf", "sin", arg(0));
+    case Op::kCos: return math("cosf", "cos", arg(0));
+    case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg(0)));
+    case Op::kTanh: return math("tanhf", "tanh", arg(0));
+    case Op::kErf: return math("erff", "erf", arg(0));
+    case Op::kSigmoid:
+    case Op::kSilu: {
+      llvm::Value* x = arg(0);
+      llvm::Value* den = b_.CreateFAdd(fconst(1), math("expf", "exp", b_.CreateFNeg(x)));
+      return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
+    }
+    case Op::kGelu: {
+      // In f64, with the reference's order of operations.
+      llvm::Type* d = b_.getDoubleTy();
+      auto c = [&](double v) { return llvm::ConstantFP::get(d, v); };
+      llvm::Value* x = convert(arg(0), dt, DType::kF64);
+      llvm::Value* inner;
+      if (inst.approximate_tanh) {
+        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(c(0.044715), x), x), x);
+        inner = math("tanhf", "tanh", b_.CreateFMul(c(0.7978845608028654), b_.CreateFAdd(x, cube)));
+      } else {
+        inner = math("erff", "erf", b_.CreateFMul(x, c(0.7071067811865476)));
+      }
+      llvm::Value* r = b_.CreateFMul(b_.CreateFMul(c(0.5), x), b_.CreateFAdd(c(1.0), inner));
+      return convert(r, DType::kF64, dt);
+    }
+    case Op::kAdd: return fl ? b_.CreateFAdd(arg(0), arg(1)) : b_.CreateAdd(arg(0), arg(1));
+    case Op::kSub: return fl ? b_.CreateFSub(arg(0), arg(1)) : b_.CreateSub(arg(0), arg(1));
+    case Op::kMul: return fl ? b_.CreateFMul(arg(0), arg(1)) : b_.CreateMul(arg(0), arg(1));
+    case Op::kDiv: {
+      if (fl) return b_.CreateFDiv(arg(0), arg(1));
+      // Floor division; x // 0 is 0; x // -1 wraps.
+      llvm::Value *x = arg(0), *y = arg(1);
+      llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+      llvm::Value* special = b_.CreateOr(b_.CreateICmpEQ(y, zero), b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)));
+      llvm::Value* d = b_.CreateSelect(special, llvm::ConstantInt::get(t, 1), y);
+      llvm::Value* q = b_.CreateSDiv(x, d);
+      llvm::Value* m = b_.CreateSRem(x, d);
+      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
+      q = b_.CreateSub(q, b_.CreateZExt(adjust, t));
+      q = b_.CreateSelect(b_.CreateICmpEQ(y, zero), zero, q);
+      return b_.CreateSelect(b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)), b_.CreateNeg(x), q);
+    }
+    case Op::kPow: {
+      if (fl) {
+        llvm::Type* ft = arg(0)->getType();
+        llvm::FunctionCallee f = m_.getOrInsertFunction(dt == DType::kF32 ? "powf" : "pow", ft, ft, ft);
+        if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+          fn->setDoesNotAccessMemory();
+          fn->setDoesNotThrow();
+          fn->setWillReturn();
+        }
+        return b_.CreateCall(f, {arg(0), arg(1)});
+      }
+      fail_if(b_.CreateICmpSLT(arg(1), llvm::ConstantInt::get(t, 0)));
+      llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
+      if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+        fn->setDoesNotAccessMemory();
+        fn->setDoesNotThrow();
+        fn->setWillReturn();
+      }
+      llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg(0), i64_), b_.CreateSExt(arg(1), i64_)});
+      return b_.CreateTrunc(r, t);
+    }
+    case Op::kMaximum:
+    case Op::kMinimum: {
+      llvm::Value *x = arg(0), *y = arg(1);
+      const bool mx = inst.op == Op::kMaximum;
+      if (!fl) {
+        llvm::Value* lt = dt == DType::kBool ? b_.CreateICmpULT(mx ? x : y, mx ? y : x) : b_.CreateICmpSLT(mx ? x : y, mx ? y : x);
+        return b_.CreateSelect(lt, y, x);
+      }
+      llvm::Value* r = mx ? b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x) : b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(t), r);
+    }
+    case Op::kAnd: return b_.CreateAnd(convert(arg(0), arg_dt(0), DType::kBool), convert(arg(1), arg_dt(1), DType::kBool));
+    case Op::kOr: return b_.CreateOr(convert(arg(0), arg_dt(0), DType::kBool), convert(arg(1), arg_dt(1), DType::kBool));
+    case Op::kEq:
+    case Op::kNe:
+    case Op::kLt:
+    case Op::kLe:
+    case Op::kGt:
+    case Op::kGe: {
+      using P = llvm::CmpInst::Predicate;
+      const DType od = arg_dt(0);
+      static constexpr P kF[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+      static constexpr P kS[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT, P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
+      static constexpr P kU[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT, P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
+      int k = static_cast<int>(inst.op) - static_cast<int>(Op::kEq);
+      P pred = ir::is_float(od) ? kF[k] : od == DType::kBool ? kU[k] : kS[k];
+      return b_.CreateCmp(pred, arg(0), arg(1));
+    }
+    case Op::kWhere: return b_.CreateSelect(arg(0), arg(1), arg(2));
+    default: return nullptr;
+  }
+}
+
+std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph, int phase) {
+  std::vector<llvm::Value*> vals(ph.body.size(), nullptr);
+  for (size_t k = 0; k < ph.body.size(); ++k) {
+    const Inst& inst = ph.body[k];
+    switch (inst.kind) {
+      case InstKind::kLoad: vals[k] = load(inst.buffer, inst.expr, inst.dtype); break;
+      case InstKind::kConst: {
+        llvm::Type* t = reg_type(inst.dtype);
+        vals[k] = ir::is_float(inst.dtype) ? llvm::ConstantFP::get(t, inst.value.f) : llvm::ConstantInt::get(t, inst.value.i, true);
+        break;
+      }
+      case InstKind::kIndex: vals[k] = convert(expr(inst.expr), DType::kI64, inst.dtype); break;
+      case InstKind::kOp: vals[k] = op(inst, vals, ph); break;
+      case InstKind::kAcc: {
+        auto [v, i] = accs_[inst.acc_phase][inst.acc];
+        vals[k] = inst.acc_part == 0 ? v : i;
+        break;
+      }
+      case InstKind::kCheckIndex: {
+        const DType from = ph.body[inst.args[0]].dtype;
+        llvm::Value* x = convert(vals[inst.args[0]], from, DType::kI64);
+        llvm::Value* ok = b_.CreateAnd(b_.CreateICmpSGE(x, b_.getInt64(0)), b_.CreateICmpSLT(x, expr(inst.expr)));
+        fail_if(b_.CreateNot(ok));
+        vals[k] = b_.CreateSelect(ok, x, b_.getInt64(0));
+        syms_[inst.symbol] = vals[k];
+        break;
+      }
+    }
+  }
+  (void)phase;
+  return vals;
+}
+
+llvm::Constant* StepEmitter::reduction_init(Combine c, DType dt) {
+  llvm::Type* t = reg_type(dt);
+  const bool fl = ir::is_float(dt);
+  const bool low = c == Combine::kMax || c == Combine::kMaxSkipNaN || c == Combine::kArgmax;
+  if (c == Combine::kSum) return llvm::Constant::getNullValue(t);
+  if (fl) return llvm::ConstantFP::getInfinity(t, low);
+  if (dt == DType::kBool) return llvm::ConstantInt::get(t, low ? 0 : 1);
+  llvm::APInt v = low ? llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()) : llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth());
+  return llvm::ConstantInt::get(t, v);
+}
+
+void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals) {
+  auto [slot, index_slot] = slots_[phase][k];
+  llvm::Type* t = reg_type(r.acc_dtype);
+  const bool fl = ir::is_float(r.acc_dtype);
+  const bool u = r.acc_dtype == DType::kBool;
+  llvm::Value* acc = b_.CreateLoad(t, slot);
+  llvm::Value* v = vals[r.value];
+  llvm::Value* next = nullptr;
+  switch (r.combine) {
+    case Combine::kSum: {
+      if (!fl) {
+        next = b_.CreateAdd(acc, v);
+        break;
+      }
+      // Reassociation lets the loop vectorize; the tests document the tolerance.
+      next = b_.CreateFAdd(acc, v);
+      if (auto* add = llvm::dyn_cast<llvm::Instruction>(next)) {
+        llvm::FastMathFlags f;
+        f.setAllowReassoc();
+        add->setFastMathFlags(f);
+      }
+      break;
+    }
+    case Combine::kMax:
+    case Combine::kMin: {
+      const bool mx = r.combine == Combine::kMax;
+      llvm::Value* take;
+      if (fl) take = b_.CreateOr(mx ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc), is_nan(v));
+      else if (u) take = mx ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpULT(v, acc);
+      else take = mx ? b_.CreateICmpSGT(v, acc) : b_.CreateICmpSLT(v, acc);
+      next = b_.CreateSelect(take, v, acc);
+      break;
+    }
+    case Combine::kMaxSkipNaN: next = b_.CreateSelect(b_.CreateFCmpOLT(acc, v), v, acc); break;
+    case Combine::kArgmax: {
+      llvm::Value* take;
+      if (fl) take = b_.CreateOr(b_.CreateFCmpOGT(v, acc), b_.CreateAnd(is_nan(v), b_.CreateNot(is_nan(acc))));
+      else take = u ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpSGT(v, acc);
+      next = b_.CreateSelect(take, v, acc);
+      llvm::Value* idx = b_.CreateLoad(i64_, index_slot);
+      b_.CreateStore(b_.CreateSelect(take, vals[r.index], idx), index_slot);
+      break;
+    }
+  }
+  b_.CreateStore(next, slot);
+}
+
+Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* type = llvm::FunctionType::get(i32_, {ptr, ptr, i64_, i64_}, false);
+  fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+  fn_->setDoesNotThrow();
+  for (int a : {0, 1}) {
+    fn_->addParamAttr(a, llvm::Attribute::NoAlias);
+    fn_->addParamAttr(a, llvm::Attribute::ReadOnly);
+    fn_->addParamAttr(a, llvm::Attribute::NoCapture);
+  }
+  llvm::Value *bufs = fn_->getArg(0), *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  // Symbols and buffer addresses, read once.
+  const int nparams = p_.num_graph_symbols + static_cast<int>(p_.params.size());
+  syms_.clear();
+  for (int i = 0; i < nparams; ++i) syms_[i] = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, syms, i), "s" + std::to_string(i));
+  bufs_.clear();
+  for (size_t i = 0; i < p_.buffers.size(); ++i) bufs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, bufs, i), "b" + std::to_string(i)));
+  err_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "err");
+  b_.CreateStore(b_.getFalse(), err_);
+  slots_.assign(step.phases.size(), {});
+  accs_.assign(step.phases.size(), {});
+  for (size_t ph = 0; ph < step.phases.size(); ++ph) {
+    for (const loops::Reduction& r : step.phases[ph].reductions) {
+      llvm::Value* v = b_.CreateAlloca(reg_type(r.acc_dtype));
+      llvm::Value* i = r.combine == Combine::kArgmax ? b_.CreateAlloca(i64_) : nullptr;
+      slots_[ph].emplace_back(v, i);
+    }
+  }
+
+  loop(begin, end, [&](llvm::Value* row) {
+    // Unravel the flattened row into the outer variables, innermost fastest.
+    llvm::Value* rest = row;
+    for (size_t d = step.outer_vars.size(); d-- > 0;) {
+      if (d == 0) {
+        syms_[step.outer_vars[d]] = rest;
+        break;
+      }
+      llvm::Value* e = expr(step.outer_extents[d]);
+      syms_[step.outer_vars[d]] = b_.CreateURem(rest, e);
+      rest = b_.CreateUDiv(rest, e);
+    }
+    for (size_t ph = 0; ph < step.phases.size(); ++ph) {
+      const loops::Phase& phase = step.phases[ph];
+      for (size_t k = 0; k < phase.reductions.size(); ++k) {
+        const loops::Reduction& r = phase.reductions[k];
+        b_.CreateStore(reduction_init(r.combine, r.acc_dtype), slots_[ph][k].first);
+        if (slots_[ph][k].second) b_.CreateStore(b_.getInt64(0), slots_[ph][k].second);
+      }
+      nest(phase.vars, phase.extents, 0, [&] {
+        std::vector<llvm::Value*> vals = body(phase, static_cast<int>(ph));
+        for (size_t k = 0; k < phase.reductions.size(); ++k) combine(phase.reductions[k], k, static_cast<int>(ph), vals);
+        for (const loops::Store& s : phase.stores) store(s.buffer, s.offset, vals[s.value], p_.buffers[s.buffer].dtype);
+      });
+      for (size_t k = 0; k < phase.reductions.size(); ++k) {
+        auto [v, i] = slots_[ph][k];
+        llvm::Value* acc = b_.CreateLoad(reg_type(phase.reductions[k].acc_dtype), v);
+        llvm::Value* idx = i ? b_.CreateLoad(i64_, i) : nullptr;
+        accs_[ph].emplace_back(acc, idx);
+      }
+    }
+  });
+  b_.CreateRet(b_.CreateZExt(b_.CreateLoad(b_.getInt1Ty(), err_), i32_));
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyFunction(*fn_, &os)) return internal_error("llvm: generated invalid IR for " + name + ": " + os.str());
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> emit_program(const loops::Program& p, llvm::Module& m) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (p.steps[i].kind != loops::Step::Kind::kLoops) {
+      names.emplace_back();
+      continue;
+    }
+    std::string name = "step_" + std::to_string(i);
+    StepEmitter e(p, m);
+    SJ_TRY(e.emit(p.steps[i].loops, name));
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace shapejit::backends::cpu

@@ -1,0 +1,184 @@
+// The LLVM backend: a graph lowered to loops (backends/loops), JIT-compiled
+// with ORC, run with TBB across cores and OpenBLAS for float matmuls.
+//
+// A kernel runs its steps in order on buffers it allocates per call (the
+// temporaries) and on the caller's inputs and outputs. When generated code
+// reports a failed check (a gather index out of range, an integer to a
+// negative power, max over an empty axis), the kernel runs the reference
+// interpreter, which reports the same error in its own words.
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "backends/backend.h"
+#include "backends/llvm/session.h"
+#include "backends/loops/lower.h"
+#include "jit/ir/infer.h"
+
+namespace shapejit::backends {
+
+namespace {
+
+using loops::Buffer;
+using loops::Program;
+using sym::Expr;
+
+// Outer iterations per task: enough work that a task outweighs its scheduling.
+constexpr int64_t kWorkPerTask = 1 << 15;
+
+class LlvmKernel final : public Kernel {
+ public:
+  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::unique_ptr<Kernel> reference)
+      : p_(std::move(p)), code_(std::move(code)), reference_(std::move(reference)) {}
+
+  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
+  size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this) + reference_->code_bytes(); }
+
+ private:
+  int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
+  std::vector<int64_t> shape(const Buffer& b, std::span<const int64_t> values) const {
+    std::vector<int64_t> s;
+    for (const Expr& d : b.shape) s.push_back(eval(d, values));
+    return s;
+  }
+  void matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const;
+
+  Program p_;
+  std::unique_ptr<cpu::JitCode> code_;
+  std::unique_ptr<Kernel> reference_;
+};
+
+Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
+  // The symbols the code reads: the graph's, then the strided inputs' strides.
+  std::vector<int64_t> values(symbols.begin(), symbols.begin() + p_.num_graph_symbols);
+  for (auto [input, dim] : p_.params) {
+    const DLTensor& t = *args[input];
+    int64_t stride = 1;
+    if (t.strides) {
+      stride = t.strides[dim];
+    } else {
+      for (int d = t.ndim - 1; d > dim; --d) stride *= t.shape[d];
+    }
+    values.push_back(stride);
+  }
+  for (const Program::EmptyCheck& c : p_.empty_checks) {
+    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return reference_->run(args, symbols, outputs);
+  }
+  std::vector<char*> bufs(p_.buffers.size());
+  std::vector<ir::Tensor> temps(p_.num_temps);
+  for (size_t i = 0; i < p_.buffers.size(); ++i) {
+    const Buffer& b = p_.buffers[i];
+    switch (b.kind) {
+      case Buffer::Kind::kInput:
+        bufs[i] = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset;
+        break;
+      case Buffer::Kind::kOutput: {
+        std::vector<int64_t> s = shape(b, values);
+        ir::Tensor& out = outputs[b.index];
+        if (!out.defined() || out.shape() != s || out.dtype() != b.dtype || !out.is_contiguous()) out = ir::Tensor::empty(b.dtype, s);
+        bufs[i] = static_cast<char*>(out.data());
+        break;
+      }
+      case Buffer::Kind::kTemp:
+        temps[b.index] = ir::Tensor::empty(b.dtype, shape(b, values));
+        bufs[i] = static_cast<char*>(temps[b.index].data());
+        break;
+    }
+  }
+  std::atomic<int32_t> failed{0};
+  for (size_t s = 0; s < p_.steps.size(); ++s) {
+    const loops::Step& step = p_.steps[s];
+    if (step.kind == loops::Step::Kind::kMatmul) {
+      matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values);
+      continue;
+    }
+    int64_t rows = 1;
+    for (const Expr& e : step.loops.outer_extents) rows *= eval(e, values);
+    if (rows <= 0) continue;
+    cpu::StepFn fn = code_->steps()[s];
+    const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
+    const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
+    if (rows <= grain) {
+      failed |= fn(bufs.data(), values.data(), 0, rows);
+    } else {
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t>& r) {
+        if (int32_t e = fn(bufs.data(), values.data(), r.begin(), r.end())) failed = e;
+      });
+    }
+    if (failed) return reference_->run(args, symbols, outputs);
+  }
+  return Status::ok();
+}
+
+// Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
+void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const {
+  const int64_t m = eval(mm.m, values), n = eval(mm.n, values), k = eval(mm.k, values);
+  const size_t nb = mm.batch.size();
+  std::vector<int64_t> batch(nb), a_stride(nb), b_stride(nb);
+  int64_t count = 1, as = m * k, bs = k * n;
+  for (size_t i = nb; i-- > 0;) {
+    batch[i] = eval(mm.batch[i], values);
+    count *= batch[i];
+    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
+    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
+    as *= eval(mm.a_batch[i], values);
+    bs *= eval(mm.b_batch[i], values);
+  }
+  const size_t es = ir::dtype_size(dt);
+  for (int64_t c = 0; c < count; ++c) {
+    int64_t rest = c, ao = 0, bo = 0;
+    for (size_t i = nb; i-- > 0;) {
+      int64_t idx = rest % batch[i];
+      rest /= batch[i];
+      ao += idx * a_stride[i];
+      bo += idx * b_stride[i];
+    }
+    char* a = bufs[mm.a] + ao * static_cast<int64_t>(es);
+    char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
+    char* out = bufs[mm.c] + c * m * n * static_cast<int64_t>(es);
+    if (m == 0 || n == 0) continue;
+    if (k == 0) {
+      std::memset(out, 0, static_cast<size_t>(m * n) * es);
+      continue;
+    }
+    const int lda = static_cast<int>(std::max<int64_t>(1, k)), ldb = static_cast<int>(std::max<int64_t>(1, n));
+    if (dt == ir::DType::kF32) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+                  reinterpret_cast<const float*>(a), lda, reinterpret_cast<const float*>(b), ldb, 0.0f, reinterpret_cast<float*>(out), ldb);
+    } else {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
+                  reinterpret_cast<const double*>(a), lda, reinterpret_cast<const double*>(b), ldb, 0.0, reinterpret_cast<double*>(out), ldb);
+    }
+  }
+}
+
+class LlvmBackend final : public Backend {
+ public:
+  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(cpu::jit_target(opt_level)) {}
+  const char* name() const override { return "llvm"; }
+  std::string target() const override { return target_; }
+
+  Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
+    Program p = SJ_TRY(loops::lower(graph, spec));
+    std::unique_ptr<Kernel> reference = SJ_TRY(reference_->compile(graph, spec));
+    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), std::move(reference)));
+  }
+
+ private:
+  int opt_level_;
+  std::string target_;
+  std::unique_ptr<Backend> reference_ = make_reference_backend();
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Backend>> make_llvm_backend(int opt_level) {
+  SJ_TRY(cpu::jit_available());
+  return std::unique_ptr<Backend>(new LlvmBackend(opt_level));
+}
+
+}  // namespace shapejit::backends

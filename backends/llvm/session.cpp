@@ -1,0 +1,194 @@
+#include "backends/llvm/session.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace shapejit::backends::cpu {
+
+namespace {
+
+std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+// Object bytes linked by the compile running on this thread.
+thread_local size_t* object_bytes = nullptr;
+
+class Session {
+ public:
+  static Session* get(std::string* why) {
+    static std::once_flag once;
+    static Session* session = nullptr;
+    static std::string failure;
+    std::call_once(once, [] {
+      auto s = std::unique_ptr<Session>(new Session);
+      if (Status st = s->init(); !st.is_ok()) failure = st.message();
+      else session = s.release();
+    });
+    if (!session && why) *why = failure;
+    return session;
+  }
+
+  Expected<std::unique_ptr<JitCode>> compile(const loops::Program& p, int opt_level);
+  std::string target(int opt_level) const {
+    return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
+  }
+  llvm::orc::LLJIT& jit() { return *jit_; }
+
+ private:
+  Session() : jtmb_(llvm::Triple()) {}
+  Status init();
+
+  llvm::orc::JITTargetMachineBuilder jtmb_;
+  std::string cpu_, features_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  llvm::orc::JITDylib* runtime_ = nullptr;
+  std::atomic<uint64_t> next_id_{0};
+};
+
+class Code final : public JitCode {
+ public:
+  Code(Session& s, llvm::orc::JITDylib& jd) : session_(s), jd_(jd) {}
+  ~Code() override {
+    // Removing the JITDylib removes its resource tracker: the code is freed.
+    if (llvm::Error e = session_.jit().getExecutionSession().removeJITDylib(jd_)) llvm::consumeError(std::move(e));
+  }
+  void set(std::vector<StepFn> steps, size_t bytes) {
+    steps_ = std::move(steps);
+    code_bytes_ = bytes;
+  }
+
+ private:
+  Session& session_;
+  llvm::orc::JITDylib& jd_;
+};
+
+Status Session::init() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return unsupported("llvm: cannot describe the host: " + message(jtmb.takeError()));
+  jtmb_ = std::move(*jtmb);
+  cpu_ = jtmb_.getCPU();
+  features_ = jtmb_.getFeatures().getString();
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(jtmb_)
+                 .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
+                                                -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                   return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(b));
+                 })
+                 .create();
+  if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
+  jit_ = std::move(*jit);
+  jit_->getObjTransformLayer().setTransform([](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+    if (object_bytes) *object_bytes += obj->getBufferSize();
+    return obj;
+  });
+  // What generated code calls: libm from the process, and our helpers.
+  llvm::orc::ExecutionSession& es = jit_->getExecutionSession();
+  runtime_ = &es.createBareJITDylib("shapejit_runtime");
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+  if (!process) return unsupported("llvm: cannot search the process's symbols: " + message(process.takeError()));
+  runtime_->addGenerator(std::move(*process));
+  llvm::orc::SymbolMap helpers;
+  helpers[jit_->mangleAndIntern("shapejit_ipow_i64")] =
+      llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(&shapejit_ipow_i64), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  if (llvm::Error e = runtime_->define(llvm::orc::absoluteSymbols(std::move(helpers)))) return unsupported("llvm: " + message(std::move(e)));
+  return Status::ok();
+}
+
+Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  static const llvm::OptimizationLevel* kLevels[] = {&llvm::OptimizationLevel::O0, &llvm::OptimizationLevel::O1,
+                                                     &llvm::OptimizationLevel::O2, &llvm::OptimizationLevel::O3};
+  const llvm::OptimizationLevel& level = *kLevels[std::clamp(opt_level, 0, 3)];
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<JitCode>> Session::compile(const loops::Program& p, int opt_level) {
+  const std::string name = "shapejit_kernel_" + std::to_string(next_id_++);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(name, *ctx);
+  llvm::orc::JITTargetMachineBuilder jtmb = jtmb_;
+  jtmb.setCodeGenOptLevel(opt_level >= 3 ? llvm::CodeGenOpt::Aggressive : opt_level == 0 ? llvm::CodeGenOpt::None : llvm::CodeGenOpt::Default);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) return internal_error("llvm: no target machine: " + message(tm.takeError()));
+  module->setDataLayout((*tm)->createDataLayout());
+  module->setTargetTriple(jtmb.getTargetTriple().str());
+  std::vector<std::string> names = SJ_TRY(emit_program(p, *module));
+  for (llvm::Function& f : *module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", cpu_);
+    f.addFnAttr("target-features", features_);
+  }
+  SJ_TRY(optimize(*module, **tm, opt_level));
+
+  llvm::orc::ExecutionSession& es = jit_->getExecutionSession();
+  llvm::orc::JITDylib& jd = es.createBareJITDylib(name);
+  jd.addToLinkOrder(*runtime_);
+  auto code = std::make_unique<Code>(*this, jd);
+  if (llvm::Error e = jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+    return internal_error("llvm: " + message(std::move(e)));
+  }
+  size_t bytes = 0;
+  object_bytes = &bytes;
+  std::vector<StepFn> steps;
+  for (const std::string& n : names) {
+    if (n.empty()) {
+      steps.push_back(nullptr);
+      continue;
+    }
+    auto addr = jit_->lookup(jd, n);
+    if (!addr) {
+      object_bytes = nullptr;
+      return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
+    }
+    steps.push_back(addr->toPtr<StepFn>());
+  }
+  object_bytes = nullptr;
+  code->set(std::move(steps), bytes);
+  return std::unique_ptr<JitCode>(std::move(code));
+}
+
+}  // namespace
+
+Status jit_available() {
+  std::string why;
+  return Session::get(&why) ? Status::ok() : unsupported(why);
+}
+
+std::string jit_target(int opt_level) {
+  Session* s = Session::get(nullptr);
+  return s ? s->target(opt_level) : "llvm-unavailable";
+}
+
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::Program& p, int opt_level) {
+  std::string why;
+  Session* s = Session::get(&why);
+  if (!s) return unsupported(why);
+  return s->compile(p, opt_level);
+}
+
+}  // namespace shapejit::backends::cpu

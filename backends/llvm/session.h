@@ -1,0 +1,38 @@
+// The process's one ORC LLJIT, and the code of each kernel in it. Internal
+// to backends/llvm; no LLVM types cross this header.
+//
+// Each kernel's module lives in its own JITDylib: destroying its JitCode
+// removes the JITDylib and frees the code. Compiles run on the calling
+// thread, concurrently if several threads compile (ConcurrentIRCompiler,
+// one LLVMContext per module).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/llvm/codegen.h"
+#include "backends/loops/loop_ir.h"
+#include "jit/support/status.h"
+
+namespace shapejit::backends::cpu {
+
+class JitCode {
+ public:
+  virtual ~JitCode() = default;
+  const std::vector<StepFn>& steps() const { return steps_; }  // nullptr for non-loop steps
+  size_t code_bytes() const { return code_bytes_; }
+
+ protected:
+  std::vector<StepFn> steps_;
+  size_t code_bytes_ = 0;
+};
+
+// Whether the JIT could start here (a host LLVM knows), with the reason when not.
+Status jit_available();
+// What the code depends on: triple, CPU, its features, LLVM version, opt level.
+std::string jit_target(int opt_level);
+// Emits, optimizes (O2/O3 for the host CPU) and links `p`.
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::Program& p, int opt_level);
+
+}  // namespace shapejit::backends::cpu

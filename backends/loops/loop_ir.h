@@ -1,0 +1,133 @@
+// The loop IR: what a graph becomes once it is fused, before any machine
+// code. Backends (llvm, cuda) translate it; it knows nothing of either.
+//
+// A Program is a list of steps run in order. A loop step is a nest: outer
+// loops, split across threads, and inside them a sequence of phases, each an
+// inner nest that reduces into accumulators or stores results. A pointwise
+// chain is one phase; softmax is three (max, sum of exponentials, store);
+// layer_norm three (mean, variance, store). A matmul step calls a BLAS.
+//
+// Loop bounds and memory offsets are SymExprs. Their symbols are numbered:
+//   [0, num_graph_symbols)  the graph's symbols (their values arrive per call);
+//   then one per stride of a strided input ("params", read from the DLTensor);
+//   then loop variables; then body indices (values a gather loaded).
+// A specialized symbol was folded to a constant by shape inference, so a
+// static kernel has constant trip counts and offsets.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/ir/graph.h"
+#include "jit/sym/expr.h"
+
+namespace shapejit::backends::loops {
+
+struct Buffer {
+  enum class Kind : uint8_t { kInput, kOutput, kTemp };
+  Kind kind;
+  int index;  // input, output or temp number
+  ir::DType dtype;
+  std::vector<sym::Expr> shape;
+  std::vector<sym::Expr> strides;  // in elements
+};
+
+enum class InstKind : uint8_t {
+  kLoad,        // buffer[offset]
+  kConst,       // a scalar of `dtype`
+  kIndex,       // the integer `expr` converted to `dtype`
+  kOp,          // a pointwise graph op on `args`
+  kAcc,         // accumulator `acc` of an earlier phase (part 1: argmax's index)
+  kCheckIndex,  // args[0] as an index into [0, expr): binds body symbol `symbol`; out of range is an error
+};
+
+struct Inst {
+  Inst(InstKind k, ir::DType t) : kind(k), dtype(t) {}
+  InstKind kind;
+  ir::DType dtype;  // the result's
+  ir::Op op = ir::Op::kAdd;
+  bool approximate_tanh = false;  // gelu
+  std::vector<int> args;          // earlier instructions of the phase
+  int buffer = -1;
+  sym::Expr expr;  // kLoad: offset; kIndex: value; kCheckIndex: bound
+  ir::Scalar value;
+  int acc_phase = -1, acc = -1, acc_part = 0;
+  int symbol = -1;
+};
+
+enum class Combine : uint8_t {
+  kSum,         // float sums accumulate in f64, integer sums wrap in i64
+  kMax,         // NaN propagates
+  kMin,         // NaN propagates
+  kMaxSkipNaN,  // softmax's max: NaN is skipped, -inf when empty
+  kArgmax,      // first maximal index, NaN maximal
+};
+
+struct Reduction {
+  Combine combine;
+  int value;                // instruction reduced
+  int index = -1;           // argmax: the index instruction (i64)
+  ir::DType acc_dtype;      // accumulator's type
+};
+
+struct Store {
+  int buffer;
+  sym::Expr offset;
+  int value;  // instruction; converted to the buffer's dtype by the producer
+};
+
+struct Phase {
+  std::vector<int> vars;  // loop variable symbols, outermost first
+  std::vector<sym::Expr> extents;
+  std::vector<Inst> body;
+  std::vector<Reduction> reductions;
+  std::vector<Store> stores;
+};
+
+struct LoopStep {
+  std::vector<int> outer_vars;  // split across threads; flattened row-major
+  std::vector<sym::Expr> outer_extents;
+  std::vector<Phase> phases;
+  bool may_fail = false;  // has checks (gather bounds, integer pow)
+  // Elements of work per outer iteration, for the thread grain.
+  sym::Expr work_per_row = sym::Expr(1);
+};
+
+// C[b] = A[b] @ B[b] on dense buffers, batch dims broadcast; row-major.
+struct MatmulStep {
+  int a, b, c;                       // buffers
+  std::vector<sym::Expr> batch;      // the result's batch dims
+  std::vector<bool> a_batch_bcast, b_batch_bcast;  // per batch dim: the operand's dim is 1
+  std::vector<sym::Expr> a_batch, b_batch;         // the operands' batch dims, right-aligned to `batch`
+  sym::Expr m, n, k;
+};
+
+struct Step {
+  enum class Kind : uint8_t { kLoops, kMatmul };
+  explicit Step(Kind k) : kind(k) {}
+  Kind kind;
+  LoopStep loops;
+  MatmulStep matmul;
+  std::string label;  // the graph node it comes from, for messages
+};
+
+struct Program {
+  int num_graph_symbols = 0;
+  int num_symbols = 0;  // all numbered symbols, see above
+  std::vector<Buffer> buffers;
+  int num_inputs = 0, num_outputs = 0, num_temps = 0;
+  // params[i] = (input, dim): symbol num_graph_symbols + i is that stride.
+  std::vector<std::pair<int, int>> params;
+  std::vector<Step> steps;
+  // Runtime checks whose failure the reference interpreter explains
+  // (max/min/argmax over an empty axis of a non-empty result).
+  struct EmptyCheck {
+    sym::Expr rows, count;
+  };
+  std::vector<EmptyCheck> empty_checks;
+
+  std::string dump() const;
+};
+
+}  // namespace shapejit::backends::loops

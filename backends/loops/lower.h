@@ -1,0 +1,35 @@
+// Graph → loop IR (loop_ir.h): fusion and index folding.
+//
+// Fusion: a value gets a buffer (is "materialized") only when it must: the
+// graph's inputs and outputs; the results of reductions, normalizations,
+// matmuls and concats; a matmul operand that is not already a dense buffer;
+// a computed value that an index-changing op (a view or a gather) reads
+// besides another consumer, so that it is not recomputed per index. Every
+// other value (pointwise ops, views, full, arange, gathers) is folded into
+// the loops of the step that reads it: a view becomes an index expression,
+// broadcasting a zero index, a gather a checked load.
+//
+// Within one phase each (value, index) is computed once. Pointwise steps
+// merge adjacent dims whose accesses all stride alike into one loop (so a
+// dense [a, b, c] chain is a single loop) and split a long innermost loop
+// into tiles so that threads share it.
+#pragma once
+
+#include "backends/loops/loop_ir.h"
+#include "jit/support/status.h"
+#include "jit/sym/shape_env.h"
+
+namespace shapejit::backends::loops {
+
+struct LowerOptions {
+  // Float matmuls as BLAS steps; off, they are loops like integer ones.
+  bool blas = true;
+  // Innermost tile of a pointwise step: the unit threads share.
+  int64_t tile = 4096;
+};
+
+// kUnsupported for graphs with data-dependent shapes (nonzero,
+// masked_select): those stay on the reference interpreter.
+Expected<Program> lower(const ir::Graph& g, const sym::Specialization& spec, const LowerOptions& options = {});
+
+}  // namespace shapejit::backends::loops

@@ -1,0 +1,353 @@
+// The LLVM backend against the reference interpreter: every op and dtype,
+// each graph compiled fully dynamic and fully static, on edge shapes (0, 1,
+// broadcast, non-contiguous, odd sizes that leave vector tails, tiles, large).
+//
+// Tolerance: integers and bools agree exactly; floats within rtol 1e-5,
+// atol 1e-6 (float sums reassociate to vectorize; float matmuls run in BLAS
+// in the operand's precision, so they get rtol 1e-4). Errors must be the
+// reference's, word for word: the kernel asks the interpreter for them.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <limits>
+
+#include "backends/backend.h"
+#include "jit/ir/infer.h"
+#include "tests/test_util.h"
+
+#ifdef SHAPEJIT_HAVE_LLVM
+
+namespace shapejit {
+namespace {
+
+using ir::DType;
+using ir::Tensor;
+using testing::from_values;
+using testing::one_op;
+using testing::random_tensor;
+
+struct Outcome {
+  Status status;
+  std::vector<Tensor> out;
+  uint64_t fallbacks = 0;
+  std::vector<std::string> log;
+};
+
+Outcome run_with(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& config) {
+  Outcome r;
+  ir::Graph g = testing::graph_from(graph);
+  auto jit = Jit::create(config);
+  EXPECT_TRUE(jit.is_ok()) << jit.status().to_string();
+  (*jit)->set_log([&r](const std::string& line) { r.log.push_back(line); });
+  testing::ArgPack p;
+  for (const Tensor& t : inputs) p.add(t);
+  r.status = (*jit)->call_graph("t", g, {}, p.args(), r.out);
+  r.fallbacks = (*jit)->stats_json()["sites"]["t"]["fallbacks"].get<uint64_t>();
+  return r;
+}
+
+void expect_agrees(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& what, double rtol = 1e-5,
+                   double atol = 1e-6) {
+  Outcome ref = run_with(graph, inputs, R"({"compile": {"backend": "reference"}})");
+  for (const char* mode : {"always_dynamic", "always_static"}) {
+    Outcome got = run_with(graph, inputs, std::string(R"({"compile": {"backend": "llvm"}, "policy": {"mode": ")") + mode + "\"}}");
+    SCOPED_TRACE(what + " (" + mode + ")");
+    EXPECT_EQ(got.fallbacks, 0u) << (got.log.empty() ? "" : got.log[0]);
+    ASSERT_EQ(got.status.code(), ref.status.code()) << got.status.to_string() << " vs " << ref.status.to_string();
+    if (!ref.status.is_ok()) {
+      EXPECT_EQ(got.status.message(), ref.status.message());
+      continue;
+    }
+    ASSERT_EQ(got.out.size(), ref.out.size());
+    for (size_t i = 0; i < ref.out.size(); ++i) EXPECT_TRUE(testing::tensors_close(got.out[i], ref.out[i], rtol, atol)) << "output " << i;
+  }
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+const char* kFloats[] = {"f32", "f64"};
+const char* kNumeric[] = {"f32", "f64", "i32", "i64"};
+const char* kAll[] = {"f32", "f64", "i32", "i64", "bool"};
+
+DType dt(const char* name) { return *ir::parse_dtype(name); }
+
+TEST(Llvm, UnaryOpsEveryDtype) {
+  std::mt19937 rng(1);
+  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu", "sin", "cos", "erf", "gelu"}) {
+    bool ints = std::string(op) == "neg" || std::string(op) == "abs" || std::string(op) == "relu";
+    for (const char* t : kNumeric) {
+      if (!ir::is_float(dt(t)) && !ints) continue;
+      expect_agrees(one_op(op, {{t, {37}}}), {random_tensor(dt(t), {37}, rng)}, std::string(op) + " " + t);
+    }
+  }
+  for (const char* t : kFloats) {
+    expect_agrees(one_op("gelu", {{t, {9}}}, "", R"({"approximate": "tanh"})"), {random_tensor(dt(t), {9}, rng)}, "gelu tanh");
+  }
+  expect_agrees(one_op("not", {{"bool", {13}}}), {random_tensor(DType::kBool, {13}, rng)}, "not");
+}
+
+TEST(Llvm, CastEveryPairWithSpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> special = {0, -0.0, 1, -1, 2.5, -2.5, 1e10, -1e10, 3e9, inf, -inf, nan, 7};
+  for (const char* from : kAll) {
+    for (const char* to : kAll) {
+      const int64_t n = static_cast<int64_t>(special.size());
+      Tensor x = from_values(dt(from), {n}, special);
+      if (ir::is_int(dt(from))) x = from_values(dt(from), {n}, std::vector<int64_t>{0, 1, -1, 2, -2, 1 << 30, -(1 << 30), 5, 6, 7, 8, 9, 10});
+      expect_agrees(one_op("cast", {{from, {n}}}, "", std::string(R"({"dtype": ")") + to + "\"}"), {x}, std::string("cast ") + from + " -> " + to);
+    }
+  }
+}
+
+TEST(Llvm, BinaryOpsEveryDtypeWithBroadcasting) {
+  std::mt19937 rng(2);
+  for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}) {
+    for (const char* t : kAll) {
+      bool cmp = std::string(op).size() == 2;
+      if (dt(t) == DType::kBool && !cmp) continue;
+      Tensor a = random_tensor(dt(t), {3, 1, 5}, rng), b = random_tensor(dt(t), {4, 1}, rng);
+      if (std::string(op) == "pow" && ir::is_int(dt(t))) b = random_tensor(dt(t), {4, 1}, rng, 0, 2);
+      expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {a, b}, std::string(op) + " " + t);
+      if (dt(t) != DType::kBool) {
+        expect_agrees(one_op(op, {{t, {6}}}, "2"), {random_tensor(dt(t), {6}, rng)}, std::string(op) + " literal " + t);
+      }
+    }
+  }
+  // An integer to a negative power is an error: the reference's words.
+  expect_agrees(one_op("pow", {{"i32", {3}}, {"i32", {3}}}),
+                {from_values(DType::kI32, {3}, std::vector<int>{2, 3, 4}), from_values(DType::kI32, {3}, std::vector<int>{1, -1, 2})}, "pow error");
+  // Division by zero and by -1 at the extremes.
+  expect_agrees(one_op("div", {{"i64", {5}}, {"i64", {5}}}),
+                {from_values(DType::kI64, {5}, std::vector<int64_t>{7, -7, std::numeric_limits<int64_t>::min(), 5, -9}),
+                 from_values(DType::kI64, {5}, std::vector<int64_t>{0, 2, -1, -3, 4})},
+                "div extremes");
+  std::mt19937 r2(3);
+  for (const char* op : {"and", "or"}) {
+    expect_agrees(one_op(op, {{"bool", {2, 7}}, {"bool", {7}}}), {random_tensor(DType::kBool, {2, 7}, r2), random_tensor(DType::kBool, {7}, r2)}, op);
+  }
+  for (const char* t : kAll) {
+    expect_agrees(one_op("where", {{"bool", {4, 1}}, {t, {5}}, {t, {4, 5}}}),
+                  {random_tensor(DType::kBool, {4, 1}, r2), random_tensor(dt(t), {5}, r2), random_tensor(dt(t), {4, 5}, r2)},
+                  std::string("where ") + t);
+  }
+}
+
+TEST(Llvm, FusedChainOnEdgeShapes) {
+  // Ten pointwise ops, two inputs that broadcast.
+  auto graph = [](const std::vector<int64_t>& xs, const std::vector<int64_t>& ys) {
+    return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": )" + shape_str(xs) + R"(}, {"name": "y", "dtype": "f32", "shape": )" +
+           shape_str(ys) + R"(}],
+      "nodes": [{"op": "mul", "in": ["x", 1.5], "out": "a"}, {"op": "add", "in": ["a", "y"], "out": "b"},
+                {"op": "relu", "in": ["b"], "out": "c"}, {"op": "sub", "in": ["c", "x"], "out": "d"},
+                {"op": "abs", "in": ["d"], "out": "e"}, {"op": "sqrt", "in": ["e"], "out": "f"},
+                {"op": "neg", "in": ["f"], "out": "g"}, {"op": "maximum", "in": ["g", "y"], "out": "h"},
+                {"op": "gt", "in": ["h", 0], "out": "i"}, {"op": "where", "in": ["i", "h", "x"], "out": "z"}],
+      "outputs": ["z"]})";
+  };
+  std::mt19937 rng(4);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{0}, {0}}, {{1}, {1}}, {{37}, {37}}, {{37}, {1}}, {{5, 0}, {5, 0}}, {{1, 1}, {1, 1}}, {{3, 4099}, {3, 4099}},
+      {{4, 1, 5}, {3, 1}}, {{2, 3, 17}, {17}}, {{8193}, {8193}}, {{1 << 20}, {1 << 20}}};
+  for (const auto& [xs, ys] : cases) {
+    expect_agrees(graph(xs, ys), {random_tensor(DType::kF32, xs, rng), random_tensor(DType::kF32, ys, rng)}, "chain " + shape_str(xs) + shape_str(ys));
+  }
+  // Non-contiguous inputs: a transposed view and a sliced one.
+  Tensor base = random_tensor(DType::kF32, {40, 9}, rng);
+  Tensor t = base.view({9, 40}, {1, 9});
+  Tensor other = random_tensor(DType::kF32, {9, 80}, rng).view({9, 40}, {80, 2});
+  expect_agrees(graph({9, 40}, {9, 40}), {t, other}, "strided");
+}
+
+TEST(Llvm, ReductionsOverAxes) {
+  std::mt19937 rng(5);
+  const std::vector<std::string> axes = {"[0]", "[1]", "[2]", "[0, 2]", "[-1]"};
+  for (const char* op : {"sum", "mean", "max", "min"}) {
+    for (const char* t : kNumeric) {
+      if (std::string(op) == "mean" && !ir::is_float(dt(t))) continue;
+      for (const std::string& a : axes) {
+        for (const char* keep : {"true", "false"}) {
+          expect_agrees(one_op(op, {{t, {3, 5, 33}}}, "", R"({"axes": )" + a + R"(, "keepdim": )" + keep + "}"), {random_tensor(dt(t), {3, 5, 33}, rng)},
+                        std::string(op) + " " + t + " " + a);
+        }
+      }
+      expect_agrees(one_op(op, {{t, {7, 9}}}), {random_tensor(dt(t), {7, 9}, rng)}, std::string(op) + " all");
+      expect_agrees(one_op(op, {{t, {4, 0}}}, "", R"({"axes": [1]})"), {random_tensor(dt(t), {4, 0}, rng)}, std::string(op) + " empty axis");
+      expect_agrees(one_op(op, {{t, {0, 4}}}, "", R"({"axes": [1]})"), {random_tensor(dt(t), {0, 4}, rng)}, std::string(op) + " empty rows");
+    }
+  }
+  Tensor nan = from_values(DType::kF32, {2, 3}, std::vector<double>{1, std::nan(""), 2, 3, 3, -1});
+  for (const char* op : {"max", "min", "sum"}) expect_agrees(one_op(op, {{"f32", {2, 3}}}, "", R"({"axes": [1]})"), {nan}, std::string(op) + " NaN");
+  for (const char* t : kNumeric) {
+    for (int d : {0, 1, -1}) {
+      expect_agrees(one_op("argmax", {{t, {6, 7}}}, "", R"({"dim": )" + std::to_string(d) + "}"), {random_tensor(dt(t), {6, 7}, rng)}, std::string("argmax ") + t);
+    }
+  }
+  expect_agrees(one_op("argmax", {{"f32", {2, 3}}}, "", R"({"dim": 1, "keepdim": true})"), {nan}, "argmax NaN");
+  expect_agrees(one_op("argmax", {{"f32", {2, 0}}}, "", R"({"dim": 1})"), {random_tensor(DType::kF32, {2, 0}, rng)}, "argmax empty");
+}
+
+TEST(Llvm, NormalizationsInOnePass) {
+  std::mt19937 rng(6);
+  for (const char* t : kFloats) {
+    for (const char* op : {"softmax", "log_softmax"}) {
+      for (int d : {0, 1, -1}) {
+        expect_agrees(one_op(op, {{t, {4, 5, 33}}}, "", R"({"dim": )" + std::to_string(d) + "}"), {random_tensor(dt(t), {4, 5, 33}, rng, -30, 30)},
+                      std::string(op) + " " + t);
+      }
+    }
+    expect_agrees(one_op("layer_norm", {{t, {4, 5, 33}}}), {random_tensor(dt(t), {4, 5, 33}, rng)}, "layer_norm");
+    expect_agrees(one_op("layer_norm", {{t, {4, 5, 33}}, {t, {33}}, {t, {33}}}),
+                  {random_tensor(dt(t), {4, 5, 33}, rng), random_tensor(dt(t), {33}, rng), random_tensor(dt(t), {33}, rng)}, "layer_norm affine");
+    expect_agrees(one_op("layer_norm", {{t, {4, 5, 33}}, {t, {5, 33}}}, "", R"({"axes": [-2, -1], "eps": 0.001})"),
+                  {random_tensor(dt(t), {4, 5, 33}, rng), random_tensor(dt(t), {5, 33}, rng)}, "layer_norm two axes");
+    expect_agrees(one_op("rms_norm", {{t, {6, 65}}, {t, {65}}}), {random_tensor(dt(t), {6, 65}, rng), random_tensor(dt(t), {65}, rng)}, "rms_norm");
+    expect_agrees(one_op("rms_norm", {{t, {0, 8}}}), {random_tensor(dt(t), {0, 8}, rng)}, "rms_norm empty");
+  }
+}
+
+TEST(Llvm, MatmulLikeNumPy) {
+  std::mt19937 rng(7);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{5}, {5}},       {{3, 5}, {5}},          {{5}, {5, 4}},       {{3, 5}, {5, 4}}, {{2, 3, 5}, {5, 4}},
+      {{2, 1, 3, 5}, {4, 5, 6}}, {{3, 0}, {0, 4}}, {{0, 5}, {5, 4}}, {{1, 1}, {1, 1}},  {{33, 65}, {65, 17}}};
+  for (const char* t : kNumeric) {
+    for (const auto& [a, b] : cases) {
+      expect_agrees(one_op("matmul", {{t, a}, {t, b}}), {random_tensor(dt(t), a, rng), random_tensor(dt(t), b, rng)},
+                    std::string("matmul ") + t + shape_str(a) + shape_str(b), 1e-4, 1e-5);
+    }
+  }
+  // A transposed operand and a fused epilogue.
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n", 16]}, {"name": "w", "dtype": "f32", "shape": [24, 16]},
+      {"name": "b", "dtype": "f32", "shape": [24]}],
+    "nodes": [{"op": "transpose", "in": ["w"], "out": "wt", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "matmul", "in": ["x", "wt"], "out": "h"}, {"op": "add", "in": ["h", "b"], "out": "hb"},
+              {"op": "gelu", "in": ["hb"], "out": "y"}], "outputs": ["y"]})";
+  expect_agrees(g, {random_tensor(DType::kF32, {9, 16}, rng), random_tensor(DType::kF32, {24, 16}, rng), random_tensor(DType::kF32, {24}, rng)},
+                "matmul epilogue", 1e-4, 1e-5);
+}
+
+TEST(Llvm, LayoutOpsFoldIntoIndexing) {
+  std::mt19937 rng(8);
+  auto g = [](const std::string& node, const std::string& shape) {
+    return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": )" + shape + R"(}],
+      "nodes": [{"op": "exp", "in": ["x"], "out": "e"}, )" + node + R"(, {"op": "mul", "in": ["v", 2], "out": "y"}],
+      "outputs": ["y", "v"]})";
+  };
+  const std::vector<std::string> nodes = {
+      R"({"op": "reshape", "in": ["e", 6, -1], "out": "v"})",
+      R"({"op": "reshape", "in": ["e", 2, 3, 4, 5], "out": "v"})",
+      R"({"op": "permute", "in": ["e"], "out": "v", "attrs": {"perm": [2, 0, 1]}})",
+      R"({"op": "transpose", "in": ["e"], "out": "v", "attrs": {"dim0": 0, "dim1": 2}})",
+      R"({"op": "expand", "in": ["e", 3, -1, -1, -1], "out": "v"})",
+      R"({"op": "slice", "in": ["e", 1, 20, 3], "out": "v", "attrs": {"dim": 2}})",
+      R"({"op": "slice", "in": ["e", -2, 100, 1], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "concat", "in": ["e", "x", "e"], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "unsqueeze", "in": ["e"], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "squeeze", "in": ["e"], "out": "v", "attrs": {"dims": [0]}})",
+  };
+  for (const std::string& n : nodes) {
+    bool squeeze = n.find("squeeze\"") != std::string::npos && n.find("unsqueeze") == std::string::npos;
+    std::vector<int64_t> s = squeeze ? std::vector<int64_t>{1, 4, 5} : std::vector<int64_t>{6, 4, 5};
+    expect_agrees(g(n, shape_str(s)), {random_tensor(DType::kF32, s, rng)}, n);
+    Tensor strided = random_tensor(DType::kF32, {s[2], s[1], s[0]}, rng).view(s, {1, s[0], s[0] * s[1]});
+    expect_agrees(g(n, shape_str(s)), {strided}, n + " strided");
+  }
+  // Reshape of a reshape of a computed value: the index unravels.
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "i64", "shape": [4, 6]}],
+      "nodes": [{"op": "neg", "in": ["x"], "out": "n"}, {"op": "reshape", "in": ["n", 3, 8], "out": "r"},
+                {"op": "transpose", "in": ["r"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
+                {"op": "reshape", "in": ["t", 2, 12], "out": "y"}], "outputs": ["y"]})",
+                {random_tensor(DType::kI64, {4, 6}, rng)}, "reshape chain");
+}
+
+TEST(Llvm, GathersAndTheirRangeErrors) {
+  std::mt19937 rng(9);
+  for (const char* it : {"i32", "i64"}) {
+    Tensor table = random_tensor(DType::kF32, {10, 7}, rng);
+    Tensor ids = from_values(dt(it), {2, 3}, std::vector<int>{0, 9, 3, 3, 1, 0});
+    expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {2, 3}}}), {table, ids}, std::string("embedding ") + it);
+    Tensor idx = from_values(dt(it), {4}, std::vector<int>{2, 0, 2, 6});
+    expect_agrees(one_op("index_select", {{"f32", {10, 7}}, {it, {4}}}, "", R"({"dim": 1})"), {table, idx}, std::string("index_select ") + it);
+    Tensor bad = from_values(dt(it), {2}, std::vector<int>{1, 10});
+    expect_agrees(one_op("index_select", {{"f32", {10, 7}}, {it, {2}}}, "", R"({"dim": 0})"), {table, bad}, "index out of range");
+    Tensor neg = from_values(dt(it), {1, 1}, std::vector<int>{-1});
+    expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {1, 1}}}), {table, neg}, "negative id");
+  }
+}
+
+TEST(Llvm, CreationOps) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}},
+              {"op": "full", "in": [2, "n"], "out": "f", "attrs": {"value": 7.9, "dtype": "i32"}},
+              {"op": "arange", "in": ["n", 0, -2], "out": "r"},
+              {"op": "arange", "in": [1, "n", 1], "out": "rf", "attrs": {"dtype": "f64"}},
+              {"op": "full", "in": ["n"], "out": "b", "attrs": {"value": 1, "dtype": "bool"}}],
+    "outputs": ["f", "r", "rf", "b"]})";
+  expect_agrees(g, {Tensor::empty(DType::kF32, {5})}, "creation");
+}
+
+TEST(Llvm, WhatItCannotCompileRunsOnTheReferenceAndSaysWhy) {
+  Tensor x = from_values(DType::kF32, {2, 3}, std::vector<double>{0, 1, 0, 2, 0, 3});
+  Outcome r = run_with(one_op("nonzero", {{"f32", {2, 3}}}), {x}, R"({"compile": {"backend": "llvm"}})");
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.fallbacks, 1u);
+  ASSERT_EQ(r.log.size(), 1u);
+  EXPECT_NE(r.log[0].find("data-dependent shapes stay on the reference interpreter"), std::string::npos) << r.log[0];
+  EXPECT_EQ(testing::values_of<int64_t>(r.out[0]), (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
+}
+
+TEST(Llvm, TargetNamesTheHostAndCompiler) {
+  auto llvm = backends::make_llvm_backend(2);
+  ASSERT_TRUE(llvm.is_ok()) << llvm.status().to_string();
+  std::string t = (*llvm)->target();
+  EXPECT_NE(t.find("x86_64"), std::string::npos) << t;
+  EXPECT_NE(t.find("llvm-16"), std::string::npos) << t;
+  EXPECT_NE(t.find("+sse2"), std::string::npos) << t;  // the feature string
+  auto o3 = backends::make_llvm_backend(3);
+  EXPECT_NE((*o3)->target(), t);  // the opt level is part of it too
+}
+
+// Resident set size in bytes.
+size_t rss() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * 4096;
+}
+
+TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's quarantine holds freed memory; RSS says nothing here (the normal build runs this)";
+#endif
+  auto backend = backends::make_llvm_backend(2);
+  ASSERT_TRUE(backend.is_ok());
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "a"}, {"op": "mul", "in": ["a", 3], "out": "y"}], "outputs": ["y"]})");
+  sym::ShapeEnv env;
+  ir::ShapeHints hints = {{100}};
+  ASSERT_TRUE(ir::infer(g, env, &hints).is_ok());
+  env.set_contiguous({true});
+  sym::Specialization spec = env.specialization();
+  auto cycles = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto k = (*backend)->compile(g, spec);
+      ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+      ASSERT_GT((*k)->code_bytes(), 0u);
+    }
+  };
+  cycles(200);  // warm: LLVM's own pools and caches reach their size
+  const size_t before = rss();
+  cycles(1000);
+  const size_t after = rss();
+  // Kept code would be several KiB per kernel (over 6 MiB here).
+  EXPECT_LT(after, before + (4u << 20)) << "RSS grew from " << before << " to " << after;
+}
+
+}  // namespace
+}  // namespace shapejit
+
+#endif  // SHAPEJIT_HAVE_LLVM
