@@ -78,7 +78,11 @@ Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t>
       case Buffer::Kind::kOutput: {
         std::vector<int64_t> s = shape(b, values);
         ir::Tensor& out = outputs[b.index];
-        if (!out.defined() || out.shape() != s || out.dtype() != b.dtype || !out.is_contiguous()) out = ir::Tensor::empty(b.dtype, s);
+        bool overlaps_input = false;  // an earlier output passed back in: the code assumes disjoint buffers
+        for (const DLTensor* a : args) overlaps_input |= out.defined() && a->data == out.data();
+        if (!out.defined() || out.shape() != s || out.dtype() != b.dtype || !out.is_contiguous() || overlaps_input) {
+          out = ir::Tensor::empty(b.dtype, s);
+        }
         bufs[i] = static_cast<char*>(out.data());
         break;
       }

@@ -113,7 +113,12 @@ Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  // Vectorize, but do not unroll or interleave on top: the loops are
+  // memory-bound, and unrolled AVX-512 code costs compile time and size.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  tuning.LoopInterleaving = false;
+  llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
