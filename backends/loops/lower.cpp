@@ -177,7 +177,7 @@ class Lowering {
   Status matmul_step(int node, int buffer);
   Status concat_step(int node, int buffer);
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
-  int ensure_dense(int v, int node);
+  Expected<int> ensure_dense(int v, int node);
 };
 
 // ---- bodies ----
@@ -495,14 +495,13 @@ Status Lowering::materialize(int v, int buffer, int node) {
   return pointwise_step(v, buffer, std::vector<Expr>(shape(v).size(), Expr(0)), node);
 }
 
-int Lowering::ensure_dense(int v, int node) {
+Expected<int> Lowering::ensure_dense(int v, int node) {
   if (buffer_of_[v] >= 0) {
     const Buffer& b = p_.buffers[buffer_of_[v]];
     if (b.strides == dense_strides(b.shape)) return buffer_of_[v];
   }
   int t = new_temp(v);
-  Status s = materialize(v, t, node);
-  (void)s;  // a copy of a fused value: within budget if its consumer was
+  SJ_TRY(materialize(v, t, node));
   return t;
 }
 
@@ -621,7 +620,7 @@ Status Lowering::softmax_step(int node, int buffer) {
   int out = n.op == Op::kLogSoftmax ? b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})})
                                     : b2.op(Op::kDiv, DType::kF64, {b2.op(Op::kExp, DType::kF64, {d2}), s});
   p2.stores.push_back({buffer, offset(buffer, r.x_idx), b2.cast(out, dt)});
-  SJ_TRY(check_budget(p0, node));
+  SJ_TRY(check_budget(p2, node));  // the largest phase; earlier ones hold the same x
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }
@@ -691,8 +690,8 @@ Status Lowering::matmul_step(int node, int buffer) {
     Step st{Step::Kind::kMatmul};
     st.label = label(node);
     MatmulStep& m = st.matmul;
-    m.a = ensure_dense(av, node);
-    m.b = ensure_dense(bv, node);
+    m.a = SJ_TRY(ensure_dense(av, node));
+    m.b = SJ_TRY(ensure_dense(bv, node));
     m.c = buffer;
     m.m = a_vec ? Expr(1) : sa[sa.size() - 2];
     m.n = b_vec ? Expr(1) : sb.back();
