@@ -73,7 +73,7 @@ class StepEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
   llvm::Value* is_nan(llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
   void fail_if(llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }
-  std::vector<llvm::Value*> body(const loops::Phase& ph, int phase);
+  std::vector<llvm::Value*> body(const loops::Phase& ph);
   void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals);
   llvm::Constant* reduction_init(Combine c, DType dt);
 
@@ -376,7 +376,7 @@ llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& 
   }
 }
 
-std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph, int phase) {
+std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
   std::vector<llvm::Value*> vals(ph.body.size(), nullptr);
   for (size_t k = 0; k < ph.body.size(); ++k) {
     const Inst& inst = ph.body[k];
@@ -405,7 +405,6 @@ std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph, int phase) {
       }
     }
   }
-  (void)phase;
   return vals;
 }
 
@@ -529,7 +528,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
         if (slots_[ph][k].second) b_.CreateStore(b_.getInt64(0), slots_[ph][k].second);
       }
       nest(phase.vars, phase.extents, 0, [&] {
-        std::vector<llvm::Value*> vals = body(phase, static_cast<int>(ph));
+        std::vector<llvm::Value*> vals = body(phase);
         for (size_t k = 0; k < phase.reductions.size(); ++k) combine(phase.reductions[k], k, static_cast<int>(ph), vals);
         for (const loops::Store& s : phase.stores) store(s.buffer, s.offset, vals[s.value], p_.buffers[s.buffer].dtype);
       });

@@ -42,20 +42,7 @@ struct NodeCtx {
   int64_t symint(size_t i) const;
 };
 
-// A double converted as `cast` converts: saturating, NaN to 0.
-template <typename T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return 0;
-    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
+using ir::from_double;
 
 Expected<ir::Tensor> run_pointwise(const NodeCtx& c);
 Expected<ir::Tensor> run_reduction(const NodeCtx& c);

@@ -4,10 +4,13 @@
 #include <dlpack/dlpack.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace shapejit::ir {
 
@@ -46,6 +49,22 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::kBool: return f.template operator()<bool>();
   }
   return f.template operator()<float>();
+}
+
+// A double converted as `cast` converts: to integers truncating,
+// saturating at the type's limits, NaN to 0; to bool `!= 0`.
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 }  // namespace shapejit::ir

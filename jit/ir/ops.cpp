@@ -113,4 +113,17 @@ const char* attr_name(AttrBit bit) {
   return "?";
 }
 
+bool is_elementwise(OpClass c) {
+  switch (c) {
+    case OpClass::kUnary:
+    case OpClass::kCast:
+    case OpClass::kNot:
+    case OpClass::kArith:
+    case OpClass::kLogical:
+    case OpClass::kCompare:
+    case OpClass::kWhere: return true;
+    default: return false;
+  }
+}
+
 }  // namespace shapejit::ir

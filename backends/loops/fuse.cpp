@@ -1,0 +1,225 @@
+// A value at an index, as instructions of a phase: pointwise ops become
+// instructions, views become index expressions, broadcasting a zero index,
+// a gather a checked load; a value with a buffer is a load.
+#include "backends/loops/lowering.h"
+
+namespace shapejit::backends::loops::detail {
+
+namespace {
+
+// A literal or full's value as `dt` holds it, converted as `cast` converts.
+ir::Scalar typed_scalar(DType dt, bool is_float, int64_t i, double f) {
+  ir::Scalar s;
+  ir::visit_dtype(dt, [&]<typename T>() {
+    T v = is_float ? ir::from_double<T>(f) : static_cast<T>(i);
+    s.is_float = ir::is_float(dt);
+    if (s.is_float) s.f = static_cast<double>(v);
+    else s.i = static_cast<int64_t>(v);
+  });
+  return s;
+}
+
+}  // namespace
+
+int BodyBuilder::emit(Inst inst) {
+  ph_.body.push_back(std::move(inst));
+  return static_cast<int>(ph_.body.size()) - 1;
+}
+
+int BodyBuilder::constant(DType dt, double f) {
+  Inst i{InstKind::kConst, dt};
+  i.value = typed_scalar(dt, true, 0, f);
+  return emit(i);
+}
+
+int BodyBuilder::index(Expr e, DType dt) {
+  Inst i{InstKind::kIndex, dt};
+  i.expr = e;
+  return emit(i);
+}
+
+int BodyBuilder::op(Op o, DType dt, std::vector<int> args) {
+  Inst i{InstKind::kOp, dt};
+  i.op = o;
+  i.args = std::move(args);
+  return emit(i);
+}
+
+int BodyBuilder::cast(int inst, DType to) { return dtype(inst) == to ? inst : op(Op::kCast, to, {inst}); }
+
+int BodyBuilder::acc(int phase, int which, DType dt, int part) {
+  Inst i{InstKind::kAcc, dt};
+  i.acc_phase = phase;
+  i.acc = which;
+  i.acc_part = part;
+  return emit(i);
+}
+
+int BodyBuilder::value(int v, const std::vector<Expr>& idx) {
+  std::vector<uintptr_t> key{static_cast<uintptr_t>(v)};
+  for (const Expr& e : idx) key.push_back(reinterpret_cast<uintptr_t>(e.node()));
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  int r = compute(v, idx);
+  memo_.emplace(std::move(key), r);
+  return r;
+}
+
+// Operand i of a pointwise node at the node's index: broadcast (a dim of 1
+// reads index 0; missing leading dims are dropped), or a literal.
+int BodyBuilder::operand(const ir::Node& node, size_t i, DType dt, const std::vector<Expr>& out_shape, const std::vector<Expr>& idx) {
+  const ir::Operand& o = node.in[i];
+  if (!o.is_value()) {
+    Inst c{InstKind::kConst, dt};
+    c.value = typed_scalar(dt, o.kind == ir::Operand::Kind::kFloat, o.i, o.f);
+    return emit(c);
+  }
+  const std::vector<Expr>& s = l_.shape(o.value);
+  std::vector<Expr> sub;
+  size_t lead = out_shape.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) sub.push_back(is_one(s[d]) ? Expr(0) : idx[lead + d]);
+  return value(o.value, sub);
+}
+
+int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
+  if (l_.buffer_of_[v] >= 0) {
+    Inst ld{InstKind::kLoad, l_.types_[v].dtype};
+    ld.buffer = l_.buffer_of_[v];
+    ld.expr = l_.offset(ld.buffer, idx);
+    return emit(ld);
+  }
+  const ir::Node& node = l_.g_.nodes[l_.producer_[v]];
+  const ir::ValueType& t = l_.types_[v];
+  const ir::Attrs& a = node.attrs;
+  const OpClass cls = ir::op_info(node.op).cls;
+  auto in_shape = [&](size_t i) -> const std::vector<Expr>& { return l_.shape(node.in[i].value); };
+  if (is_pointwise(cls)) {
+    std::vector<int> args;
+    DType operand_dt = t.dtype;
+    if (cls == OpClass::kUnary || cls == OpClass::kCast || cls == OpClass::kNot) {
+      operand_dt = l_.types_[node.in[0].value].dtype;
+    } else if (cls != OpClass::kWhere) {
+      operand_dt = l_.types_[node.in[node.in[0].is_value() ? 0 : 1].value].dtype;
+    }
+    for (size_t i = 0; i < node.in.size(); ++i) {
+      DType dt = cls == OpClass::kWhere && i == 0 ? DType::kBool : operand_dt;
+      args.push_back(operand(node, i, dt, t.shape, idx));
+    }
+    Inst i{InstKind::kOp, t.dtype};
+    i.op = node.op;
+    i.approximate_tanh = a.approximate_tanh;
+    i.args = std::move(args);
+    return emit(i);
+  }
+  switch (cls) {
+    case OpClass::kFull: {
+      Inst c{InstKind::kConst, t.dtype};
+      c.value = typed_scalar(t.dtype, a.value.is_float, a.value.i, a.value.f);
+      return emit(c);
+    }
+    case OpClass::kArange: return index(t.aux[0] + idx[0] * t.aux[1], t.dtype);
+    case OpClass::kPermute: {
+      std::vector<Expr> in(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d) in[norm_axis(a.perm[d], idx.size())] = idx[d];
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kTranspose: {
+      std::vector<Expr> in = idx;
+      std::swap(in[norm_axis(a.dim0, idx.size())], in[norm_axis(a.dim1, idx.size())]);
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kExpand: {
+      const std::vector<Expr>& s = in_shape(0);
+      std::vector<Expr> in;
+      size_t lead = idx.size() - s.size();
+      for (size_t d = 0; d < s.size(); ++d) in.push_back(is_one(s[d]) ? Expr(0) : idx[lead + d]);
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kSlice: {
+      std::vector<Expr> in = idx;
+      int d = norm_axis(a.dim, idx.size());
+      in[d] = t.aux[0] + idx[d] * t.aux[1];
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kSqueeze:
+    case OpClass::kUnsqueeze: {
+      // The dims that are not 1 keep their order.
+      const std::vector<Expr>& s = in_shape(0);
+      std::vector<Expr> kept;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        if (!is_one(t.shape[d])) kept.push_back(idx[d]);
+      }
+      std::vector<Expr> in;
+      size_t k = 0;
+      for (size_t d = 0; d < s.size(); ++d) in.push_back(is_one(s[d]) ? Expr(0) : kept[k++]);
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kReshape: {
+      const int src = node.in[0].value;
+      const std::vector<Expr>& s = in_shape(0);
+      // Dims equal at both ends map one to one; the middle goes through
+      // the row-major linear index.
+      size_t pre = 0, post = 0;
+      while (pre < s.size() && pre < idx.size() && s[pre] == t.shape[pre]) ++pre;
+      while (post < s.size() - pre && post < idx.size() - pre && s[s.size() - 1 - post] == t.shape[idx.size() - 1 - post]) ++post;
+      std::vector<Expr> mid_out(t.shape.begin() + pre, t.shape.end() - post);
+      std::vector<Expr> mid_in(s.begin() + pre, s.end() - post);
+      std::vector<Expr> out_strides = dense_strides(mid_out), in_strides = dense_strides(mid_in);
+      Expr linear = 0;
+      for (size_t d = 0; d < mid_out.size(); ++d) linear = linear + idx[pre + d] * out_strides[d];
+      std::vector<Expr> in(idx.begin(), idx.begin() + pre);
+      for (size_t d = 0; d < mid_in.size(); ++d) {
+        Expr q = sym::floordiv(linear, in_strides[d]);
+        in.push_back(d == 0 ? q : sym::mod(q, mid_in[d]));
+      }
+      in.insert(in.end(), idx.end() - post, idx.end());
+      // A dense buffer needs no unraveling: its offset is linear already.
+      if (l_.buffer_of_[src] >= 0) {
+        const Buffer& b = l_.p_.buffers[l_.buffer_of_[src]];
+        if (b.strides == dense_strides(b.shape)) {
+          std::vector<Expr> full_strides = dense_strides(t.shape);
+          Expr off = 0;
+          for (size_t d = 0; d < idx.size(); ++d) off = off + idx[d] * full_strides[d];
+          Inst ld{InstKind::kLoad, b.dtype};
+          ld.buffer = l_.buffer_of_[src];
+          ld.expr = off;
+          return emit(ld);
+        }
+      }
+      return value(src, in);
+    }
+    case OpClass::kIndexSelect:
+    case OpClass::kEmbedding: {
+      const int x = node.in[0].value, ids = node.in[1].value;
+      const std::vector<Expr>& xs = in_shape(0);
+      std::vector<Expr> in;
+      int k;
+      int d;
+      if (cls == OpClass::kIndexSelect) {
+        d = norm_axis(a.dim, xs.size());
+        k = value(ids, {idx[d]});
+        in = idx;
+      } else {
+        d = 0;
+        size_t r = l_.shape(ids).size();
+        k = value(ids, std::vector<Expr>(idx.begin(), idx.begin() + static_cast<int64_t>(r)));
+        in = {Expr(0), idx[r]};
+      }
+      Inst check{InstKind::kCheckIndex, DType::kI64};
+      check.args = {k};
+      check.expr = xs[d];
+      Expr bound = l_.new_symbol();
+      check.symbol = bound.symbol_id();
+      emit(check);
+      in[d] = bound;
+      return value(x, in);
+    }
+    default: break;
+  }
+  return -1;  // unreachable: every fusible class is handled above
+}
+
+
+// Pointwise steps: merge dims that every access strides alike, then tile
+
+}  // namespace shapejit::backends::loops::detail

@@ -1,0 +1,147 @@
+// The lowering's own declarations, shared by its two halves: fuse.cpp
+// (a value at an index: fusion and index folding) and lower.cpp (the steps
+// and what gets a buffer). Internal to backends/loops.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/loops/lower.h"
+#include "jit/ir/infer.h"
+
+namespace shapejit::backends::loops::detail {
+
+using ir::DType;
+using ir::Op;
+using ir::OpClass;
+using sym::Expr;
+
+inline bool is_pointwise(OpClass c) { return ir::is_elementwise(c); }
+
+inline bool is_view(OpClass c) {
+  switch (c) {
+    case OpClass::kReshape:
+    case OpClass::kPermute:
+    case OpClass::kTranspose:
+    case OpClass::kExpand:
+    case OpClass::kSlice:
+    case OpClass::kSqueeze:
+    case OpClass::kUnsqueeze: return true;
+    default: return false;
+  }
+}
+
+inline bool is_gather(OpClass c) { return c == OpClass::kIndexSelect || c == OpClass::kEmbedding; }
+
+// Folded into the loops that read it.
+inline bool is_fusible(OpClass c) {
+  return is_pointwise(c) || is_view(c) || is_gather(c) || c == OpClass::kFull || c == OpClass::kArange;
+}
+
+inline int norm_axis(int64_t d, size_t rank) { return static_cast<int>(d < 0 ? d + static_cast<int64_t>(rank) : d); }
+
+inline Expr product(const std::vector<Expr>& v) {
+  Expr p = 1;
+  for (const Expr& e : v) p = p * e;
+  return p;
+}
+
+inline std::vector<Expr> dense_strides(const std::vector<Expr>& shape) {
+  std::vector<Expr> s(shape.size(), Expr(1));
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+inline bool is_one(const Expr& e) { return e.as_const() == int64_t{1}; }
+
+class Lowering;
+
+// Builds one phase's body: each (value, index) once.
+class BodyBuilder {
+ public:
+  BodyBuilder(Lowering& l, Phase& phase) : l_(l), ph_(phase) {}
+  int value(int v, const std::vector<Expr>& idx);
+  int emit(Inst inst);
+  int constant(DType dt, double f);
+  int index(Expr e, DType dt);
+  int op(Op o, DType dt, std::vector<int> args);
+  int cast(int inst, DType to);
+  int acc(int phase, int which, DType dt, int part = 0);
+  DType dtype(int inst) const { return ph_.body[inst].dtype; }
+
+ private:
+  int operand(const ir::Node& node, size_t i, DType dt, const std::vector<Expr>& out_shape, const std::vector<Expr>& idx);
+  int compute(int v, const std::vector<Expr>& idx);
+
+  Lowering& l_;
+  Phase& ph_;
+  std::map<std::vector<uintptr_t>, int> memo_;
+};
+
+class Lowering {
+ public:
+  Lowering(const ir::Graph& g, const sym::Specialization& spec, const LowerOptions& o)
+      : g_(g), spec_(spec), options_(o), env_(sym::ShapeEnv::from_specialization(spec)) {}
+
+  Expected<Program> run();
+
+  const ir::Graph& g_;
+  const sym::Specialization& spec_;
+  LowerOptions options_;
+  sym::ShapeEnv env_;
+  std::vector<ir::ValueType> types_;
+  std::vector<int> producer_;   // node index per value; -1 for inputs
+  std::vector<int> buffer_of_;  // per value, once materialized
+  Program p_;
+  int next_symbol_ = 0;
+
+  const std::vector<Expr>& shape(int v) const { return types_[v].shape; }
+  Expr new_symbol() { return Expr::symbol(next_symbol_++); }
+  std::vector<Expr> new_vars(size_t n) {
+    std::vector<Expr> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(new_symbol());
+    return v;
+  }
+  Expr offset(int buffer, const std::vector<Expr>& idx) const {
+    const Buffer& b = p_.buffers[buffer];
+    Expr o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      if (!is_one(b.shape[d])) o = o + idx[d] * b.strides[d];
+    }
+    return o;
+  }
+  int add_buffer(Buffer::Kind kind, int index, DType dt, std::vector<Expr> shape, std::vector<Expr> strides) {
+    p_.buffers.push_back({kind, index, dt, std::move(shape), std::move(strides)});
+    return static_cast<int>(p_.buffers.size()) - 1;
+  }
+  int new_temp(int v) {
+    int b = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, types_[v].dtype, shape(v), dense_strides(shape(v)));
+    return b;
+  }
+  std::string label(int node) const {
+    const ir::Node& n = g_.nodes[node];
+    return "node " + std::to_string(node) + " (" + ir::op_name(n.op) + " -> '" + g_.value_names[n.out[0]] + "')";
+  }
+
+  Status check_budget(const Phase& ph, int node) const {
+    if (ph.body.size() > 20000) return unsupported(label(node) + ": the fused loop body grew past 20000 instructions");
+    return Status::ok();
+  }
+
+  // Steps.
+  Status materialize(int v, int buffer, int node);
+  Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
+  Status reduce_step(int node, int buffer);
+  Status argmax_step(int node, int buffer);
+  Status softmax_step(int node, int buffer);
+  Status norm_step(int node, int buffer);
+  Status matmul_step(int node, int buffer);
+  Status concat_step(int node, int buffer);
+  void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
+  Expected<int> ensure_dense(int v, int node);
+};
+
+// ---- bodies ----
+
+}  // namespace shapejit::backends::loops::detail
