@@ -102,54 +102,94 @@ Expected<TraceCall> read_call_line(const json& j) {
 
 }  // namespace
 
-Expected<TraceContents> read_trace(std::istream& in, const std::string& name) {
-  TraceContents out;
-  std::string line;
-  size_t number = 0;
-  bool header = false;
-  std::set<std::string> sites_with_graph;
-  while (std::getline(in, line)) {
-    ++number;
-    const std::string where = name + ":" + std::to_string(number);
-    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-    json j = json::parse(line, nullptr, false);
+Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*file) return Status(Code::kIo, path + ": cannot open");
+  file->seekg(0, std::ios::end);
+  const auto size = file->tellg();
+  file->seekg(0, std::ios::beg);
+  auto reader = std::make_unique<TraceReader>(*file, path);
+  reader->owned_ = std::move(file);
+  reader->size_ = size > 0 ? static_cast<uint64_t>(size) : 0;
+  return reader;
+}
+
+Status TraceReader::read_header() {
+  while (!header_) {
+    if (!std::getline(*in_, line_)) return invalid(name_ + ": empty trace (no header line)");
+    ++number_;
+    bytes_ += line_.size() + 1;
+    if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
+    const std::string where = name_ + ":" + std::to_string(number_);
+    json j = json::parse(line_, nullptr, false);
+    if (j.is_discarded()) return invalid(where + ": not valid JSON");
+    if (!j.is_object() || j.value("format", "") != "shapejit-trace") {
+      return invalid(where + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
+    }
+    if (!j.contains("version") || j["version"] != 1) return invalid(where + ": /version: this reader understands version 1");
+    Status s = keys_in(j, "", {"format", "version", "note"});
+    if (!s.is_ok()) return s.with_context(where);
+    if (j.contains("note") && j["note"].is_string()) note_ = j["note"].get<std::string>();
+    header_ = true;
+  }
+  return Status::ok();
+}
+
+Expected<std::optional<TraceEvent>> TraceReader::next() {
+  SJ_TRY(read_header());
+  while (std::getline(*in_, line_)) {
+    ++number_;
+    bytes_ += line_.size() + 1;
+    if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
+    const std::string where = name_ + ":" + std::to_string(number_);
+    json j = json::parse(line_, nullptr, false);
     if (j.is_discarded()) return invalid(where + ": not valid JSON");
     if (!j.is_object()) return invalid(where + ": expected a JSON object");
-    if (!header) {
-      if (j.value("format", "") != "shapejit-trace") return invalid(where + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
-      if (!j.contains("version") || j["version"] != 1) return invalid(where + ": /version: this reader understands version 1");
-      auto s = keys_in(j, "", {"format", "version", "note"});
-      if (!s.is_ok()) return s.with_context(where);
-      if (j.contains("note") && j["note"].is_string()) out.note = j["note"].get<std::string>();
-      header = true;
-      continue;
-    }
     const std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
     TraceEvent ev;
-    ev.line = number;
+    ev.line = number_;
     if (kind == "graph") {
       auto g = read_graph_line(j);
       if (!g.is_ok()) return g.status().with_context(where);
-      sites_with_graph.insert(g->site);
+      sites_with_graph_.insert(g->site);
       ev.graph = std::move(g).value();
     } else if (kind == "call") {
       auto c = read_call_line(j);
       if (!c.is_ok()) return c.status().with_context(where);
-      if (!sites_with_graph.count(c->site)) return invalid(where + ": /site: a call of site '" + c->site + "' before its graph line");
+      if (!sites_with_graph_.count(c->site)) return invalid(where + ": /site: a call of site '" + c->site + "' before its graph line");
       ev.call = std::move(c).value();
     } else {
       return invalid(where + ": /kind: expected \"graph\" or \"call\"");
     }
-    out.events.push_back(std::move(ev));
+    return std::optional<TraceEvent>(std::move(ev));
   }
-  if (!header) return invalid(name + ": empty trace (no header line)");
-  return out;
+  if (in_->bad()) return Status(Code::kIo, name_ + ":" + std::to_string(number_ + 1) + ": read error");
+  return std::optional<TraceEvent>();
+}
+
+namespace {
+
+Expected<TraceContents> read_all(TraceReader& reader) {
+  TraceContents out;
+  SJ_TRY(reader.read_header());
+  out.note = reader.note();
+  while (true) {
+    std::optional<TraceEvent> ev = SJ_TRY(reader.next());
+    if (!ev) return out;
+    out.events.push_back(std::move(*ev));
+  }
+}
+
+}  // namespace
+
+Expected<TraceContents> read_trace(std::istream& in, const std::string& name) {
+  TraceReader reader(in, name);
+  return read_all(reader);
 }
 
 Expected<TraceContents> read_trace_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status(Code::kIo, path + ": cannot open");
-  return read_trace(in, path);
+  std::unique_ptr<TraceReader> reader = SJ_TRY(TraceReader::open(path));
+  return read_all(*reader);
 }
 
 std::string trace_header_line(const std::string& note) {

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,34 @@ struct TraceEvent {
 struct TraceContents {
   std::string note;
   std::vector<TraceEvent> events;
+};
+
+// Reads a trace one event at a time, so a replay of a trace of millions of
+// calls holds one line in memory. Errors name `name:line` and the pointer.
+class TraceReader {
+ public:
+  static Expected<std::unique_ptr<TraceReader>> open(const std::string& path);
+  TraceReader(std::istream& in, std::string name) : in_(&in), name_(std::move(name)) {}
+
+  // Reads the header line; the first next() reads it when it was not read.
+  Status read_header();
+  // The next graph or call; nullopt at the end of the trace.
+  Expected<std::optional<TraceEvent>> next();
+
+  const std::string& note() const { return note_; }
+  uint64_t bytes_read() const { return bytes_; }
+  uint64_t size_bytes() const { return size_; }  // 0 when unknown (a stream)
+
+ private:
+  std::unique_ptr<std::istream> owned_;
+  std::istream* in_;
+  std::string name_;
+  std::string note_;
+  std::string line_;
+  size_t number_ = 0;
+  uint64_t bytes_ = 0, size_ = 0;
+  bool header_ = false;
+  std::set<std::string> sites_with_graph_;
 };
 
 Expected<TraceContents> read_trace(std::istream& in, const std::string& name);

@@ -247,11 +247,12 @@ TEST(Jit, RecordsATraceThatReplaysToTheSameDecisions) {
   // Replayed under the same policy, the recorded trace makes the same
   // decisions: two entries, two traces (the second graph line's observation
   // pins the new size), one hit.
-  auto replayed = tools::replay(*trace, policy::Config(), "default", tools::ReplayOptions{});
+  auto replayed = tools::replay(*trace, {{"default", policy::Config()}}, tools::ReplayOptions{});
   ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
-  EXPECT_EQ(replayed->stats["compiles"], 2u);
-  EXPECT_EQ(replayed->stats["hits"], 1u);
-  EXPECT_EQ(replayed->stats["recompile_reasons"]["interpreter needs int"], 1u);
+  const nlohmann::json& stats = (*replayed)[0].stats;
+  EXPECT_EQ(stats["compiles"], 2u);
+  EXPECT_EQ(stats["hits"], 1u);
+  EXPECT_EQ(stats["recompile_reasons"]["interpreter needs int"], 1u);
   std::remove(path.c_str());
 }
 

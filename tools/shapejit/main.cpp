@@ -1,6 +1,6 @@
 // The shapejit command:
 //   shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]
-//   shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--exec none|all] [--log]
+//   shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]
 //   shapejit config check C.json
 // Exit status: 0 on success, 1 on an error (printed with its place), 2 on
 // bad usage.
@@ -16,6 +16,7 @@
 #include "jit/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 #include "tools/shapejit/npy.h"
+#include "tools/shapejit/plot.h"
 #include "tools/shapejit/replay.h"
 
 namespace fs = std::filesystem;
@@ -26,7 +27,8 @@ namespace {
 const char kUsage[] =
     "usage:\n"
     "  shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]\n"
-    "  shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--exec none|all] [--log]\n"
+    "  shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]\n"
+    "                  [--no-progress]\n"
     "  shapejit config check C.json\n";
 
 int usage(const std::string& why) {
@@ -107,15 +109,18 @@ int cmd_run(const std::vector<std::string>& a) {
 }
 
 int cmd_replay(const std::vector<std::string>& a) {
-  std::string trace_path;
+  std::string trace_path, plot_path;
   std::vector<std::string> configs;
-  bool json = false, log = false;
+  bool json = false, progress = true;
   tools::ReplayOptions options;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] == "--config" && i + 1 < a.size()) configs.push_back(a[++i]);
+    const bool has_value = i + 1 < a.size();
+    if (a[i] == "--config" && has_value) configs.push_back(a[++i]);
+    else if (a[i] == "--plot" && has_value) plot_path = a[++i];
     else if (a[i] == "--json") json = true;
-    else if (a[i] == "--log") log = true;
-    else if (a[i] == "--exec" && i + 1 < a.size()) {
+    else if (a[i] == "--log") options.log_recompiles = true;
+    else if (a[i] == "--no-progress") progress = false;
+    else if (a[i] == "--exec" && has_value) {
       const std::string& v = a[++i];
       if (v != "none" && v != "all") return usage("--exec takes none or all");
       options.execute = v == "all";
@@ -123,22 +128,28 @@ int cmd_replay(const std::vector<std::string>& a) {
     else return usage("replay: unexpected argument '" + a[i] + "'");
   }
   if (trace_path.empty() || configs.empty()) return usage("replay needs a trace and at least one --config");
-  options.progress = isatty(STDERR_FILENO) != 0;
-  options.log_recompiles = log;
-  auto trace = read_trace_file(trace_path);
-  if (!trace.is_ok()) return fail(trace.status());
-  std::vector<tools::ReplayResult> results;
+  options.progress = progress && isatty(STDERR_FILENO) != 0;
+  std::vector<tools::NamedConfig> named;
   for (const std::string& path : configs) {
     auto config = load_config(path);
     if (!config.is_ok()) return fail(config.status());
-    auto r = tools::replay(*trace, *config, fs::path(path).filename().string(), options);
-    if (!r.is_ok()) return fail(r.status());
-    results.push_back(std::move(r).value());
+    named.push_back({fs::path(path).stem().string(), std::move(config).value()});
   }
+  auto reader = TraceReader::open(trace_path);
+  if (!reader.is_ok()) return fail(reader.status());
+  auto results = tools::replay(**reader, named, options);
+  if (!results.is_ok()) return fail(results.status());
   if (json) {
-    for (const auto& r : results) std::printf("%s\n", r.stats.dump().c_str());
+    for (const auto& r : *results) std::printf("%s\n", r.stats.dump().c_str());
   } else {
-    std::printf("%s", tools::format_table(results).c_str());
+    std::printf("%s", tools::format_table(*results).c_str());
+  }
+  if (!plot_path.empty()) {
+    std::vector<tools::PlotSeries> series;
+    for (const auto& r : *results) series.push_back({r.config_name, r.cumulative_ms});
+    std::ofstream out(plot_path, std::ios::binary);
+    out << tools::cumulative_time_svg(series, fs::path(trace_path).filename().string() + ": cumulative total time per config");
+    if (!out) return fail(Status(Code::kIo, plot_path + ": cannot write the plot"));
   }
   return 0;
 }

@@ -1,106 +1,246 @@
 #include "tools/shapejit/replay.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <sstream>
 
 #include "jit/runtime/jit.h"
 
 namespace shapejit::tools {
 
+using Clock = std::chrono::steady_clock;
+
 namespace {
 
-struct SiteGraph {
+double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+// What the interpreter runs when shapejit breaks the graph: the reference
+// interpreter, allowed every specialization, compiling nothing.
+policy::Config interpreter_config() {
+  policy::Config c;
+  c.policy.mode = policy::Mode::kAlwaysStatic;
+  c.policy.cache_size_limit = 1'000'000;
+  c.compile.backend = "reference";
+  c.log.recompiles = false;
+  return c;
+}
+
+}  // namespace
+
+struct Replayer::SiteGraph {
+  std::string site;
   ir::Graph graph;
   std::vector<Observation> observed;
 };
 
-}  // namespace
-
-Expected<ReplayResult> replay(const TraceContents& trace, const policy::Config& config, const std::string& config_name,
-                              const ReplayOptions& options) {
-  policy::Config c = config;
-  c.log.record.clear();  // a replay does not record itself
-  c.log.stats.clear();
-  std::unique_ptr<Jit> jit = SJ_TRY(Jit::create(c));
-  jit->set_timing(true);
-  jit->set_execute(options.execute);
-  jit->set_log([&](const std::string& line) {
-    if (options.log_recompiles) std::fprintf(stderr, "%s\n", line.c_str());
-  });
-
-  std::map<std::string, SiteGraph> graphs;
+// One config's replay.
+struct Replayer::Run {
+  std::string name;
+  std::unique_ptr<Jit> jit;
+  std::unique_ptr<Jit> interpreter;  // created at the first graph break
   std::vector<ir::Tensor> outputs;
-  static int64_t dummy[8];  // data for inputs of calls that run no kernel
-  size_t calls = 0, done = 0;
-  for (const TraceEvent& ev : trace.events) calls += ev.call.has_value();
+  double total_ms = 0, break_ms = 0;
+  std::vector<float> cumulative_ms;
+};
 
-  const auto t0 = std::chrono::steady_clock::now();
-  for (const TraceEvent& ev : trace.events) {
-    if (ev.graph) {
-      graphs[ev.graph->site] = SiteGraph{ev.graph->graph, ev.graph->observed};
-      continue;
-    }
-    const TraceCall& call = *ev.call;
-    const SiteGraph& sg = graphs.at(call.site);
-    std::vector<ir::Tensor> inputs;
-    std::vector<DLTensor> dl;
-    std::vector<const DLTensor*> args;
-    std::vector<std::vector<int64_t>> shapes;
-    for (const TraceInput& in : call.inputs) {
-      if (options.execute) {
-        inputs.push_back(ir::Tensor::empty(in.dtype, in.shape));
-        dl.push_back(inputs.back().dl());
-      } else {
-        shapes.push_back(in.shape);
-        DLTensor d{};
-        d.data = dummy;
-        d.device = {kDLCPU, 0};
-        d.ndim = static_cast<int32_t>(in.shape.size());
-        d.dtype = ir::to_dl(in.dtype);
-        d.shape = shapes.back().data();
-        dl.push_back(d);
-      }
-    }
-    for (const DLTensor& d : dl) args.push_back(&d);
-    Status s = jit->call_graph(call.site, sg.graph, sg.observed, Args(args.data(), args.size()), outputs);
-    if (!s.is_ok() && s.code() != Code::kGraphBreak) {
-      return s.with_context("replay of line " + std::to_string(ev.line) + " under " + config_name);
-    }
-    ++done;
-    if (options.progress && (done % 256 == 0 || done == calls)) {
-      std::fprintf(stderr, "\r%s: %zu/%zu calls (%3.0f%%)", config_name.c_str(), done, calls, 100.0 * double(done) / double(calls ? calls : 1));
-      if (done == calls) std::fprintf(stderr, "\n");
-    }
+Replayer::~Replayer() = default;
+
+Expected<std::unique_ptr<Replayer>> Replayer::create(const std::vector<NamedConfig>& configs, const ReplayOptions& options) {
+  if (configs.empty()) return invalid("replay: no config");
+  std::unique_ptr<Replayer> r(new Replayer());
+  r->options_ = options;
+  for (const NamedConfig& nc : configs) {
+    policy::Config c = nc.config;
+    c.log.record.clear();  // a replay does not record itself
+    c.log.stats.clear();
+    auto run = std::make_unique<Run>();
+    run->name = nc.name;
+    auto jit = Jit::create(c);
+    if (!jit.is_ok()) return jit.status().with_context("replay under " + nc.name);
+    run->jit = std::move(jit).value();
+    run->jit->set_timing(true);
+    run->jit->set_execute(options.execute);
+    const bool log = options.log_recompiles;
+    const std::string name = nc.name;
+    run->jit->set_log([log, name](const std::string& line) {
+      if (log) std::fprintf(stderr, "[%s] %s\n", name.c_str(), line.c_str());
+    });
+    r->runs_.push_back(std::move(run));
   }
-  const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  ReplayResult r;
-  r.config_name = config_name;
-  r.stats = jit->stats_json();
-  r.stats["config"] = config_name;
-  r.stats["total_ms"] = total_ms;
-  r.stats["executed"] = options.execute;
   return r;
 }
 
+// Every input reads the same zeroed memory: kernels never write their
+// inputs, and zeros are valid indices.
+void Replayer::make_args(const TraceCall& call) {
+  size_t bytes = 0;
+  shapes_.resize(call.inputs.size());
+  dl_.resize(call.inputs.size());
+  args_.resize(call.inputs.size());
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const TraceInput& in = call.inputs[i];
+    size_t n = ir::dtype_size(in.dtype);
+    for (int64_t d : in.shape) n *= static_cast<size_t>(d);
+    bytes = std::max(bytes, n);
+    shapes_[i] = in.shape;
+  }
+  if (zeros_.empty() || zeros_.size() * sizeof(int64_t) < bytes) zeros_.assign(bytes / sizeof(int64_t) + 1, 0);
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    DLTensor d{};
+    d.data = zeros_.data();
+    d.device = {kDLCPU, 0};
+    d.ndim = static_cast<int32_t>(shapes_[i].size());
+    d.dtype = ir::to_dl(call.inputs[i].dtype);
+    d.shape = shapes_[i].data();
+    dl_[i] = d;
+    args_[i] = &dl_[i];
+  }
+}
+
+Status Replayer::run_break(Run& run, const TraceCall& call, const SiteGraph& g) {
+  if (!run.interpreter) {
+    run.interpreter = SJ_TRY(Jit::create(interpreter_config()));
+    run.interpreter->set_execute(options_.execute);
+  }
+  std::vector<ir::Tensor> outputs;
+  return run.interpreter->call_graph(call.site, g.graph, g.observed, Args(args_.data(), args_.size()), outputs);
+}
+
+Status Replayer::feed(const TraceEvent& ev) {
+  if (ev.graph) {
+    auto it = std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g->site == ev.graph->site; });
+    auto g = std::make_unique<SiteGraph>(SiteGraph{ev.graph->site, ev.graph->graph, ev.graph->observed});
+    if (it == graphs_.end()) graphs_.push_back(std::move(g));
+    else *it = std::move(g);
+    return Status::ok();
+  }
+  const TraceCall& call = *ev.call;
+  auto it = std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g->site == call.site; });
+  if (it == graphs_.end()) return invalid("line " + std::to_string(ev.line) + ": a call of site '" + call.site + "' before its graph line");
+  const SiteGraph& g = **it;
+  make_args(call);
+  for (auto& run_ptr : runs_) {
+    Run& run = *run_ptr;
+    const Clock::time_point t0 = Clock::now();
+    Status s = run.jit->call_graph(call.site, g.graph, g.observed, Args(args_.data(), args_.size()), run.outputs);
+    if (s.code() == Code::kGraphBreak) {
+      const Clock::time_point t1 = Clock::now();
+      s = run_break(run, call, g);
+      run.break_ms += ms_between(t1, Clock::now());
+    }
+    if (!s.is_ok()) return s.with_context("line " + std::to_string(ev.line) + " under " + run.name);
+    run.total_ms += ms_between(t0, Clock::now());
+    run.cumulative_ms.push_back(static_cast<float>(run.total_ms));
+  }
+  ++calls_;
+  return Status::ok();
+}
+
+std::vector<ReplayResult> Replayer::results() const {
+  std::vector<ReplayResult> out;
+  for (const auto& run : runs_) {
+    ReplayResult r;
+    r.config_name = run->name;
+    nlohmann::json& s = r.stats;
+    s = run->jit->stats_json();
+    s["config"] = run->name;
+    s["executed"] = options_.execute;
+    s["total_ms"] = run->total_ms;
+    s["break_ms"] = run->break_ms;
+    s["kernel_ms"] = s["run_ms"].get<double>() + run->break_ms;
+    uint64_t retraces = 0, max_site_compiles = 0;
+    for (const auto& [site, st] : s["sites"].items()) {
+      retraces += std::max<uint64_t>(st["traces"].get<uint64_t>(), 1) - 1;
+      max_site_compiles = std::max(max_site_compiles, st["compiles"].get<uint64_t>());
+    }
+    s["retraces"] = retraces;
+    s["max_site_compiles"] = max_site_compiles;
+    s["peak_cache_bytes"] = s["cache"]["peak_bytes"];
+    r.cumulative_ms = run->cumulative_ms;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+
+// [=======>      ]  53%  281234 calls  1:02 elapsed
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool on) : on_(on), start_(Clock::now()), last_(start_) {}
+  void update(double fraction, size_t calls, bool done = false) {
+    if (!on_) return;
+    const Clock::time_point now = Clock::now();
+    if (!done && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * kWidth);
+    std::string bar(static_cast<size_t>(filled), '=');
+    if (filled < kWidth) bar += '>' + std::string(static_cast<size_t>(kWidth - filled - 1), ' ');
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
+    std::fprintf(stderr, "\r[%s] %3.0f%%  %zu calls  %lld:%02lld elapsed", bar.c_str(), 100.0 * fraction, calls,
+                 static_cast<long long>(secs / 60), static_cast<long long>(secs % 60));
+    if (done) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  bool on_;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace
+
+Expected<std::vector<ReplayResult>> replay(TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options) {
+  std::unique_ptr<Replayer> replayer = SJ_TRY(Replayer::create(configs, options));
+  ProgressBar progress(options.progress && reader.size_bytes() > 0);
+  while (true) {
+    std::optional<TraceEvent> ev = SJ_TRY(reader.next());
+    if (!ev) break;
+    SJ_TRY(replayer->feed(*ev));
+    progress.update(static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.size_bytes()), replayer->calls());
+  }
+  progress.update(1.0, replayer->calls(), /*done=*/true);
+  return replayer->results();
+}
+
+Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std::vector<NamedConfig>& configs,
+                                           const ReplayOptions& options) {
+  std::unique_ptr<Replayer> replayer = SJ_TRY(Replayer::create(configs, options));
+  for (const TraceEvent& ev : trace.events) SJ_TRY(replayer->feed(ev));
+  return replayer->results();
+}
+
+namespace {
+
+std::string bytes_text(uint64_t b) {
+  char buf[32];
+  if (b >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / (1 << 10));
+  return buf;
+}
+
+}  // namespace
+
 std::string format_table(const std::vector<ReplayResult>& results) {
   std::ostringstream out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-24s %8s %8s %7s %9s %7s %7s %11s %11s %10s %10s %11s  %s\n", "config", "calls", "compiles",
-                "traces", "hits", "eager", "breaks", "compile_ms", "run_ms", "disp_p50", "disp_p99", "total_ms", "recompiles by reason");
+  char line[640];
+  std::snprintf(line, sizeof line, "%-16s %8s %8s %8s %8s %7s %11s %9s %9s %11s %11s %10s  %s\n", "config", "calls", "compiles",
+                "max/site", "retraces", "breaks", "compile_ms", "disp_p50", "disp_p99", "kernel_ms", "total_ms", "peak_cache",
+                "recompiles by reason");
   out << line;
   for (const ReplayResult& r : results) {
     const auto& s = r.stats;
     std::string reasons;
     for (const auto& [k, v] : s["recompile_reasons"].items()) reasons += (reasons.empty() ? "" : ", ") + k + ": " + std::to_string(v.get<uint64_t>());
     if (reasons.empty()) reasons = "-";
-    std::snprintf(line, sizeof line, "%-24s %8llu %8llu %7llu %9llu %7llu %7llu %11.1f %11.1f %8.0fns %8.0fns %11.1f  %s\n",
-                  r.config_name.c_str(), (unsigned long long)s["calls"].get<uint64_t>(), (unsigned long long)s["compiles"].get<uint64_t>(),
-                  (unsigned long long)s["traces"].get<uint64_t>(), (unsigned long long)s["hits"].get<uint64_t>(),
-                  (unsigned long long)s["eager_calls"].get<uint64_t>(), (unsigned long long)s["graph_breaks"].get<uint64_t>(),
-                  s["compile_ms"].get<double>(), s["run_ms"].get<double>(), s["dispatch_ns_p50"].get<double>(),
-                  s["dispatch_ns_p99"].get<double>(), s["total_ms"].get<double>(), reasons.c_str());
+    auto u = [&](const char* key) { return static_cast<unsigned long long>(s[key].get<uint64_t>()); };
+    std::snprintf(line, sizeof line, "%-16s %8llu %8llu %8llu %8llu %7llu %11.1f %7.0fns %7.0fns %11.1f %11.1f %10s  %s\n",
+                  r.config_name.c_str(), u("calls"), u("compiles"), u("max_site_compiles"), u("retraces"), u("graph_breaks"),
+                  s["compile_ms"].get<double>(), s["dispatch_ns_p50"].get<double>(), s["dispatch_ns_p99"].get<double>(),
+                  s["kernel_ms"].get<double>(), s["total_ms"].get<double>(), bytes_text(s["peak_cache_bytes"].get<uint64_t>()).c_str(),
+                  reasons.c_str());
     out << line;
   }
   return out.str();

@@ -1,9 +1,16 @@
-// Replaying a recorded trace under a config: every call of the trace runs
-// through a fresh Jit, with inputs of the recorded dtypes and shapes (zero
-// filled, so index inputs are valid), and the Jit's statistics are the
-// result. Replays of one trace under several configs compare policies.
+// Replaying a recorded trace under several configs, to compare recompile
+// policies on one workload.
+//
+// The configs run in lockstep: each call of the trace runs under every
+// config (each with its own Jit, cache and sites) before the next call is
+// read, so machine noise falls on all of them alike and the trace is read
+// once, a line at a time. Inputs have the recorded dtypes and shapes and
+// read zeros (index inputs are then valid). A call that raises GraphBreak is
+// charged what the interpreter would pay: it runs the graph on the reference
+// interpreter, timed as part of the call.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,19 +20,59 @@
 
 namespace shapejit::tools {
 
+struct NamedConfig {
+  std::string name;
+  policy::Config config;
+};
+
 struct ReplayOptions {
-  bool execute = true;         // --exec all (run kernels) or none
-  bool progress = false;       // a progress line on a terminal
-  bool log_recompiles = false;  // print the Jit's recompile lines to stderr
+  bool execute = true;          // --exec all (run kernels) or none
+  bool progress = false;        // a progress bar on stderr (a terminal)
+  bool log_recompiles = false;  // print the Jits' recompile lines to stderr
 };
 
 struct ReplayResult {
   std::string config_name;
-  nlohmann::json stats;  // Jit::stats_json plus config and total_ms
+  // Jit::stats_json, plus: config, executed, total_ms (the calls' wall time:
+  // dispatch, tracing, compiles, kernels and graph breaks), break_ms,
+  // kernel_ms (kernels and graph breaks), retraces (traces after each
+  // site's first), max_site_compiles, peak_cache_bytes.
+  nlohmann::json stats;
+  std::vector<float> cumulative_ms;  // total_ms after each call, for --plot
 };
 
-Expected<ReplayResult> replay(const TraceContents& trace, const policy::Config& config, const std::string& config_name,
-                              const ReplayOptions& options);
+class Replayer {
+ public:
+  static Expected<std::unique_ptr<Replayer>> create(const std::vector<NamedConfig>& configs, const ReplayOptions& options);
+  ~Replayer();
+
+  Status feed(const TraceEvent& event);
+  std::vector<ReplayResult> results() const;
+  size_t calls() const { return calls_; }
+
+ private:
+  struct Run;
+  struct SiteGraph;
+  Replayer() = default;
+  void make_args(const TraceCall& call);
+  Status run_break(Run& run, const TraceCall& call, const SiteGraph& graph);
+
+  ReplayOptions options_;
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::vector<std::unique_ptr<SiteGraph>> graphs_;  // by site, newest graph line
+  std::vector<int64_t> zeros_;                      // every input's data
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<DLTensor> dl_;
+  std::vector<const DLTensor*> args_;
+  size_t calls_ = 0;
+};
+
+// The whole trace, read a line at a time (with a progress bar when asked).
+Expected<std::vector<ReplayResult>> replay(TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options);
+Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std::vector<NamedConfig>& configs,
+                                           const ReplayOptions& options);
+
+// One row per config.
 std::string format_table(const std::vector<ReplayResult>& results);
 
 }  // namespace shapejit::tools
