@@ -1,4 +1,5 @@
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/fast_math.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -268,8 +269,9 @@ llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& 
       return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
     }
     // libm calls, not intrinsics: the vectorizer would widen an intrinsic
-    // into a row of scalar calls (slower code, 3x the compile time).
-    case Op::kExp: return math("expf", "exp", arg(0));
+    // into a row of scalar calls (slower code, 3x the compile time). exp,
+    // the softmax's and the gates', is inline arithmetic (fast_math.h).
+    case Op::kExp: return emit_exp(b_, arg(0));
     case Op::kLog: return math("logf", "log", arg(0));
     case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg(0));
     case Op::kSin: return math("sinf", "sin", arg(0));
@@ -280,7 +282,7 @@ llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& 
     case Op::kSigmoid:
     case Op::kSilu: {
       llvm::Value* x = arg(0);
-      llvm::Value* den = b_.CreateFAdd(fconst(1), math("expf", "exp", b_.CreateFNeg(x)));
+      llvm::Value* den = b_.CreateFAdd(fconst(1), emit_exp(b_, b_.CreateFNeg(x)));
       return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
     }
     case Op::kGelu: {

@@ -1,8 +1,11 @@
 // The LLVM backend: a graph lowered to loops (backends/loops), JIT-compiled
 // with ORC, run with TBB across cores and OpenBLAS for float matmuls.
 //
-// A kernel runs its steps in order on buffers it allocates per call (the
-// temporaries) and on the caller's inputs and outputs. When generated code
+// A kernel runs its steps in order on the caller's inputs and outputs and on
+// temporaries; outputs and temporaries come from the backend's BlockPool, so
+// a kernel called again faults in no new memory. Threads are TBB's only:
+// matmuls split into per-matrix row blocks, each a single-threaded BLAS
+// call (OpenBLAS's own threads would spin against TBB's on the same cores). When generated code
 // reports a failed check (a gather index out of range, an integer to a
 // negative power, max over an empty axis), the kernel runs the reference
 // interpreter, which reports the same error in its own words.
@@ -15,6 +18,7 @@
 
 #include "backends/backend.h"
 #include "backends/llvm/session.h"
+#include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
 #include "jit/ir/infer.h"
 
@@ -28,11 +32,15 @@ using sym::Expr;
 
 // Outer iterations per task: enough work that a task outweighs its scheduling.
 constexpr int64_t kWorkPerTask = 1 << 15;
+// Multiply-adds per matmul task.
+constexpr int64_t kMatmulWorkPerTask = 1 << 18;
+// Freed buffers the pool keeps for reuse.
+constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
 
 class LlvmKernel final : public Kernel {
  public:
-  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::unique_ptr<Kernel> reference)
-      : p_(std::move(p)), code_(std::move(code)), reference_(std::move(reference)) {}
+  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::unique_ptr<Kernel> reference, std::shared_ptr<BlockPool> pool)
+      : p_(std::move(p)), code_(std::move(code)), reference_(std::move(reference)), pool_(std::move(pool)) {}
 
   Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
   size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this) + reference_->code_bytes(); }
@@ -44,11 +52,16 @@ class LlvmKernel final : public Kernel {
     for (const Expr& d : b.shape) s.push_back(eval(d, values));
     return s;
   }
+  ir::Tensor pooled(ir::DType dt, std::vector<int64_t> shape) const {
+    const size_t bytes = ir::Tensor::dense_bytes(dt, shape);
+    return ir::Tensor::over(dt, std::move(shape), pool_->take(bytes));
+  }
   void matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const;
 
   Program p_;
   std::unique_ptr<cpu::JitCode> code_;
   std::unique_ptr<Kernel> reference_;
+  std::shared_ptr<BlockPool> pool_;
 };
 
 Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
@@ -81,13 +94,13 @@ Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t>
         bool overlaps_input = false;  // an earlier output passed back in: the code assumes disjoint buffers
         for (const DLTensor* a : args) overlaps_input |= out.defined() && a->data == out.data();
         if (!out.defined() || out.shape() != s || out.dtype() != b.dtype || !out.is_contiguous() || overlaps_input) {
-          out = ir::Tensor::empty(b.dtype, s);
+          out = pooled(b.dtype, std::move(s));
         }
         bufs[i] = static_cast<char*>(out.data());
         break;
       }
       case Buffer::Kind::kTemp:
-        temps[b.index] = ir::Tensor::empty(b.dtype, shape(b, values));
+        temps[b.index] = pooled(b.dtype, shape(b, values));
         bufs[i] = static_cast<char*>(temps[b.index].data());
         break;
     }
@@ -131,8 +144,13 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     as *= eval(mm.a_batch[i], values);
     bs *= eval(mm.b_batch[i], values);
   }
+  if (m == 0 || n == 0) return;
   const size_t es = ir::dtype_size(dt);
-  for (int64_t c = 0; c < count; ++c) {
+  // Tasks: each batch matrix in blocks of rows.
+  const int64_t rows_per_task = std::max<int64_t>(1, kMatmulWorkPerTask / std::max<int64_t>(1, n * k));
+  const int64_t blocks = (m + rows_per_task - 1) / rows_per_task;
+  auto task = [&](int64_t t) {
+    const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(m - r0, rows_per_task);
     int64_t rest = c, ao = 0, bo = 0;
     for (size_t i = nb; i-- > 0;) {
       int64_t idx = rest % batch[i];
@@ -140,28 +158,35 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       ao += idx * a_stride[i];
       bo += idx * b_stride[i];
     }
-    char* a = bufs[mm.a] + ao * static_cast<int64_t>(es);
-    char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
-    char* out = bufs[mm.c] + c * m * n * static_cast<int64_t>(es);
-    if (m == 0 || n == 0) continue;
+    const char* a = bufs[mm.a] + (ao + r0 * k) * static_cast<int64_t>(es);
+    const char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
+    char* out = bufs[mm.c] + (c * m + r0) * n * static_cast<int64_t>(es);
     if (k == 0) {
-      std::memset(out, 0, static_cast<size_t>(m * n) * es);
-      continue;
+      std::memset(out, 0, static_cast<size_t>(rows * n) * es);
+      return;
     }
-    const int lda = static_cast<int>(std::max<int64_t>(1, k)), ldb = static_cast<int>(std::max<int64_t>(1, n));
+    const int lda = static_cast<int>(k), ldb = static_cast<int>(n);
     if (dt == ir::DType::kF32) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f,
                   reinterpret_cast<const float*>(a), lda, reinterpret_cast<const float*>(b), ldb, 0.0f, reinterpret_cast<float*>(out), ldb);
     } else {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0,
                   reinterpret_cast<const double*>(a), lda, reinterpret_cast<const double*>(b), ldb, 0.0, reinterpret_cast<double*>(out), ldb);
     }
+  };
+  const int64_t tasks = count * blocks;
+  if (tasks == 1) {
+    task(0);
+    return;
   }
+  tbb::parallel_for(int64_t{0}, tasks, task);
 }
 
 class LlvmBackend final : public Backend {
  public:
-  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(cpu::jit_target(opt_level)) {}
+  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(cpu::jit_target(opt_level)) {
+    openblas_set_num_threads(1);  // TBB splits matmuls; see the top of this file
+  }
   const char* name() const override { return "llvm"; }
   std::string target() const override { return target_; }
 
@@ -169,13 +194,14 @@ class LlvmBackend final : public Backend {
     Program p = SJ_TRY(loops::lower(graph, spec));
     std::unique_ptr<Kernel> reference = SJ_TRY(reference_->compile(graph, spec));
     std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_));
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), std::move(reference)));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), std::move(reference), pool_));
   }
 
  private:
   int opt_level_;
   std::string target_;
   std::unique_ptr<Backend> reference_ = make_reference_backend();
+  std::shared_ptr<BlockPool> pool_ = BlockPool::host(kPoolRetainedBytes);
 };
 
 }  // namespace

@@ -223,30 +223,43 @@ Status Lowering::argmax_step(int node, int buffer) {
   return Status::ok();
 }
 
-// softmax: max, sum of exp(x - max), store; all in f64 as the reference.
+// softmax: max; sum of e = exp(x - max), storing e; the stored e scaled by
+// 1 / sum (one exp per element). log_softmax: max; sum of exp(x - max);
+// x - max - log(sum). In f64 as the reference.
 Status Lowering::softmax_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int x = n.in[0].value;
   const DType dt = types_[x].dtype;
+  const bool log_form = n.op == Op::kLogSoftmax;
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   const int dim = norm_axis(n.attrs.dim, shape(x).size());
   ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {dim}, true);
+  const Expr at = offset(buffer, r.x_idx);
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
   p0.reductions.push_back({Combine::kMaxSkipNaN, b0.cast(b0.value(x, r.x_idx), DType::kF64), -1, DType::kF64});
   Phase& p1 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b1(*this, p1);
   int d1 = b1.op(Op::kSub, DType::kF64, {b1.cast(b1.value(x, r.x_idx), DType::kF64), b1.acc(0, 0, DType::kF64)});
-  p1.reductions.push_back({Combine::kSum, b1.op(Op::kExp, DType::kF64, {d1}), -1, DType::kF64});
+  int e = b1.op(Op::kExp, DType::kF64, {d1});
+  p1.reductions.push_back({Combine::kSum, e, -1, DType::kF64});
+  if (!log_form) p1.stores.push_back({buffer, at, b1.cast(e, dt)});
+  SJ_TRY(check_budget(p1, node));  // the largest phase
   Phase& p2 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b2(*this, p2);
-  int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.acc(0, 0, DType::kF64)});
   int s = b2.acc(1, 0, DType::kF64);
-  int out = n.op == Op::kLogSoftmax ? b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})})
-                                    : b2.op(Op::kDiv, DType::kF64, {b2.op(Op::kExp, DType::kF64, {d2}), s});
-  p2.stores.push_back({buffer, offset(buffer, r.x_idx), b2.cast(out, dt)});
-  SJ_TRY(check_budget(p2, node));  // the largest phase; earlier ones hold the same x
+  int out;
+  if (log_form) {
+    int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.acc(0, 0, DType::kF64)});
+    out = b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})});
+  } else {
+    Inst stored{InstKind::kLoad, dt};
+    stored.buffer = buffer;
+    stored.expr = at;
+    out = b2.op(Op::kMul, DType::kF64, {b2.cast(b2.emit(stored), DType::kF64), b2.op(Op::kDiv, DType::kF64, {b2.constant(DType::kF64, 1.0), s})});
+  }
+  p2.stores.push_back({buffer, at, b2.cast(out, dt)});
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }

@@ -20,7 +20,7 @@ std::vector<int64_t> Tensor::dense_strides(const std::vector<int64_t>& shape) {
   return s;
 }
 
-Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+size_t Tensor::dense_bytes(DType dtype, const std::vector<int64_t>& shape) {
   // Sizes come from callers' shapes: an impossible size is std::bad_alloc
   // (the runtime, the C API and the tool turn it into an error), checked
   // before any arithmetic on the shape can overflow.
@@ -32,18 +32,26 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
     bytes *= static_cast<uint64_t>(d > 0 ? d : 1);
     if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
   }
-  if (zero) bytes = 0;
-  Tensor t;
-  t.dtype_ = dtype;
-  t.strides_ = dense_strides(shape);
-  t.shape_ = std::move(shape);
-  size_t padded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+  return zero ? 0 : static_cast<size_t>(bytes);
+}
+
+Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+  const size_t bytes = dense_bytes(dtype, shape);
+  size_t padded = (bytes + 63) / 64 * 64;
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, padded);
-  t.buffer_ = std::shared_ptr<void>(p, std::free);
-  t.base_ = p;
+  return over(dtype, std::move(shape), std::shared_ptr<void>(p, std::free));
+}
+
+Tensor Tensor::over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.strides_ = dense_strides(shape);
+  t.shape_ = std::move(shape);
+  t.base_ = buffer.get();
+  t.buffer_ = std::move(buffer);
   return t;
 }
 

@@ -22,6 +22,11 @@ class Tensor {
   // A new dense row-major tensor, zero-filled, 64-byte aligned. Throws
   // std::bad_alloc for a size that cannot be allocated (over 2^48 bytes).
   static Tensor empty(DType dtype, std::vector<int64_t> shape);
+  // A dense row-major tensor over `buffer` (at least the tensor's bytes, not
+  // zeroed), which it shares: a pooled block returns when the last view dies.
+  static Tensor over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer);
+  // Bytes of a dense tensor of this shape; throws std::bad_alloc past 2^48.
+  static size_t dense_bytes(DType dtype, const std::vector<int64_t>& shape);
   // Borrows the caller's memory: the tensor must not outlive it.
   static Tensor borrow(const DLTensor& t, DType dtype);
   static std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);

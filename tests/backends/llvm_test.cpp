@@ -90,6 +90,42 @@ TEST(Llvm, UnaryOpsEveryDtype) {
   expect_agrees(one_op("not", {{"bool", {13}}}), {random_tensor(DType::kBool, {13}, rng)}, "not");
 }
 
+// exp is inline arithmetic (backends/llvm/fast_math.h), not libm: within
+// 2 ulp over the whole range, subnormal results, overflow, NaN and the
+// masked positions of a softmax.
+TEST(Llvm, ExpIsWithinTwoUlpEverywhere) {
+  auto check = [&]<typename T>(const char* name, double lo, double hi) {
+    std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, 1e-30, -1e30, 1e30, std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+    for (int i = 0; i <= 20000; ++i) xs.push_back(lo + (hi - lo) * i / 20000.0);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    Outcome got = run_with(one_op("exp", {{name, {n}}}), {from_values(dt(name), {n}, xs)}, R"({"compile": {"backend": "llvm"}})");
+    ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+    EXPECT_EQ(got.fallbacks, 0u);
+    const T* y = got.out[0].ptr<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = static_cast<T>(xs[i]), want = std::exp(x);
+      SCOPED_TRACE(std::string(name) + " exp(" + std::to_string(x) + ")");
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i]));
+      } else if (std::isinf(want) || want == 0) {
+        EXPECT_EQ(y[i], want);
+      } else if (want < std::numeric_limits<T>::min()) {  // subnormal: the spacing is fixed
+        EXPECT_NEAR(y[i], want, 2 * std::numeric_limits<T>::denorm_min());
+      } else {
+        EXPECT_LE(std::fabs(y[i] - want), 2 * std::numeric_limits<T>::epsilon() * want);
+      }
+    }
+  };
+  check.operator()<float>("f32", -104.5, 89.5);
+  check.operator()<double>("f64", -746, 710);
+  // A row masked but for one position, and a row masked everywhere.
+  std::vector<float> logits = {-1e30f, 2.0f, -1e30f, -1e30f, -1e30f, -1e30f, -1e30f, -1e30f};
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 4]}],
+                   "nodes": [{"op": "softmax", "in": ["x"], "out": "y"}], "outputs": ["y"]})",
+                {from_values(DType::kF32, {2, 4}, logits)}, "masked softmax");
+}
+
 TEST(Llvm, CastEveryPairWithSpecialValues) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> special = {0, -0.0, 1, -1, 2.5, -2.5, 1e10, -1e10, 3e9, inf, -inf, nan, 7};

@@ -256,6 +256,25 @@ TEST(Jit, RecordsATraceThatReplaysToTheSameDecisions) {
   std::remove(path.c_str());
 }
 
+// A crash loses at most the call in progress: every line is on disk (in
+// the kernel's buffers, past the process) as soon as its call returns.
+TEST(Jit, TheRecordedTraceIsCompleteAfterEveryCall) {
+  const std::string path = ::testing::TempDir() + "/recorded_live.jsonl";
+  auto jit = make_jit(R"({"log": {"record": ")" + path + R"("}})");
+  TraceFn fn = [&](Tracer& t) -> Status { return t.output(SJ_TRY(t.op(ir::Op::kNeg, {t.input(0)}))); };
+  for (int64_t n = 2; n < 7; ++n) {
+    ArgPack p;
+    p.add(testing::zeros(ir::DType::kF32, {n}));
+    std::vector<ir::Tensor> out;
+    ASSERT_TRUE(jit->call("neg", p.args(), fn, out).is_ok());
+    auto trace = read_trace_file(path);  // read while the Jit is alive
+    ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
+    ASSERT_EQ(trace->events.size(), static_cast<size_t>(n));  // the graph line and n - 1 calls
+    EXPECT_EQ(trace->events.back().call->inputs[0].shape, std::vector<int64_t>{n});
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Jit, ConcurrentCallsCompileOnceAndAgree) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(kMlp);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tests/test_util.h"
+#include "jit/trace/trace_file.h"
 #include "tools/shapejit/npy.h"
 
 namespace shapejit {
@@ -130,23 +131,65 @@ TEST(Tool, ConfigCheck) {
 
 TEST(Tool, ReplayComparesConfigsOnTheBundledTrace) {
   const std::string dir = temp_dir("replay");
-  write_file(dir + "/jax.json", R"({"policy": {"mode": "always_static", "cache_size_limit": 1000}})");
-  const std::string trace = std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/small_decoder.jsonl";
-  ToolRun r = tool("replay " + trace + " --config " + std::string(SHAPEJIT_SOURCE_DIR) + "/bench/policies/default.json --config " + dir +
-               "/jax.json --json --exec none");
+  const std::string policies = std::string(SHAPEJIT_SOURCE_DIR) + "/bench/policies/";
+  const std::string trace = std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/decoder_conv8.jsonl";
+  ToolRun r = tool("replay " + trace + " --config " + policies + "default.json --config " + policies + "jax.json --json --exec none --plot " +
+                   dir + "/plot.svg");
   ASSERT_EQ(r.code, 0) << r.out;
   std::vector<nlohmann::json> rows;
   std::stringstream ss(r.out);
   std::string line;
   while (std::getline(ss, line)) rows.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(rows.size(), 2u);
-  for (const char* key : {"config", "calls", "compiles", "backend_compiles", "traces", "hits", "eager_calls", "graph_breaks",
-                          "recompile_reasons", "compile_ms", "run_ms", "dispatch_ns_p50", "total_ms", "sites"}) {
+  for (const char* key : {"config", "calls", "compiles", "max_site_compiles", "retraces", "graph_breaks", "recompile_reasons",
+                          "compile_ms", "dispatch_ns_p50", "dispatch_ns_p99", "kernel_ms", "total_ms", "peak_cache_bytes", "sites"}) {
     EXPECT_TRUE(rows[0].contains(key)) << key;
   }
+  EXPECT_EQ(rows[0]["config"], "default");
   EXPECT_EQ(rows[0]["calls"], rows[1]["calls"]);
   EXPECT_LT(rows[0]["compiles"].get<int>(), rows[1]["compiles"].get<int>());  // dynamic beats per-shape compiles
-  EXPECT_EQ(rows[0]["sites"]["attn"]["calls"], 84);
+  EXPECT_EQ(rows[0]["sites"]["block"]["calls"].get<int>(), 2 * rows[0]["sites"]["embed"]["calls"].get<int>());  // two layers
+  std::ifstream svg(dir + "/plot.svg");
+  std::stringstream text;
+  text << svg.rdbuf();
+  EXPECT_NE(text.str().find("<polyline"), std::string::npos);
+  EXPECT_NE(text.str().find("jax ("), std::string::npos);
+
+  // The table: a row per config, with its columns.
+  ToolRun table = tool("replay " + trace + " --config " + policies + "tvm.json --exec none");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_NE(table.out.find("max/site"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\ntvm "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("interpreter branch: 1"), std::string::npos) << table.out;
+  // An unwritable plot is an error, after the table.
+  ToolRun bad_plot = tool("replay " + trace + " --config " + policies + "tvm.json --exec none --plot " + dir + "/no/such/dir/p.svg");
+  EXPECT_EQ(bad_plot.code, 1);
+  EXPECT_NE(bad_plot.out.find("p.svg: cannot write the plot"), std::string::npos) << bad_plot.out;
+}
+
+TEST(Tool, TheDecoderGeneratorTurnsRequestsIntoATrace) {
+  const std::string dir = temp_dir("generator");
+  write_file(dir + "/req.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nt,5,3\nt,9,1\nt,7,2\n");
+  const std::string gen = "python3 " + std::string(SHAPEJIT_SOURCE_DIR) + "/bench/workloads/decoder.py";
+  ASSERT_EQ(std::system((gen + " --csv " + dir + "/req.csv --requests 2 --out " + dir + "/t.jsonl").c_str()), 0);
+  auto trace = read_trace_file(dir + "/t.jsonl");
+  ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
+  // Request 1: prefill over 5, decode with caches of 5 and 6; request 2: prefill over 9.
+  std::vector<std::pair<int64_t, int64_t>> blocks;  // (new positions, cache length)
+  for (const TraceEvent& ev : trace->events) {
+    if (ev.call && ev.call->site == "block") blocks.emplace_back(ev.call->inputs[0].shape[1], ev.call->inputs[1].shape[2]);
+  }
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{5, 0}, {5, 0}, {1, 5}, {1, 5}, {1, 6}, {1, 6}, {9, 0}, {9, 0}};
+  EXPECT_EQ(blocks, expected);
+  write_file(dir + "/bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nt,five,3\n");
+  ToolRun bad{0, ""};
+  FILE* p = popen((gen + " --csv " + dir + "/bad.csv --out " + dir + "/u.jsonl 2>&1").c_str(), "r");
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) bad.out.append(buf, n);
+  bad.code = pclose(p);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("bad.csv:2: ContextTokens and GeneratedTokens must be integers"), std::string::npos) << bad.out;
 }
 
 TEST(Tool, ReplayNamesTheLineOfABadTrace) {
