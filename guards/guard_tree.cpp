@@ -180,11 +180,22 @@ int GuardTree::Group::first(uint64_t h) const {
 
 void GuardTree::add(int id, GuardSet guards) {
   entries_.push_back({id, std::move(guards)});
-  rebuild();
+  const Entry& e = entries_.back();
+  if (entries_.size() == 1 || e.guards.num_inputs() != num_inputs_) return rebuild();
+  // The common guards only shrink: those the new entry lacks leave.
+  std::vector<Guard> kept;
+  for (const Guard& g : common_guards_) {
+    if (contains(e.guards.guards(), g)) kept.push_back(g);
+  }
+  if (kept.size() != common_guards_.size()) return rebuild();
+  const size_t groups = groups_.size();
+  place(e).index();
+  if (groups_.size() != groups) order_groups();
 }
 
 void GuardTree::rebuild() {
   common_ = Compiled();
+  common_guards_.clear();
   groups_.clear();
   num_inputs_ = -1;
   if (entries_.empty()) return;
@@ -194,15 +205,14 @@ void GuardTree::rebuild() {
   }
   // Common guards: in every entry. Kept in the first entry's order, which
   // puts dtype and rank before the dim guards that rely on them.
-  std::vector<Guard> common;
   if (num_inputs_ >= 0) {
     for (const Guard& g : entries_[0].guards.guards()) {
       bool everywhere = std::all_of(entries_.begin() + 1, entries_.end(),
                                     [&](const Entry& e) { return contains(e.guards.guards(), g); });
-      if (everywhere) common.push_back(g);
+      if (everywhere) common_guards_.push_back(g);
     }
   }
-  common_ = Compiled(common);
+  common_ = Compiled(common_guards_);
   flat_ = false;
   if (num_inputs_ >= 0) {
     std::vector<int32_t> rank(num_inputs_, -1);
@@ -218,37 +228,44 @@ void GuardTree::rebuild() {
     if (all && total <= kMaxFlat) {
       flat_ = true;
       num_flat_ = total;
-      common_ = Compiled(common, &offsets_);
+      common_ = Compiled(common_guards_, &offsets_);
     }
   }
-  for (const Entry& e : entries_) {
-    std::vector<Guard> residual;
-    std::vector<std::pair<std::pair<int, int>, int64_t>> statics;
-    for (const Guard& g : e.guards.guards()) {
-      if (contains(common, g)) continue;
-      if (g.kind == Kind::kDimEq) statics.push_back({{g.input, g.dim}, g.a});
-      else residual.push_back(g);
-    }
-    std::sort(statics.begin(), statics.end());
-    std::vector<std::pair<int, int>> dims;
-    Candidate c{e.id, e.guards.num_inputs(), {}, Compiled(residual)};
-    for (const auto& [pos, value] : statics) {
-      dims.push_back(pos);
-      c.key.push_back(value);
-    }
-    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.dims == dims; });
-    if (it == groups_.end()) {
-      std::vector<int32_t> flat;
-      if (flat_) {
-        for (auto [input, dim] : dims) flat.push_back(offsets_[input] + dim);
-      }
-      groups_.push_back({dims, flat, {}, {}, {}, 0});
-      it = groups_.end() - 1;
-    }
-    it->candidates.push_back(std::move(c));
-  }
+  for (const Entry& e : entries_) place(e);
   for (Group& g : groups_) g.index();
-  // The most specialized entries first.
+  order_groups();
+}
+
+GuardTree::Group& GuardTree::place(const Entry& e) {
+  std::vector<Guard> residual;
+  std::vector<std::pair<std::pair<int, int>, int64_t>> statics;
+  for (const Guard& g : e.guards.guards()) {
+    if (contains(common_guards_, g)) continue;
+    if (g.kind == Kind::kDimEq) statics.push_back({{g.input, g.dim}, g.a});
+    else residual.push_back(g);
+  }
+  std::sort(statics.begin(), statics.end());
+  std::vector<std::pair<int, int>> dims;
+  Candidate c{e.id, e.guards.num_inputs(), {}, Compiled(residual)};
+  for (const auto& [pos, value] : statics) {
+    dims.push_back(pos);
+    c.key.push_back(value);
+  }
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.dims == dims; });
+  if (it == groups_.end()) {
+    std::vector<int32_t> flat;
+    if (flat_) {
+      for (auto [input, dim] : dims) flat.push_back(offsets_[input] + dim);
+    }
+    groups_.push_back({dims, flat, {}, {}, {}, 0});
+    it = groups_.end() - 1;
+  }
+  it->candidates.push_back(std::move(c));
+  return *it;
+}
+
+// The most specialized entries first.
+void GuardTree::order_groups() {
   std::stable_sort(groups_.begin(), groups_.end(), [](const Group& a, const Group& b) { return a.dims.size() > b.dims.size(); });
 }
 

@@ -10,8 +10,12 @@
 // entries. Groups with more static dims are probed first: the most
 // specialized entry that matches wins.
 //
-// `lookup` reads metadata only and allocates nothing. Adding an entry
-// rebuilds the index (a miss path event).
+// `lookup` reads metadata only and allocates nothing. Adding an entry that
+// keeps the common guards places it in its group (the group's table is
+// re-indexed); one that removes a common guard rebuilds the whole index,
+// which happens at most once per guard of the first entry. A site with
+// thousands of entries (a compile per shape) adds each in time linear in
+// its group's size, not in all entries' guards.
 #pragma once
 
 #include <vector>
@@ -107,6 +111,10 @@ class GuardTree {
   };
 
   void rebuild();
+  // The entry's candidate, placed in the group of its static dims; returns
+  // that group.
+  Group& place(const Entry& e);
+  void order_groups();
   int lookup_flat(Args args, int64_t* dims) const;
   int scan(const Group& group, Args args) const;
 
@@ -117,6 +125,7 @@ class GuardTree {
   bool flat_ = false;
   std::vector<int32_t> offsets_;  // per input, into the flat array
   int32_t num_flat_ = 0;
+  std::vector<Guard> common_guards_;  // in every entry, in the first entry's order
   Compiled common_;
   std::vector<Group> groups_;
 };

@@ -34,8 +34,14 @@ using sym::Expr;
 constexpr int64_t kWorkPerTask = 1 << 15;
 // Multiply-adds per matmul task.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
-// Freed buffers the pool keeps for reuse.
+// Freed buffers the pool keeps for reuse, for all LLVM backends of the
+// process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
+
+std::shared_ptr<BlockPool> process_pool() {
+  static const std::shared_ptr<BlockPool> pool = BlockPool::host(kPoolRetainedBytes);
+  return pool;
+}
 
 class LlvmKernel final : public Kernel {
  public:
@@ -201,7 +207,7 @@ class LlvmBackend final : public Backend {
   int opt_level_;
   std::string target_;
   std::unique_ptr<Backend> reference_ = make_reference_backend();
-  std::shared_ptr<BlockPool> pool_ = BlockPool::host(kPoolRetainedBytes);
+  std::shared_ptr<BlockPool> pool_ = process_pool();
 };
 
 }  // namespace

@@ -120,6 +120,24 @@ Status CallSite::dispatch(Args args, const Source& source, std::vector<ir::Tenso
   return s;
 }
 
+namespace {
+
+// Marks a reader of the site's snapshot for its scope (see call_site.h).
+class ReaderScope {
+ public:
+  explicit ReaderScope(std::atomic<uint32_t>& readers) : readers_(&readers) { readers.fetch_add(1, std::memory_order_seq_cst); }
+  ~ReaderScope() { leave(); }
+  void leave() {
+    if (readers_) readers_->fetch_sub(1, std::memory_order_release);
+    readers_ = nullptr;
+  }
+
+ private:
+  std::atomic<uint32_t>* readers_;
+};
+
+}  // namespace
+
 Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir::Tensor>& outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
   for (const DLTensor* a : args) {
@@ -127,10 +145,12 @@ Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir:
   }
   const bool timing = services_.timing.load(std::memory_order_relaxed);
   const Clock::time_point t0 = timing ? Clock::now() : Clock::time_point{};
-  const Snapshot* snap = current_.load(std::memory_order_acquire);
+  ReaderScope reading(readers_);
+  const Snapshot* snap = current_.load(std::memory_order_seq_cst);
   int64_t dims[guards::GuardTree::kMaxFlat];
   const int id = snap ? snap->tree.lookup(args, dims) : guards::GuardTree::kMiss;
   if (id == guards::GuardTree::kMiss) {
+    reading.leave();  // the miss path publishes under the site's mutex
     Status s = miss(args, source, outputs);
     if (!s.is_ok()) count_error(s);
     return s;
@@ -140,6 +160,7 @@ Status CallSite::dispatch_timed(Args args, const Source& source, std::vector<ir:
   const Clock::time_point t1 = Clock::now();
   Status s = run_entry(*snap->entries[id], args, outputs, dims, flat);
   const double run_ms = ms_since(t1);
+  reading.leave();
   std::lock_guard<std::mutex> lock(mu_);
   stats_.dispatch_ns.push_back(static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
   stats_.run_ms += run_ms;
@@ -369,8 +390,12 @@ void CallSite::install(std::unique_ptr<Entry> e) {
     }
   }
   entries_.push_back(std::move(e));
-  current_.store(snap.get(), std::memory_order_release);
-  snapshots_.push_back(std::move(snap));
+  current_.store(snap.get(), std::memory_order_seq_cst);
+  if (live_) retired_.push_back(std::move(live_));
+  live_ = std::move(snap);
+  // A reader that arrives after this load reads the new pointer (both are
+  // seq_cst); none is left holding a retired one.
+  if (readers_.load(std::memory_order_seq_cst) == 0) retired_.clear();
 }
 
 Status CallSite::run_eager(StoredTrace& st, Args args, std::vector<ir::Tensor>& outputs) {
@@ -394,13 +419,15 @@ Status CallSite::run_eager(StoredTrace& st, Args args, std::vector<ir::Tensor>& 
 Status CallSite::miss(Args args, const Source& source, std::vector<ir::Tensor>& outputs) {
   std::unique_lock<std::mutex> lock(mu_);
   ++misses_;
-  // Another thread may have installed the entry while we waited.
+  // Another thread may have installed the entry while we waited. Holding
+  // the mutex, the current snapshot cannot be retired; the entry outlives it.
   if (const Snapshot* snap = current_.load(std::memory_order_acquire)) {
     int id = snap->tree.lookup(args);
     if (id != guards::GuardTree::kMiss) {
       --misses_;  // a hit after all
+      const Entry& entry = *snap->entries[id];
       lock.unlock();
-      return run_entry(*snap->entries[id], args, outputs);
+      return run_entry(entry, args, outputs);
     }
   }
   SJ_TRY(validate_args(args));

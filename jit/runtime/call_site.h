@@ -5,9 +5,12 @@
 // atomic pointer: no lock, no allocation in the guards. A miss takes the
 // site's mutex, explains the miss, lets the policy attribute it, reuses a
 // trace whose semantic guards still hold (a policy-only miss) or retraces,
-// compiles through the cache, and publishes a new snapshot. Old snapshots
-// stay alive until the site dies, so a concurrent reader never sees freed
-// memory.
+// compiles through the cache, and publishes a new snapshot. A replaced
+// snapshot is retired and freed at a later publish that finds no reader
+// inside dispatch (a count of readers, raised before the snapshot pointer is
+// read): a concurrent reader never sees freed memory, and a site with
+// thousands of entries (a compile per shape) holds one snapshot, not one
+// per entry it ever had.
 #pragma once
 
 #include <atomic>
@@ -104,12 +107,14 @@ class CallSite {
   policy::RecompilePolicy policy_;
 
   std::atomic<const Snapshot*> current_{nullptr};
+  std::atomic<uint32_t> readers_{0};  // threads between reading current_ and leaving dispatch
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
   std::atomic<bool> recorded_graph_{false};
 
   mutable std::mutex mu_;  // everything below; the miss path
-  std::vector<std::unique_ptr<Snapshot>> snapshots_;
+  std::unique_ptr<Snapshot> live_;                     // what current_ points to
+  std::vector<std::unique_ptr<Snapshot>> retired_;      // replaced, maybe still read
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::unique_ptr<StoredTrace>> traces_;
   uint64_t misses_ = 0;

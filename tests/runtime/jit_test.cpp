@@ -294,6 +294,30 @@ TEST(Jit, ConcurrentCallsCompileOnceAndAgree) {
   for (auto& o : outs) EXPECT_TRUE(testing::tensors_close(o[0], outs[0][0], 0, 0));
 }
 
+// Entries are published while other threads dispatch through the snapshot
+// they replace: replaced snapshots are freed only when no reader is inside
+// (ASan would see a reader of a freed one).
+TEST(Jit, PublishingWhileOthersDispatchIsSafe) {
+  auto jit = make_jit(R"({"policy": {"mode": "always_static", "cache_size_limit": 1000}, "log": {"recompiles": false}})");
+  TraceFn fn = [](Tracer& t) -> Status { return t.output(SJ_TRY(t.op(ir::Op::kNeg, {t.input(0)}))); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const int64_t n = 2 + (i * 7 + t * 13) % 97;  // new shapes (installs) among repeats (hits)
+        ArgPack p;
+        p.add(testing::from_values(ir::DType::kF32, {n}, std::vector<float>(static_cast<size_t>(n), 1.5f)));
+        std::vector<ir::Tensor> out;
+        ASSERT_TRUE(jit->call("neg", p.args(), fn, out).is_ok());
+        ASSERT_EQ(out[0].shape(), std::vector<int64_t>{n});
+        ASSERT_EQ(out[0].ptr<float>()[n - 1], -1.5f);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(jit->stats_json()["sites"]["neg"]["compiles"], 97u);
+}
+
 TEST(Jit, DataDependentOutputsAreSizedAtRunTime) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "i32", "shape": ["n"]}],
