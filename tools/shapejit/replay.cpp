@@ -120,8 +120,10 @@ Status Replayer::feed(const TraceEvent& ev) {
   if (it == graphs_.end()) return invalid("line " + std::to_string(ev.line) + ": a call of site '" + call.site + "' before its graph line");
   const SiteGraph& g = **it;
   make_args(call);
-  for (auto& run_ptr : runs_) {
-    Run& run = *run_ptr;
+  // Each call starts with the next config: the first to run a call finds
+  // colder caches than those after it, and no config should always pay that.
+  for (size_t k = 0; k < runs_.size(); ++k) {
+    Run& run = *runs_[(calls_ + k) % runs_.size()];
     const Clock::time_point t0 = Clock::now();
     Status s = run.jit->call_graph(call.site, g.graph, g.observed, Args(args_.data(), args_.size()), run.outputs);
     if (s.code() == Code::kGraphBreak) {
