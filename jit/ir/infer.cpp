@@ -59,8 +59,11 @@ Expected<Expr> Ctx::broadcast_dim(Expr a, Expr b) const {
   if (a == b || b == Expr(1)) return a;
   if (a == Expr(1)) return b;
   if (SJ_TRY(env.unify(a, b, Origin::kBroadcast))) return env.resolve(a);
-  if (SJ_TRY(env.decide(a - Expr(1), Rel::kEq, Origin::kBroadcast))) return env.resolve(b);
-  if (SJ_TRY(env.decide(b - Expr(1), Rel::kEq, Origin::kBroadcast))) return env.resolve(a);
+  // A dim that broadcasts is bound to 1, not merely known to be 1: code
+  // generated from the shapes indexes it with 0 (without the 0/1 rule,
+  // this is where a symbol meets 1).
+  if (SJ_TRY(env.unify(a, Expr(1), Origin::kBroadcast))) return env.resolve(b);
+  if (SJ_TRY(env.unify(b, Expr(1), Origin::kBroadcast))) return env.resolve(a);
   std::string va = str(a), vb = str(b);
   if (auto h = env.hint(a); h && !a.is_const()) va += " = " + std::to_string(*h);
   if (auto h = env.hint(b); h && !b.is_const()) vb += " = " + std::to_string(*h);

@@ -64,7 +64,7 @@ Status infer_expand(Ctx& c, const ValueType& x) {
     if (existing) {
       Expr s = c.env.resolve(x.shape[i - (n - rank)]);
       if (s != Expr(1) && !SJ_TRY(c.env.unify(s, t, Origin::kBroadcast)) &&
-          !SJ_TRY(c.env.decide(s - Expr(1), Rel::kEq, Origin::kBroadcast))) {
+          !SJ_TRY(c.env.unify(s, Expr(1), Origin::kBroadcast))) {  // bound to 1: indexed with 0
         return c.error("dim " + std::to_string(i) + " of size " + c.str(s) + " cannot expand to " + c.str(t));
       }
     }

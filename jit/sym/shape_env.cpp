@@ -321,7 +321,12 @@ Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string&
   if (auto k = known(d, Rel::kEq)) return *k;
   if (has_unbacked(d)) return graph_break("the equality " + str(a) + " == " + str(b) + " depends on data");
   auto ha = hint(a), hb = hint(b);
-  if (ha && hb && *ha != *hb) return false;
+  if (ha && hb && *ha != *hb) {
+    // Recorded like any decision: a specialization (no hints) must answer it
+    // the same way, and the entry's guards must hold it.
+    record(d, Rel::kEq, false, origin, label);
+    return false;
+  }
   if (!(ha && hb)) {
     return Status(Code::kInternal, "cannot decide " + str(a) + " == " + str(b) + " without hints");
   }

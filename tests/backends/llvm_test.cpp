@@ -8,6 +8,7 @@
 // reference's, word for word: the kernel asks the interpreter for them.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
 #include <limits>
 
@@ -124,6 +125,48 @@ TEST(Llvm, ExpIsWithinTwoUlpEverywhere) {
   expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 4]}],
                    "nodes": [{"op": "softmax", "in": ["x"], "out": "y"}], "outputs": ["y"]})",
                 {from_values(DType::kF32, {2, 4}, logits)}, "masked softmax");
+}
+
+// tvm.json turns the 0/1 rule off: a dim that broadcasts is then a traced
+// decision, guarded, so one Jit taking 1s and non-1s in turn never reuses an
+// entry built for the other case.
+TEST(Llvm, WithoutTheZeroOneRuleBroadcastsAreGuarded) {
+  const std::string g = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": ["n", "m"]}, {"name": "b", "dtype": "f32", "shape": ["k"]}],
+    "nodes": [{"op": "add", "in": ["a", "b"], "out": "y"}], "outputs": ["y"]})";
+  auto jit = Jit::create(R"({"compile": {"backend": "llvm"}, "policy": {"mode": "always_dynamic", "specialize_zero_one": false},
+                             "log": {"recompiles": false}})");
+  ASSERT_TRUE(jit.is_ok()) << jit.status().to_string();
+  std::mt19937 rng(9);
+  ir::Graph graph = testing::graph_from(g);
+  for (auto [n, m, k] : std::vector<std::array<int64_t, 3>>{{3, 4, 4}, {3, 1, 4}, {3, 4, 1}, {1, 5, 5}, {2, 1, 1}, {3, 4, 4}, {0, 4, 1}}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) + " k=" + std::to_string(k));
+    std::vector<Tensor> in = {random_tensor(DType::kF32, {n, m}, rng), random_tensor(DType::kF32, {k}, rng)};
+    testing::ArgPack p;
+    for (const Tensor& t : in) p.add(t);
+    std::vector<Tensor> got;
+    Status st = (*jit)->call_graph("t", graph, {}, p.args(), got);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    Outcome ref = run_with(g, in, R"({"compile": {"backend": "reference"}})");
+    ASSERT_TRUE(ref.status.is_ok());
+    EXPECT_TRUE(testing::tensors_close(got[0], ref.out[0], 1e-6, 0));
+  }
+  // expand: a dim of 1 or of the target size.
+  const std::string e = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": ["n", "m"]}],
+    "nodes": [{"op": "sym_size", "in": ["a"], "out": "n0", "attrs": {"dim": 0}},
+              {"op": "expand", "in": ["a", "n0", 6], "out": "y"}], "outputs": ["y"]})";
+  ir::Graph eg = testing::graph_from(e);
+  for (auto [n, m] : std::vector<std::array<int64_t, 2>>{{2, 6}, {2, 1}, {3, 6}, {3, 1}}) {
+    SCOPED_TRACE("expand n=" + std::to_string(n) + " m=" + std::to_string(m));
+    std::vector<Tensor> in = {random_tensor(DType::kF32, {n, m}, rng)};
+    testing::ArgPack p;
+    p.add(in[0]);
+    std::vector<Tensor> got;
+    Status st = (*jit)->call_graph("e", eg, {}, p.args(), got);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    Outcome ref = run_with(e, in, R"({"compile": {"backend": "reference"}})");
+    ASSERT_TRUE(ref.status.is_ok());
+    EXPECT_TRUE(testing::tensors_close(got[0], ref.out[0], 1e-6, 0));
+  }
 }
 
 TEST(Llvm, CastEveryPairWithSpecialValues) {
