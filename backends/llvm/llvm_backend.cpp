@@ -12,6 +12,7 @@
 #include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <cstring>
@@ -32,8 +33,10 @@ using sym::Expr;
 
 // Outer iterations per task: enough work that a task outweighs its scheduling.
 constexpr int64_t kWorkPerTask = 1 << 15;
-// Multiply-adds per matmul task.
+// Matmuls with fewer multiply-adds run on the calling thread; larger ones
+// split into row blocks of at least kMatmulMinRows rows.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
+constexpr int64_t kMatmulMinRows = 64;
 // Freed buffers the pool keeps for reuse, for all LLVM backends of the
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
@@ -152,8 +155,13 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   }
   if (m == 0 || n == 0) return;
   const size_t es = ir::dtype_size(dt);
-  // Tasks: each batch matrix in blocks of rows.
-  const int64_t rows_per_task = std::max<int64_t>(1, kMatmulWorkPerTask / std::max<int64_t>(1, n * k));
+  // Tasks: each batch matrix in blocks of rows, a block tall enough for
+  // BLAS to run as a matrix product (a row alone is a memory-bound
+  // matrix-vector product), at most a few blocks per thread.
+  const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
+  const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
+  int64_t rows_per_task = m;
+  if (work >= kMatmulWorkPerTask) rows_per_task = std::min(m, std::max(kMatmulMinRows, (m * count + 4 * threads - 1) / (4 * threads)));
   const int64_t blocks = (m + rows_per_task - 1) / rows_per_task;
   auto task = [&](int64_t t) {
     const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(m - r0, rows_per_task);
