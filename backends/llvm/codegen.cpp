@@ -454,10 +454,7 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
       next = b_.CreateSelect(take, v, acc);
       break;
     }
-    // maxnum skips a NaN operand as the select did (the accumulator is never
-    // NaN), and vectorizes as a reduction; it may order -0 and +0 either way,
-    // which no user of the max (x - max) can tell.
-    case Combine::kMaxSkipNaN: next = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc, v); break;
+    case Combine::kMaxSkipNaN: next = b_.CreateSelect(b_.CreateFCmpOLT(acc, v), v, acc); break;
     case Combine::kArgmax: {
       llvm::Value* take;
       if (fl) take = b_.CreateOr(b_.CreateFCmpOGT(v, acc), b_.CreateAnd(is_nan(v), b_.CreateNot(is_nan(acc))));
