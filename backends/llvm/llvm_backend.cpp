@@ -2,11 +2,11 @@
 // with ORC, run with TBB across cores and OpenBLAS for float matmuls.
 //
 // A kernel runs its steps in order on the caller's inputs and outputs and on
-// temporaries; outputs and temporaries come from the backend's BlockPool, so
+// temporaries; outputs and temporaries come from the process's BlockPool, so
 // a kernel called again faults in no new memory. Threads are TBB's only:
-// matmuls split into per-matrix row blocks, each a single-threaded BLAS
-// call (OpenBLAS's own threads would spin against TBB's on the same cores). When generated code
-// reports a failed check (a gather index out of range, an integer to a
+// matmuls split into per-matrix row blocks, each a single-threaded BLAS call
+// (OpenBLAS's own threads would spin against TBB's on the same cores). When
+// generated code reports a failed check (a gather index out of range, an integer to a
 // negative power, max over an empty axis), the kernel runs the reference
 // interpreter, which reports the same error in its own words.
 #include <cblas.h>
@@ -189,8 +189,8 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     }
   };
   const int64_t tasks = count * blocks;
-  if (tasks == 1) {
-    task(0);
+  if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
+    for (int64_t t = 0; t < tasks; ++t) task(t);
     return;
   }
   tbb::parallel_for(int64_t{0}, tasks, task);
