@@ -114,57 +114,59 @@ Expected<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path
   return reader;
 }
 
-Status TraceReader::read_header() {
-  while (!header_) {
-    if (!std::getline(*in_, line_)) return invalid(name_ + ": empty trace (no header line)");
+Expected<std::optional<json>> TraceReader::next_json() {
+  while (std::getline(*in_, line_)) {
     ++number_;
     bytes_ += line_.size() + 1;
     if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
-    const std::string where = name_ + ":" + std::to_string(number_);
+    where_ = name_ + ":" + std::to_string(number_);
     json j = json::parse(line_, nullptr, false);
-    if (j.is_discarded()) return invalid(where + ": not valid JSON");
-    if (!j.is_object() || j.value("format", "") != "shapejit-trace") {
-      return invalid(where + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
-    }
-    if (!j.contains("version") || j["version"] != 1) return invalid(where + ": /version: this reader understands version 1");
-    Status s = keys_in(j, "", {"format", "version", "note"});
-    if (!s.is_ok()) return s.with_context(where);
-    if (j.contains("note") && j["note"].is_string()) note_ = j["note"].get<std::string>();
-    header_ = true;
+    if (j.is_discarded()) return invalid(where_ + ": not valid JSON");
+    return std::optional<json>(std::move(j));
   }
+  if (in_->bad()) return Status(Code::kIo, name_ + ":" + std::to_string(number_ + 1) + ": read error");
+  return std::optional<json>();
+}
+
+Status TraceReader::read_header() {
+  if (header_) return Status::ok();
+  std::optional<json> line = SJ_TRY(next_json());
+  if (!line) return invalid(name_ + ": empty trace (no header line)");
+  const json& j = *line;
+  if (!j.is_object() || j.value("format", "") != "shapejit-trace") {
+    return invalid(where_ + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
+  }
+  if (!j.contains("version") || j["version"] != 1) return invalid(where_ + ": /version: this reader understands version 1");
+  Status s = keys_in(j, "", {"format", "version", "note"});
+  if (!s.is_ok()) return s.with_context(where_);
+  if (j.contains("note") && j["note"].is_string()) note_ = j["note"].get<std::string>();
+  header_ = true;
   return Status::ok();
 }
 
 Expected<std::optional<TraceEvent>> TraceReader::next() {
   SJ_TRY(read_header());
-  while (std::getline(*in_, line_)) {
-    ++number_;
-    bytes_ += line_.size() + 1;
-    if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
-    const std::string where = name_ + ":" + std::to_string(number_);
-    json j = json::parse(line_, nullptr, false);
-    if (j.is_discarded()) return invalid(where + ": not valid JSON");
-    if (!j.is_object()) return invalid(where + ": expected a JSON object");
-    const std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
-    TraceEvent ev;
-    ev.line = number_;
-    if (kind == "graph") {
-      auto g = read_graph_line(j);
-      if (!g.is_ok()) return g.status().with_context(where);
-      sites_with_graph_.insert(g->site);
-      ev.graph = std::move(g).value();
-    } else if (kind == "call") {
-      auto c = read_call_line(j);
-      if (!c.is_ok()) return c.status().with_context(where);
-      if (!sites_with_graph_.count(c->site)) return invalid(where + ": /site: a call of site '" + c->site + "' before its graph line");
-      ev.call = std::move(c).value();
-    } else {
-      return invalid(where + ": /kind: expected \"graph\" or \"call\"");
-    }
-    return std::optional<TraceEvent>(std::move(ev));
+  std::optional<json> line = SJ_TRY(next_json());
+  if (!line) return std::optional<TraceEvent>();
+  const json& j = *line;
+  if (!j.is_object()) return invalid(where_ + ": expected a JSON object");
+  const std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
+  TraceEvent ev;
+  ev.line = number_;
+  if (kind == "graph") {
+    auto g = read_graph_line(j);
+    if (!g.is_ok()) return g.status().with_context(where_);
+    sites_with_graph_.insert(g->site);
+    ev.graph = std::move(g).value();
+  } else if (kind == "call") {
+    auto c = read_call_line(j);
+    if (!c.is_ok()) return c.status().with_context(where_);
+    if (!sites_with_graph_.count(c->site)) return invalid(where_ + ": /site: a call of site '" + c->site + "' before its graph line");
+    ev.call = std::move(c).value();
+  } else {
+    return invalid(where_ + ": /kind: expected \"graph\" or \"call\"");
   }
-  if (in_->bad()) return Status(Code::kIo, name_ + ":" + std::to_string(number_ + 1) + ": read error");
-  return std::optional<TraceEvent>();
+  return std::optional<TraceEvent>(std::move(ev));
 }
 
 namespace {

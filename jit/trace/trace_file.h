@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <istream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,11 +64,15 @@ class TraceReader {
   uint64_t size_bytes() const { return size_; }  // 0 when unknown (a stream)
 
  private:
+  // The next line that is not blank or a comment, parsed as JSON; nullopt
+  // at the end. `where_` names it (file:line).
+  Expected<std::optional<nlohmann::json>> next_json();
+
   std::unique_ptr<std::istream> owned_;
   std::istream* in_;
   std::string name_;
   std::string note_;
-  std::string line_;
+  std::string line_, where_;
   size_t number_ = 0;
   uint64_t bytes_ = 0, size_ = 0;
   bool header_ = false;
