@@ -180,14 +180,14 @@ Guard expr_guard(const sym::ShapeEnv& env, Expr e, sym::Rel rel, Origin origin, 
 
 }  // namespace
 
-GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env) {
+GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env, DLDevice device) {
   std::vector<Guard> structural, dims;
   const int n = static_cast<int>(graph.inputs.size());
   for (int i = 0; i < n; ++i) {
     const ir::InputSpec& in = graph.inputs[i];
     structural.push_back({Kind::kDType, Origin::kStructural, i, -1, -1, -1, ir::dl_word(ir::to_dl(in.dtype))});
     structural.push_back({Kind::kRank, Origin::kStructural, i, -1, -1, -1, static_cast<int64_t>(in.shape.size())});
-    structural.push_back({Kind::kDevice, Origin::kStructural, i, -1, -1, -1, kDLCPU, 0});
+    structural.push_back({Kind::kDevice, Origin::kStructural, i, -1, -1, -1, device.device_type, device.device_id});
   }
   std::vector<Guard> layout;
   const auto& symbols = env.symbols();

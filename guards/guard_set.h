@@ -90,6 +90,6 @@ class GuardSet {
 // where the specialization assumed it, and for every input dim the
 // decision the env holds about it (pinned, bound, equal to another dim, in a
 // range), plus every recorded fact. See guard_set.cpp for the rules.
-GuardSet derive_guards(const ir::Graph& g, const sym::ShapeEnv& env);
+GuardSet derive_guards(const ir::Graph& g, const sym::ShapeEnv& env, DLDevice device = {kDLCPU, 0});
 
 }  // namespace shapejit::guards

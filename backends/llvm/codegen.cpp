@@ -56,7 +56,7 @@ class StepEmitter {
   llvm::Type* mem_type(DType t) { return t == DType::kBool ? b_.getInt8Ty() : reg_type(t); }
 
   // Index arithmetic.
-  bool nonneg(Expr e) const;
+  bool nonneg(Expr e) const { return loops::is_nonnegative(p_, e); }
   llvm::Value* expr(Expr e);
   llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
 
@@ -93,28 +93,6 @@ class StepEmitter {
   // and, once the phase ran, their values.
   std::vector<std::vector<std::pair<llvm::Value*, llvm::Value*>>> slots_, accs_;
 };
-
-bool StepEmitter::nonneg(Expr e) const {
-  switch (e.kind()) {
-    case Kind::kConst: return e.const_value() >= 0;
-    case Kind::kSymbol: {
-      int id = e.symbol_id();
-      if (id >= p_.num_graph_symbols && id < p_.num_graph_symbols + static_cast<int>(p_.params.size())) return false;  // strides
-      return true;  // sizes, loop variables, checked indices
-    }
-    case Kind::kAdd:
-      if (e.add_constant() < 0) return false;
-      for (size_t i = 0; i < e.num_args(); ++i) {
-        if (e.coeff(i) < 0 || !nonneg(e.arg(i))) return false;
-      }
-      return true;
-    default:
-      for (size_t i = 0; i < e.num_args(); ++i) {
-        if (!nonneg(e.arg(i))) return false;
-      }
-      return true;
-  }
-}
 
 // Python's floor division and modulo; x // 0 and x % 0 are 0 (never observed:
 // divisors come from sizes that are non-zero wherever the code runs).

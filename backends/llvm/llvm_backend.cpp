@@ -74,18 +74,7 @@ class LlvmKernel final : public Kernel {
 };
 
 Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
-  // The symbols the code reads: the graph's, then the strided inputs' strides.
-  std::vector<int64_t> values(symbols.begin(), symbols.begin() + p_.num_graph_symbols);
-  for (auto [input, dim] : p_.params) {
-    const DLTensor& t = *args[input];
-    int64_t stride = 1;
-    if (t.strides) {
-      stride = t.strides[dim];
-    } else {
-      for (int d = t.ndim - 1; d > dim; --d) stride *= t.shape[d];
-    }
-    values.push_back(stride);
-  }
+  const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
   for (const Program::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return reference_->run(args, symbols, outputs);
   }

@@ -30,4 +30,41 @@ std::string Program::dump() const {
   return s;
 }
 
+std::vector<int64_t> symbol_values(const Program& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols) {
+  std::vector<int64_t> values(symbols.begin(), symbols.begin() + p.num_graph_symbols);
+  for (auto [input, dim] : p.params) {
+    const DLTensor& t = *args[input];
+    int64_t stride = 1;
+    if (t.strides) {
+      stride = t.strides[dim];
+    } else {
+      for (int d = t.ndim - 1; d > dim; --d) stride *= t.shape[d];
+    }
+    values.push_back(stride);
+  }
+  return values;
+}
+
+bool is_nonnegative(const Program& p, sym::Expr e) {
+  using sym::Kind;
+  switch (e.kind()) {
+    case Kind::kConst: return e.const_value() >= 0;
+    case Kind::kSymbol: {
+      const int id = e.symbol_id();
+      return id < p.num_graph_symbols || id >= p.num_graph_symbols + static_cast<int>(p.params.size());
+    }
+    case Kind::kAdd:
+      if (e.add_constant() < 0) return false;
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (e.coeff(i) < 0 || !is_nonnegative(p, e.arg(i))) return false;
+      }
+      return true;
+    default:
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (!is_nonnegative(p, e.arg(i))) return false;
+      }
+      return true;
+  }
+}
+
 }  // namespace shapejit::backends::loops

@@ -15,7 +15,10 @@
 // static kernel has constant trip counts and offsets.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -129,5 +132,13 @@ struct Program {
 
   std::string dump() const;
 };
+
+// The values of the symbols a kernel's code reads on a call: the graph's
+// (`symbols`), then each strided input's stride (`p.params`).
+std::vector<int64_t> symbol_values(const Program& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols);
+
+// Whether `e` is never negative in `p`: sizes, loop variables and checked
+// indices are not; strides (params) may be.
+bool is_nonnegative(const Program& p, sym::Expr e);
 
 }  // namespace shapejit::backends::loops

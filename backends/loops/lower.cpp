@@ -71,7 +71,7 @@ void Lowering::finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vec
   }
   // Tile a long (or unknown) innermost loop.
   Expr work = vars.empty() ? Expr(1) : extents.back();
-  if (!vars.empty()) {
+  if (!vars.empty() && options_.tile > 0) {
     Expr last = extents.back();
     auto c = last.as_const();
     const int64_t tile = options_.tile;

@@ -24,7 +24,8 @@ namespace shapejit::backends::loops {
 struct LowerOptions {
   // Float matmuls as BLAS steps; off, they are loops like integer ones.
   bool blas = true;
-  // Innermost tile of a pointwise step: the unit threads share.
+  // Innermost tile of a pointwise step: the unit CPU threads share; 0 keeps
+  // the innermost loop whole (a GPU spreads it over its own grid).
   int64_t tile = 4096;
 };
 

@@ -7,6 +7,14 @@
 namespace shapejit::backends {
 
 namespace {
+thread_local void* t_stream = nullptr;
+}  // namespace
+
+void* current_stream() { return t_stream; }
+StreamScope::StreamScope(void* stream) : saved_(t_stream) { t_stream = stream; }
+StreamScope::~StreamScope() { t_stream = saved_; }
+
+namespace {
 
 class ReferenceKernel final : public Kernel {
  public:

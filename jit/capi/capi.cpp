@@ -145,6 +145,11 @@ sj_status sj_site_get(sj_jit* jit, const char* name, sj_site** out) {
 
 sj_status sj_call(sj_site* site, const DLTensor* const* args, int32_t num_args, sj_trace_fn trace, void* user_data,
                   DLManagedTensor*** outputs, int32_t* num_outputs) {
+  return sj_call_on_stream(site, nullptr, args, num_args, trace, user_data, outputs, num_outputs);
+}
+
+sj_status sj_call_on_stream(sj_site* site, void* stream, const DLTensor* const* args, int32_t num_args, sj_trace_fn trace,
+                            void* user_data, DLManagedTensor*** outputs, int32_t* num_outputs) {
   return guarded([&]() -> Status {
     if (!site || !outputs || !num_outputs || !trace || (num_args > 0 && !args)) return null_arg("site, args, trace or outputs");
     if (num_args < 0) return shapejit::invalid("num_args is negative");
@@ -159,13 +164,18 @@ sj_status sj_call(sj_site* site, const DLTensor* const* args, int32_t num_args, 
       return Status(from_c(s), msg);
     };
     std::vector<shapejit::ir::Tensor> results;
-    SJ_TRY(site->site->call(shapejit::Args(args, static_cast<size_t>(num_args)), fn, results));
+    SJ_TRY(site->site->call(shapejit::Args(args, static_cast<size_t>(num_args)), fn, results, stream));
     return deliver(results, outputs, num_outputs);
   });
 }
 
 sj_status sj_call_graph(sj_site* site, const char* graph_json, const DLTensor* const* args, int32_t num_args,
                         DLManagedTensor*** outputs, int32_t* num_outputs) {
+  return sj_call_graph_on_stream(site, nullptr, graph_json, args, num_args, outputs, num_outputs);
+}
+
+sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph_json, const DLTensor* const* args, int32_t num_args,
+                                  DLManagedTensor*** outputs, int32_t* num_outputs) {
   return guarded([&]() -> Status {
     if (!site || !graph_json || !outputs || !num_outputs || (num_args > 0 && !args)) return null_arg("site, graph, args or outputs");
     if (num_args < 0) return shapejit::invalid("num_args is negative");
@@ -173,7 +183,7 @@ sj_status sj_call_graph(sj_site* site, const char* graph_json, const DLTensor* c
     *num_outputs = 0;
     shapejit::ir::Graph g = SJ_TRY(shapejit::ir::parse_graph(graph_json));
     std::vector<shapejit::ir::Tensor> results;
-    SJ_TRY(site->site->call_graph(g, {}, shapejit::Args(args, static_cast<size_t>(num_args)), results));
+    SJ_TRY(site->site->call_graph(g, {}, shapejit::Args(args, static_cast<size_t>(num_args)), results, stream));
     return deliver(results, outputs, num_outputs);
   });
 }

@@ -62,6 +62,12 @@ sj_status sj_call(sj_site* site, const DLTensor* const* args, int32_t num_args, 
 /* The same for a graph in TRACE_FORMAT.md's JSON. */
 sj_status sj_call_graph(sj_site* site, const char* graph_json, const DLTensor* const* args, int32_t num_args,
                         DLManagedTensor*** outputs, int32_t* num_outputs);
+/* The same on a stream (a CUstream; NULL is the default stream) for the cuda
+ * backend, whose inputs and outputs are kDLCUDA tensors. */
+sj_status sj_call_on_stream(sj_site* site, void* stream, const DLTensor* const* args, int32_t num_args, sj_trace_fn trace,
+                            void* user_data, DLManagedTensor*** outputs, int32_t* num_outputs);
+sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph_json, const DLTensor* const* args, int32_t num_args,
+                                  DLManagedTensor*** outputs, int32_t* num_outputs);
 void sj_free_outputs(DLManagedTensor** outputs, int32_t num_outputs);
 
 /* Statistics as a JSON document; free it with sj_free_string. */

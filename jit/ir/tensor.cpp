@@ -45,8 +45,9 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   return over(dtype, std::move(shape), std::shared_ptr<void>(p, std::free));
 }
 
-Tensor Tensor::over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer) {
+Tensor Tensor::over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer, DLDevice device) {
   Tensor t;
+  t.device_ = device;
   t.dtype_ = dtype;
   t.strides_ = dense_strides(shape);
   t.shape_ = std::move(shape);
@@ -58,6 +59,7 @@ Tensor Tensor::over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<voi
 Tensor Tensor::borrow(const DLTensor& d, DType dtype) {
   Tensor t;
   t.borrowed_ = true;
+  t.device_ = d.device;
   t.dtype_ = dtype;
   t.base_ = static_cast<char*>(d.data) + d.byte_offset;
   t.shape_.assign(d.shape, d.shape + d.ndim);
@@ -98,6 +100,7 @@ Tensor Tensor::contiguous() const {
 
 void Tensor::copy_from(const Tensor& src) {
   SJ_CHECK(src.shape_ == shape_ && src.dtype_ == dtype_, "copy between tensors of different types");
+  SJ_CHECK(device_.device_type == kDLCPU && src.device_.device_type == kDLCPU, "copy_from reads host tensors only");
   if (numel() == 0) return;
   size_t esize = dtype_size(dtype_);
   if (is_contiguous() && src.is_contiguous()) {
@@ -114,7 +117,7 @@ void Tensor::copy_from(const Tensor& src) {
 DLTensor Tensor::dl() const {
   DLTensor d{};
   d.data = data();
-  d.device = {kDLCPU, 0};
+  d.device = device_;
   d.ndim = static_cast<int32_t>(shape_.size());
   d.dtype = to_dl(dtype_);
   d.shape = const_cast<int64_t*>(shape_.data());

@@ -1,6 +1,9 @@
-// Tensor: a strided view of a host buffer, owned (shared) or borrowed from a
+// Tensor: a strided view of a buffer, owned (shared) or borrowed from a
 // caller's DLTensor. Strides count elements, as in DLPack. Views (permute,
-// slice, expand) share the buffer; `contiguous()` copies when needed.
+// slice, expand) share the buffer; `contiguous()` copies when needed. The
+// buffer is host memory unless `device()` says otherwise (a device
+// backend's outputs); only the host operations read the elements
+// (`contiguous`, `copy_from`), and only on host tensors.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -24,7 +27,7 @@ class Tensor {
   static Tensor empty(DType dtype, std::vector<int64_t> shape);
   // A dense row-major tensor over `buffer` (at least the tensor's bytes, not
   // zeroed), which it shares: a pooled block returns when the last view dies.
-  static Tensor over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer);
+  static Tensor over(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> buffer, DLDevice device = {kDLCPU, 0});
   // Bytes of a dense tensor of this shape; throws std::bad_alloc past 2^48.
   static size_t dense_bytes(DType dtype, const std::vector<int64_t>& shape);
   // Borrows the caller's memory: the tensor must not outlive it.
@@ -33,6 +36,7 @@ class Tensor {
 
   bool defined() const { return buffer_ != nullptr || borrowed_; }
   DType dtype() const { return dtype_; }
+  DLDevice device() const { return device_; }
   size_t rank() const { return shape_.size(); }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<int64_t>& strides() const { return strides_; }
@@ -58,6 +62,7 @@ class Tensor {
   std::shared_ptr<void> buffer_;
   void* base_ = nullptr;
   bool borrowed_ = false;
+  DLDevice device_ = {kDLCPU, 0};
   DType dtype_ = DType::kF32;
   std::vector<int64_t> shape_, strides_;
   int64_t offset_ = 0;  // elements

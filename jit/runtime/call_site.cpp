@@ -68,7 +68,19 @@ Expected<std::vector<ir::InputSpec>> dynamic_inputs(Args args) {
 
 namespace {
 
-Status validate_args(Args args) {
+const char* device_name(int type) {
+  switch (type) {
+    case kDLCPU: return "kDLCPU";
+    case kDLCUDA: return "kDLCUDA";
+    case kDLCUDAHost: return "kDLCUDAHost";
+    case kDLCUDAManaged: return "kDLCUDAManaged";
+    default: return "device type";
+  }
+}
+
+std::string device_text(DLDevice d) { return std::string(device_name(d.device_type)) + " " + std::to_string(d.device_id); }
+
+Status validate_args(Args args, const backends::Backend& backend) {
   for (size_t i = 0; i < args.size(); ++i) {
     const DLTensor* t = args[i];
     const std::string where = "input " + std::to_string(i);
@@ -76,8 +88,12 @@ Status validate_args(Args args) {
     if (t->ndim < 0 || t->ndim > ir::kMaxRank) return invalid(where + ": rank " + std::to_string(t->ndim) + " is out of range");
     if (t->ndim > 0 && t->shape == nullptr) return invalid(where + ": shape is null");
     if (!ir::from_dl(t->dtype)) return invalid(where + ": unsupported dtype (f32, f64, i32, i64, bool)");
-    if (t->device.device_type != kDLCPU) {
-      return unsupported(where + " is on device type " + std::to_string(t->device.device_type) + "; this build runs on the CPU (kDLCPU) only");
+    const DLDevice want = backend.device();
+    if (t->device.device_type != want.device_type || t->device.device_id != want.device_id) {
+      std::string type = device_name(t->device.device_type);
+      if (type == "device type") type += " " + std::to_string(t->device.device_type);
+      return unsupported(where + " is on " + type + " " + std::to_string(t->device.device_id) + "; the " + backend.name() +
+                         " backend runs on " + device_text(want) + " (compile.backend chooses it)");
     }
     int64_t numel = 1;
     for (int d = 0; d < t->ndim; ++d) {
@@ -97,12 +113,14 @@ std::string dims_text(const std::vector<std::pair<int, int>>& dims) {
 
 }  // namespace
 
-Status CallSite::call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs) {
+Status CallSite::call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream) {
+  backends::StreamScope on(stream);
   return dispatch(args, Source{&trace, nullptr, {}}, outputs);
 }
 
 Status CallSite::call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args,
-                            std::vector<ir::Tensor>& outputs) {
+                            std::vector<ir::Tensor>& outputs, void* stream) {
+  backends::StreamScope on(stream);
   return dispatch(args, Source{nullptr, &graph, observed}, outputs);
 }
 
@@ -197,6 +215,9 @@ Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& o
     }
   }
   outputs.resize(e.out_shapes.size());
+  // Host outputs are allocated here; a device backend allocates its own.
+  const DLDevice device = services_.backend.device();
+  const bool host = device.device_type == kDLCPU;
   for (size_t i = 0; i < e.out_shapes.size(); ++i) {
     ir::Tensor& out = outputs[i];
     if (e.out_data_dependent[i]) {
@@ -206,9 +227,9 @@ Status CallSite::run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& o
     const auto& progs = e.out_shapes[i];
     int64_t shape[ir::kMaxRank];  // ranks are validated <= kMaxRank on the miss path
     for (size_t d = 0; d < progs.size(); ++d) shape[d] = progs[d].run([&](int32_t id, int32_t) { return symbols[id]; });
-    const bool reuse = out.is_unique() && out.dtype() == e.out_dtypes[i] && out.is_contiguous() &&
+    const bool reuse = out.is_unique() && out.device().device_type == device.device_type && out.dtype() == e.out_dtypes[i] && out.is_contiguous() &&
                        std::equal(out.shape().begin(), out.shape().end(), shape, shape + progs.size());
-    if (!reuse) out = ir::Tensor::empty(e.out_dtypes[i], std::vector<int64_t>(shape, shape + progs.size()));
+    if (!reuse) out = host ? ir::Tensor::empty(e.out_dtypes[i], std::vector<int64_t>(shape, shape + progs.size())) : ir::Tensor();
   }
   Status s = e.kernel->run(args, std::span<int64_t>(symbols, n), outputs);
   if (!s.is_ok()) return s.with_context("site " + name_);
@@ -277,7 +298,7 @@ Expected<CallSite::StoredTrace*> CallSite::retrace(Args args, const Source& sour
   auto stored = std::make_unique<StoredTrace>();
   stored->trace = std::move(*tracer).finish();
   stored->graph_hash = stored->trace.graph.canonical_hash();
-  stored->semantic = guards::derive_guards(stored->trace.graph, stored->trace.env);
+  stored->semantic = guards::derive_guards(stored->trace.graph, stored->trace.env, services_.backend.device());
   stored->made_generic = policy_.generic();
   if (services_.recorder) {
     services_.recorder->graph(name_, stored->trace.graph, stored->trace.observed);
@@ -316,6 +337,7 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
     // runs on the reference interpreter, cached under the same key.
     auto fallback = services_.reference.compile(st.trace.graph, spec);
     if (!fallback.is_ok()) return fallback;
+    fallback = services_.backend.host_fallback(std::move(fallback).value());
     ++stats_.fallbacks;
     services_.log("shapejit: site " + name_ + ": the " + services_.backend.name() + " backend could not compile the graph (" +
                   k.status().message() + "); it runs on the reference interpreter");
@@ -328,7 +350,7 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
   auto e = std::make_unique<Entry>();
   e->kernel = std::move(kernel).value();
   e->generic = generic;
-  e->guards = guards::derive_guards(st.trace.graph, env);
+  e->guards = guards::derive_guards(st.trace.graph, env, services_.backend.device());
   if (!e->guards.check(args)) {
     std::string why;
     for (const auto& f : e->guards.explain(args)) why += "; " + f.describe();
@@ -368,7 +390,7 @@ Expected<CallSite::Entry*> CallSite::compile_entry(StoredTrace& st, Args args, b
 
 void CallSite::install_break(const Tracer& tracer, const std::string& message) {
   auto e = std::make_unique<Entry>();
-  e->guards = guards::derive_guards(tracer.graph(), tracer.env());
+  e->guards = guards::derive_guards(tracer.graph(), tracer.env(), services_.backend.device());
   e->graph_break = message;
   e->description = "graph break";
   ++break_entries_;
@@ -402,7 +424,7 @@ Status CallSite::run_eager(StoredTrace& st, Args args, std::vector<ir::Tensor>& 
   if (!st.eager) {
     auto e = std::make_unique<Entry>();
     sym::Specialization spec = st.trace.env.specialization();
-    e->kernel = std::shared_ptr<backends::Kernel>(SJ_TRY(services_.reference.compile(st.trace.graph, spec)));
+    e->kernel = std::shared_ptr<backends::Kernel>(services_.backend.host_fallback(SJ_TRY(services_.reference.compile(st.trace.graph, spec))));
     for (const sym::Symbol& s : st.trace.env.symbols()) e->symbol_sources.emplace_back(s.unbacked ? -1 : s.input, s.unbacked ? -1 : s.dim);
     e->out_dtypes.resize(st.trace.graph.outputs.size());
     e->out_shapes.resize(st.trace.graph.outputs.size());
@@ -430,7 +452,7 @@ Status CallSite::miss(Args args, const Source& source, std::vector<ir::Tensor>& 
       return run_entry(entry, args, outputs);
     }
   }
-  SJ_TRY(validate_args(args));
+  SJ_TRY(validate_args(args, services_.backend));
 
   // Explain the miss against the newest entry and let the policy attribute it.
   std::vector<guards::Failure> failures;

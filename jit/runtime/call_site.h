@@ -66,10 +66,13 @@ class CallSite {
   const std::string& name() const { return name_; }
 
   // The interpreter traces through `trace` on a miss that needs a trace.
-  Status call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs);
+  // `stream`: where a device backend runs the call (a CUstream; null is the
+  // default stream); the outputs are ready in that stream's order.
+  Status call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream = nullptr);
   // For callers that already hold the graph (and, from a recorded trace,
   // the observations the interpreter made while tracing it).
-  Status call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args, std::vector<ir::Tensor>& outputs);
+  Status call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args, std::vector<ir::Tensor>& outputs,
+                    void* stream = nullptr);
 
   SiteStats stats() const;
   size_t num_entries() const;  // compiled entries (cached graph breaks aside)

@@ -8,18 +8,26 @@
 
 namespace shapejit {
 
-// `auto` is the best backend built in that starts on this host.
+// `auto` is the best CPU backend built in that starts on this host: the
+// inputs of a CPU program are host memory. `cuda` takes kDLCUDA tensors.
 Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
   const std::string& b = config.compile.backend;
+  std::string available = "auto, reference";
 #ifdef SHAPEJIT_HAVE_LLVM
+  available += ", llvm";
   if (b == "llvm" || b == "auto") {
     auto llvm = backends::make_llvm_backend(config.compile.opt_level);
     if (llvm.is_ok()) return create(config, std::move(llvm).value());
     if (b == "llvm") return llvm.status().with_context("config: /compile/backend: \"llvm\"");
   }
-  const char* available = "auto, reference, llvm";
-#else
-  const char* available = "auto, reference";
+#endif
+#ifdef SHAPEJIT_HAVE_CUDA
+  available += ", cuda";
+  if (b == "cuda") {
+    auto cuda = backends::make_cuda_backend();
+    if (!cuda.is_ok()) return cuda.status().with_context("config: /compile/backend: \"cuda\"");
+    return create(config, std::move(cuda).value());
+  }
 #endif
   if (b == "llvm" || b == "cuda") {
     return unsupported("config: /compile/backend: \"" + b + "\" is not built into this version of shapejit (available: " + available + ")");
@@ -44,7 +52,9 @@ Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
       backend_(std::move(backend)),
       reference_(backends::make_reference_backend()),
       cache_(static_cast<size_t>(config_.cache.memory_mb) << 20),
-      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {}
+      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {
+  backend_->set_log(log_);
+}
 
 Jit::~Jit() {
   if (config_.log.stats.empty()) return;
@@ -52,7 +62,10 @@ Jit::~Jit() {
   if (out) out << stats_json().dump(2) << "\n";
 }
 
-void Jit::set_log(std::function<void(const std::string&)> sink) { log_ = std::move(sink); }
+void Jit::set_log(std::function<void(const std::string&)> sink) {
+  log_ = std::move(sink);
+  backend_->set_log(log_);
+}
 
 CallSite& Jit::site(std::string_view name) {
   // concurrent_unordered_map::find needs a key object; the common case (a

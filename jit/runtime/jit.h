@@ -41,12 +41,12 @@ class Jit {
   // for the Jit's life. Safe to call from several threads.
   CallSite& site(std::string_view name);
 
-  Status call(std::string_view site_name, Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs) {
-    return site(site_name).call(args, trace, outputs);
+  Status call(std::string_view site_name, Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream = nullptr) {
+    return site(site_name).call(args, trace, outputs, stream);
   }
   Status call_graph(std::string_view site_name, const ir::Graph& graph, std::span<const Observation> observed, Args args,
-                    std::vector<ir::Tensor>& outputs) {
-    return site(site_name).call_graph(graph, observed, args, outputs);
+                    std::vector<ir::Tensor>& outputs, void* stream = nullptr) {
+    return site(site_name).call_graph(graph, observed, args, outputs, stream);
   }
 
   // Where recompile lines and warnings go (stderr by default).

@@ -1,0 +1,507 @@
+#include "backends/cuda/codegen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace shapejit::backends::gpu {
+
+namespace {
+
+using ir::DType;
+using ir::Op;
+using loops::Combine;
+using loops::Inst;
+using loops::InstKind;
+using loops::Phase;
+using sym::Expr;
+using sym::Kind;
+
+const char* ctype(DType t) {
+  switch (t) {
+    case DType::kF32: return "float";
+    case DType::kF64: return "double";
+    case DType::kI32: return "int";
+    case DType::kI64: return "i64";
+    case DType::kBool: return "bool";
+  }
+  return "i64";
+}
+const char* mtype(DType t) { return t == DType::kBool ? "u8" : ctype(t); }
+std::string str(int64_t v) { return v == INT64_MIN ? "SJ_I64_MIN" : "(" + std::to_string(v) + "LL)"; }
+
+std::string literal(DType t, const ir::Scalar& v) {
+  if (!ir::is_float(t)) {
+    if (t == DType::kBool) return v.i ? "true" : "false";
+    return t == DType::kI32 ? "((int)" + str(v.i) + ")" : str(v.i);
+  }
+  const bool single = t == DType::kF32;
+  if (std::isnan(v.f)) return single ? "SJ_NAN_F" : "SJ_NAN_D";
+  if (std::isinf(v.f)) return std::string(v.f < 0 ? "(-" : "(") + (single ? "SJ_INF_F" : "SJ_INF_D") + ")";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", single ? static_cast<double>(static_cast<float>(v.f)) : v.f);
+  return "(" + std::string(buf) + (single ? "f" : "") + ")";
+}
+
+// A reduction's accumulator type, initial value and combine, in C.
+struct AccForm {
+  std::string type, init, combine;
+};
+
+AccForm acc_form(const loops::Reduction& r) {
+  const DType t = r.acc_dtype;
+  const std::string ct = ctype(t);
+  const bool fl = ir::is_float(t);
+  const bool low = r.combine == Combine::kMax || r.combine == Combine::kMaxSkipNaN || r.combine == Combine::kArgmax;
+  std::string extreme;
+  if (fl) extreme = std::string(low ? "(-" : "(") + (t == DType::kF32 ? "SJ_INF_F" : "SJ_INF_D") + ")";
+  else if (t == DType::kBool) extreme = low ? "false" : "true";
+  else if (t == DType::kI32) extreme = low ? "(-2147483647 - 1)" : "2147483647";
+  else extreme = low ? "SJ_I64_MIN" : "9223372036854775807LL";
+  switch (r.combine) {
+    case Combine::kSum: return {ct, "(" + ct + ")0", "sj_sum"};
+    case Combine::kMax: return {ct, extreme, "sj_max"};
+    case Combine::kMin: return {ct, extreme, "sj_min"};
+    case Combine::kMaxSkipNaN: return {ct, extreme, "sj_max_skip_nan"};
+    case Combine::kArgmax: return {"sj_arg<" + ct + ">", "sj_arg<" + ct + ">{" + extreme + ", 0}", "sj_argmax"};
+  }
+  return {ct, "0", "sj_sum"};
+}
+
+class Emitter {
+ public:
+  explicit Emitter(const loops::Program& p)
+      : p_(p), nparams_(p.num_graph_symbols + static_cast<int>(p.params.size())) {}
+
+  Expected<CudaSource> run();
+
+ private:
+  // How a phase's loads and stores are written: element by element, or per
+  // lane of a four-element access (`quad` loads, inst → array).
+  struct Lanes {
+    std::map<int, std::string> loads;
+    std::map<size_t, std::string> stores;  // store index → array
+  };
+
+  std::string sym(int id) const { return (id < nparams_ ? "S" : "V") + std::to_string(id); }
+  std::string expr(Expr e) const;
+  std::string convert(const std::string& v, DType from, DType to) const;
+  std::string op(const Inst& inst, const std::vector<std::string>& vals, const Phase& ph) const;
+  std::string acc_name(int phase, int k) const { return "acc" + std::to_string(phase) + "_" + std::to_string(k); }
+
+  // Code fragments (each a statement list).
+  std::string prologue() const;
+  std::string decode(const std::vector<int>& vars, const std::vector<Expr>& extents, const std::string& flat) const;
+  std::string body(const Phase& ph, int phase, const Lanes* lanes) const;
+  std::string extent(const Phase& ph) const;
+  std::string reduce_into(const Phase& ph, int phase, const std::string& group) const;
+
+  void pointwise_kernel(const loops::LoopStep& st, const std::string& name);
+  void rows_kernels(const loops::LoopStep& st, const std::string& name);
+  void split_kernels(const loops::LoopStep& st, const std::string& name);
+  std::string quad_path(const loops::LoopStep& st, const Phase& ph) const;
+
+  const loops::Program& p_;
+  const int nparams_;
+  std::string out_;
+  const loops::LoopStep* step_ = nullptr;  // the step being emitted
+};
+
+std::string Emitter::expr(Expr e) const {
+  switch (e.kind()) {
+    case Kind::kConst: return str(e.const_value());
+    case Kind::kSymbol: return sym(e.symbol_id());
+    case Kind::kAdd: {
+      std::string s = "(" + str(e.add_constant());
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        s += " + " + (e.coeff(i) == 1 ? expr(e.arg(i)) : str(e.coeff(i)) + " * " + expr(e.arg(i)));
+      }
+      return s + ")";
+    }
+    case Kind::kMul: {
+      std::string s = "(" + expr(e.arg(0));
+      for (size_t i = 1; i < e.num_args(); ++i) s += " * " + expr(e.arg(i));
+      return s + ")";
+    }
+    case Kind::kFloorDiv:
+    case Kind::kMod: {
+      const bool div = e.kind() == Kind::kFloorDiv;
+      const std::string a = expr(e.arg(0)), b = expr(e.arg(1));
+      if (loops::is_nonnegative(p_, e.arg(0)) && loops::is_nonnegative(p_, e.arg(1))) {
+        auto c = e.arg(1).as_const();
+        if (c && *c > 0) return "((i64)((u64)" + a + (div ? " / " : " % ") + std::to_string(*c) + "ull))";
+        return std::string(div ? "sj_udiv(" : "sj_umod(") + a + ", " + b + ")";
+      }
+      return std::string(div ? "sj_floordiv<i64>(" : "sj_mod<i64>(") + a + ", " + b + ")";
+    }
+    case Kind::kMin: return "sj_imin(" + expr(e.arg(0)) + ", " + expr(e.arg(1)) + ")";
+    case Kind::kMax: return "sj_imax(" + expr(e.arg(0)) + ", " + expr(e.arg(1)) + ")";
+  }
+  return "0";
+}
+
+// As the reference's cast: float to integer truncates, saturates and maps
+// NaN to 0; to bool is `!= 0` (NaN is true).
+std::string Emitter::convert(const std::string& v, DType from, DType to) const {
+  if (from == to) return v;
+  if (to == DType::kBool) return "(" + v + " != 0)";
+  if (ir::is_float(from) && !ir::is_float(to)) return std::string(to == DType::kI32 ? "sj_f2i32" : "sj_f2i64") + "((double)" + v + ")";
+  return "((" + std::string(ctype(to)) + ")" + v + ")";
+}
+
+std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, const Phase& ph) const {
+  auto arg = [&](size_t i) { return vals[inst.args[i]]; };
+  auto arg_dt = [&](size_t i) { return ph.body[inst.args[i]].dtype; };
+  const DType dt = inst.dtype;
+  const bool fl = ir::is_float(dt), single = dt == DType::kF32;
+  auto fn = [&](const char* f32, const char* f64) { return std::string(single ? f32 : f64) + "(" + arg(0) + ")"; };
+  auto one = [&] { return std::string(single ? "1.0f" : "1.0"); };
+  auto bin = [&](const char* o) { return "(" + arg(0) + " " + o + " " + arg(1) + ")"; };
+  auto wrap = [&](const char* f) { return std::string(f) + "(" + arg(0) + ", " + arg(1) + ")"; };
+  switch (inst.op) {
+    case Op::kCast: return convert(arg(0), arg_dt(0), dt);
+    case Op::kNot: return "(!" + arg(0) + ")";
+    case Op::kNeg: return fl ? "(-" + arg(0) + ")" : "sj_neg(" + arg(0) + ")";
+    case Op::kAbs: return fl ? fn("fabsf", "fabs") : "sj_abs(" + arg(0) + ")";
+    case Op::kRelu: return "(" + arg(0) + " < 0 ? (" + ctype(dt) + ")0 : " + arg(0) + ")";
+    case Op::kExp: return fn("expf", "exp");
+    case Op::kLog: return fn("logf", "log");
+    case Op::kSqrt: return fn("sqrtf", "sqrt");
+    case Op::kSin: return fn("sinf", "sin");
+    case Op::kCos: return fn("cosf", "cos");
+    case Op::kRsqrt: return "(" + one() + " / " + fn("sqrtf", "sqrt") + ")";
+    case Op::kTanh: return fn("tanhf", "tanh");
+    case Op::kErf: return fn("erff", "erf");
+    case Op::kSigmoid: return "(" + one() + " / (" + one() + " + " + std::string(single ? "expf" : "exp") + "(-" + arg(0) + ")))";
+    case Op::kSilu: return "(" + arg(0) + " / (" + one() + " + " + std::string(single ? "expf" : "exp") + "(-" + arg(0) + ")))";
+    case Op::kGelu: {
+      const std::string x = arg(0);
+      if (single && !inst.approximate_tanh) return "(0.5f * " + x + " * (1.0f + erff(" + x + " * 0.70710678118654752f)))";
+      const std::string d = "((double)" + x + ")";
+      std::string inner = inst.approximate_tanh
+                              ? "tanh(0.7978845608028654 * (" + d + " + 0.044715 * " + d + " * " + d + " * " + d + "))"
+                              : "erf(" + d + " * 0.7071067811865476)";
+      return "((" + std::string(ctype(dt)) + ")(0.5 * " + d + " * (1.0 + " + inner + ")))";
+    }
+    case Op::kAdd: return fl ? bin("+") : wrap("sj_add");
+    case Op::kSub: return fl ? bin("-") : wrap("sj_sub");
+    case Op::kMul: return fl ? bin("*") : wrap("sj_mul");
+    case Op::kDiv: return fl ? bin("/") : "sj_floordiv<" + std::string(ctype(dt)) + ">(" + arg(0) + ", " + arg(1) + ")";
+    case Op::kPow:
+      if (fl) return std::string(single ? "powf(" : "pow(") + arg(0) + ", " + arg(1) + ")";
+      return "((" + std::string(ctype(dt)) + ")sj_ipow((i64)" + arg(0) + ", (i64)" + arg(1) + "))";
+    case Op::kMaximum:
+      if (fl) return wrap("sj_fmaximum");
+      return "(" + arg(0) + " < " + arg(1) + " ? " + arg(1) + " : " + arg(0) + ")";
+    case Op::kMinimum:
+      if (fl) return wrap("sj_fminimum");
+      return "(" + arg(1) + " < " + arg(0) + " ? " + arg(1) + " : " + arg(0) + ")";
+    case Op::kAnd: return "(" + convert(arg(0), arg_dt(0), DType::kBool) + " && " + convert(arg(1), arg_dt(1), DType::kBool) + ")";
+    case Op::kOr: return "(" + convert(arg(0), arg_dt(0), DType::kBool) + " || " + convert(arg(1), arg_dt(1), DType::kBool) + ")";
+    case Op::kEq: return bin("==");
+    case Op::kNe: return bin("!=");  // true for NaN, as the reference's
+    case Op::kLt: return bin("<");
+    case Op::kLe: return bin("<=");
+    case Op::kGt: return bin(">");
+    case Op::kGe: return bin(">=");
+    case Op::kWhere: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+    default: return "";
+  }
+}
+
+// The dynamic symbols and the buffers, at the top of every kernel. A buffer
+// that the step does not store to is read through the read-only path.
+std::string Emitter::prologue() const {
+  std::string s;
+  for (int i = 0; i < nparams_; ++i) s += "  const i64 S" + std::to_string(i) + " = a.s[" + std::to_string(i) + "];\n";
+  std::vector<bool> stored(p_.buffers.size(), false);
+  for (const Phase& ph : step_->phases) {
+    for (const loops::Store& st : ph.stores) stored[st.buffer] = true;
+  }
+  for (size_t i = 0; i < p_.buffers.size(); ++i) {
+    const std::string t = std::string(stored[i] ? "" : "const ") + mtype(p_.buffers[i].dtype), k = std::to_string(i);
+    s += "  " + t + "* __restrict__ B" + k + " = (" + t + "*)a.b[" + k + "];\n";
+  }
+  return s;
+}
+
+// Unravels `flat` into the variables, innermost fastest.
+std::string Emitter::decode(const std::vector<int>& vars, const std::vector<Expr>& extents, const std::string& flat) const {
+  if (vars.empty()) return "";
+  if (vars.size() == 1) return "    const i64 " + sym(vars[0]) + " = " + flat + ";\n";
+  const std::string rest = "rest_" + flat;
+  std::string s = "    i64 " + rest + " = " + flat + ";\n";
+  for (size_t d = vars.size(); d-- > 1;) {
+    const std::string e = expr(extents[d]);
+    s += "    const i64 " + sym(vars[d]) + " = (i64)((u64)" + rest + " % (u64)" + e + ");\n";
+    s += "    " + rest + " = (i64)((u64)" + rest + " / (u64)" + e + ");\n";
+  }
+  return s + "    const i64 " + sym(vars[0]) + " = " + rest + ";\n";
+}
+
+std::string Emitter::extent(const Phase& ph) const {
+  Expr e = 1;
+  for (const Expr& x : ph.extents) e = e * x;
+  return expr(e);
+}
+
+// One iteration of a phase: its body, its reductions into the thread's
+// accumulators, its stores.
+std::string Emitter::body(const Phase& ph, int phase, const Lanes* lanes) const {
+  std::string s;
+  std::vector<std::string> vals(ph.body.size());
+  const std::string pre = "x" + std::to_string(phase) + "_";
+  for (size_t k = 0; k < ph.body.size(); ++k) {
+    const Inst& inst = ph.body[k];
+    const std::string name = pre + std::to_string(k);
+    std::string v;
+    switch (inst.kind) {
+      case InstKind::kLoad: {
+        auto quad = lanes ? lanes->loads.find(static_cast<int>(k)) : decltype(lanes->loads.end()){};
+        if (lanes && quad != lanes->loads.end()) v = quad->second + "[lane]";
+        else v = "B" + std::to_string(inst.buffer) + "[" + expr(inst.expr) + "]";
+        if (inst.dtype == DType::kBool) v = "(" + v + " != 0)";
+        break;
+      }
+      case InstKind::kConst: v = literal(inst.dtype, inst.value); break;
+      case InstKind::kIndex: v = convert(expr(inst.expr), DType::kI64, inst.dtype); break;
+      case InstKind::kOp: v = op(inst, vals, ph); break;
+      case InstKind::kAcc: {
+        const loops::Reduction& r = step_->phases[inst.acc_phase].reductions[inst.acc];
+        v = acc_name(inst.acc_phase, inst.acc) + (r.combine == Combine::kArgmax ? (inst.acc_part == 0 ? ".v" : ".i") : "");
+        break;
+      }
+      case InstKind::kCheckIndex: {
+        const std::string x = convert(vals[inst.args[0]], ph.body[inst.args[0]].dtype, DType::kI64);
+        s += "    const i64 " + name + "_i = " + x + ";\n";
+        s += "    const bool " + name + "_ok = " + name + "_i >= 0 && " + name + "_i < " + expr(inst.expr) + ";\n";
+        s += "    if (!" + name + "_ok) *a.err = 1;\n";
+        s += "    const i64 " + sym(inst.symbol) + " = " + name + "_ok ? " + name + "_i : 0;\n";
+        v = sym(inst.symbol);
+        break;
+      }
+    }
+    if (inst.kind == InstKind::kOp && v.empty()) return "#error unsupported op " + std::string(ir::op_name(inst.op)) + "\n";
+    s += "    const " + std::string(ctype(inst.dtype)) + " " + name + " = " + v + ";\n";
+    vals[k] = name;
+  }
+  for (size_t k = 0; k < ph.reductions.size(); ++k) {
+    const loops::Reduction& r = ph.reductions[k];
+    const AccForm f = acc_form(r);
+    const std::string acc = acc_name(phase, static_cast<int>(k));
+    if (r.combine == Combine::kArgmax) {
+      s += "    " + acc + " = sj_argmax(" + acc + ", " + f.type + "{" + vals[r.value] + ", (i64)" + vals[r.index] + "});\n";
+    } else {
+      s += "    " + acc + " = " + f.combine + "(" + acc + ", " + vals[r.value] + ");\n";
+    }
+  }
+  for (size_t k = 0; k < ph.stores.size(); ++k) {
+    const loops::Store& st = ph.stores[k];
+    const DType dt = p_.buffers[st.buffer].dtype;
+    const std::string v = dt == DType::kBool ? "(u8)" + vals[st.value] : vals[st.value];
+    auto quad = lanes ? lanes->stores.find(k) : decltype(lanes->stores.end()){};
+    if (lanes && quad != lanes->stores.end()) s += "    " + quad->second + "[lane] = " + v + ";\n";
+    else s += "    B" + std::to_string(st.buffer) + "[" + expr(st.offset) + "] = " + v + ";\n";
+  }
+  return s;
+}
+
+// Combines a phase's accumulators over the `group` (sj_reduce's G).
+std::string Emitter::reduce_into(const Phase& ph, int phase, const std::string& group) const {
+  std::string s;
+  for (size_t k = 0; k < ph.reductions.size(); ++k) {
+    const AccForm f = acc_form(ph.reductions[k]);
+    const std::string acc = acc_name(phase, static_cast<int>(k));
+    s += "  { __shared__ " + f.type + " sh_[" + group + " / 32];\n";
+    s += "    " + acc + " = sj_reduce<" + group + ">(" + acc + ", [](" + f.type + " x, " + f.type + " y) { return " + f.combine +
+         "(x, y); }, sh_); }\n";
+  }
+  return s;
+}
+
+std::string accs_declared(const Phase& ph, int phase) {
+  std::string s;
+  for (size_t k = 0; k < ph.reductions.size(); ++k) {
+    const AccForm f = acc_form(ph.reductions[k]);
+    s += "  " + f.type + " acc" + std::to_string(phase) + "_" + std::to_string(k) + " = " + f.init + ";\n";
+  }
+  return s;
+}
+
+// The four-element path of a pointwise row: taken when every access that
+// moves with the loop variable is `variable + (the same for the whole
+// row)` and each such buffer is aligned for the access; the scalar loop
+// then finishes from `f0`.
+std::string Emitter::quad_path(const loops::LoopStep& st, const Phase& ph) const {
+  const std::string none = "    const i64 f0 = 0;\n";
+  if (ph.vars.size() != 1) return none;
+  const int v = ph.vars[0];
+  const Expr var = Expr::symbol(v);
+  auto row_constant = [&](Expr rest) {
+    for (int id : sym::symbols_of(rest)) {
+      const bool outer = std::find(st.outer_vars.begin(), st.outer_vars.end(), id) != st.outer_vars.end();
+      if (id >= nparams_ && !outer) return false;
+    }
+    return true;
+  };
+  auto moves = [&](Expr e) {
+    auto ids = sym::symbols_of(e);
+    return std::find(ids.begin(), ids.end(), v) != ids.end();
+  };
+  Lanes lanes;
+  std::string loads, stores, aligned, declared;
+  auto access = [&](int buffer, Expr offset, const std::string& array, bool load) {
+    const DType dt = p_.buffers[buffer].dtype;
+    const std::string at = "B" + std::to_string(buffer) + " + " + expr(offset - var);
+    const size_t align = std::min<size_t>(16, 4 * ir::dtype_size(dt));
+    aligned += " && sj_aligned(" + at + ", " + std::to_string(align) + ")";
+    declared += "        " + std::string(mtype(dt)) + " " + array + "[4];\n";
+    if (load) loads += "        sj_load4(" + at + " + base_, " + array + ");\n";
+    else stores += "        sj_store4(" + at + " + base_, " + array + ");\n";
+  };
+  for (size_t k = 0; k < ph.body.size(); ++k) {
+    const Inst& inst = ph.body[k];
+    if (inst.kind == InstKind::kCheckIndex) return none;
+    if (inst.kind != InstKind::kLoad || !moves(inst.expr)) continue;
+    if (!row_constant(inst.expr - var)) return none;
+    const std::string array = "L" + std::to_string(k);
+    lanes.loads[static_cast<int>(k)] = array;
+    access(inst.buffer, inst.expr, array, true);
+  }
+  for (size_t k = 0; k < ph.stores.size(); ++k) {
+    const loops::Store& st_k = ph.stores[k];
+    if (!moves(st_k.offset) || !row_constant(st_k.offset - var)) return none;
+    const std::string array = "O" + std::to_string(k);
+    lanes.stores[k] = array;
+    access(st_k.buffer, st_k.offset, array, false);
+  }
+  std::string s = "    i64 f0 = 0;\n";
+  s += "    if (E >= 4" + aligned + ") {\n";
+  s += "      for (i64 q = (i64)blockIdx.x * 256 + threadIdx.x; q < E / 4; q += stride) {\n";
+  s += "        const i64 base_ = q * 4;\n" + declared + loads;
+  s += "#pragma unroll\n        for (int lane = 0; lane < 4; ++lane) {\n";
+  s += "    const i64 " + sym(v) + " = base_ + lane;\n" + body(ph, 0, &lanes) + "        }\n" + stores;
+  s += "      }\n      f0 = E / 4 * 4;\n    }\n";
+  return s;
+}
+
+void Emitter::pointwise_kernel(const loops::LoopStep& st, const std::string& name) {
+  const Phase& ph = st.phases[0];
+  std::string& o = out_;
+  o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const Args a) {\n" + prologue();
+  o += "  const i64 E = " + extent(ph) + ";\n";
+  o += "  const i64 stride = (i64)gridDim.x * 256;\n";
+  o += "  if (a.splits != 0) {  // many short rows: rows and iterations flattened\n";
+  o += "    for (i64 g = (i64)blockIdx.x * 256 + threadIdx.x; g < a.rows * E; g += stride) {\n";
+  o += "    const i64 row = (i64)((u64)g / (u64)E), f = (i64)((u64)g % (u64)E);\n";
+  o += decode(st.outer_vars, st.outer_extents, "row") + decode(ph.vars, ph.extents, "f") + body(ph, 0, nullptr);
+  o += "    }\n    return;\n  }\n";
+  o += "  for (i64 row = blockIdx.y; row < a.rows; row += gridDim.y) {\n" + decode(st.outer_vars, st.outer_extents, "row");
+  o += quad_path(st, ph);
+  o += "    for (i64 f = f0 + (i64)blockIdx.x * 256 + threadIdx.x; f < E; f += stride) {\n";
+  o += decode(ph.vars, ph.extents, "f") + body(ph, 0, nullptr) + "    }\n  }\n}\n\n";
+}
+
+void Emitter::rows_kernels(const loops::LoopStep& st, const std::string& name) {
+  std::string& o = out_;
+  o += "template <int G> __device__ __forceinline__ void " + name + "_row(const Args& a, const i64 row, const int t) {\n" + prologue();
+  o += decode(st.outer_vars, st.outer_extents, "row");
+  for (size_t p = 0; p < st.phases.size(); ++p) {
+    const Phase& ph = st.phases[p];
+    const int pi = static_cast<int>(p);
+    o += accs_declared(ph, pi);
+    o += "  for (i64 f = t, E = " + extent(ph) + "; f < E; f += G) {\n";
+    o += decode(ph.vars, ph.extents, "f") + body(ph, pi, nullptr) + "  }\n";
+    o += reduce_into(ph, pi, "G");
+    if (p + 1 < st.phases.size()) o += "  sj_sync<G>();  // the next phase may read this one's stores\n";
+  }
+  o += "}\n";
+  o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_w(const Args a) {\n";
+  o += "  for (i64 row = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); row < a.rows; row += (i64)gridDim.x * 8) " + name +
+       "_row<32>(a, row, threadIdx.x & 31);\n}\n";
+  o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_b(const Args a) {\n";
+  o += "  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) " + name + "_row<256>(a, row, threadIdx.x);\n}\n\n";
+}
+
+void Emitter::split_kernels(const loops::LoopStep& st, const std::string& name) {
+  std::string& o = out_;
+  std::vector<int> first_slot;
+  int slots = 0;
+  for (const Phase& ph : st.phases) {
+    first_slot.push_back(slots);
+    slots += static_cast<int>(ph.reductions.size());
+  }
+  auto slot = [&](int p, size_t k, const std::string& part) {
+    return "a.ws[(" + std::to_string(first_slot[p] + static_cast<int>(k)) + " * a.rows + row) * a.splits + " + part + "]";
+  };
+  for (size_t p = 0; p < st.phases.size(); ++p) {
+    const Phase& ph = st.phases[p];
+    const int pi = static_cast<int>(p);
+    o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_p" + std::to_string(p) + "(const Args a) {\n" + prologue();
+    o += "  const int t = threadIdx.x;\n";
+    o += "  for (i64 blk = blockIdx.x; blk < a.rows * a.splits; blk += gridDim.x) {\n";
+    o += "  const i64 row = (i64)((u64)blk / (u64)a.splits), part = (i64)((u64)blk % (u64)a.splits);\n";
+    o += decode(st.outer_vars, st.outer_extents, "row");
+    for (size_t q = 0; q < p; ++q) {
+      const int qi = static_cast<int>(q);
+      o += accs_declared(st.phases[q], qi);
+      for (size_t k = 0; k < st.phases[q].reductions.size(); ++k) {
+        const AccForm f = acc_form(st.phases[q].reductions[k]);
+        const std::string acc = acc_name(qi, static_cast<int>(k));
+        o += "  for (i64 s_ = 0; s_ < a.splits; ++s_) { " + f.type + " y_; sj_get(" + slot(qi, k, "s_") + ", y_); " + acc + " = " +
+             f.combine + "(" + acc + ", y_); }\n";
+      }
+    }
+    o += accs_declared(ph, pi);
+    o += "  const i64 E = " + extent(ph) + ", chunk = (E + a.splits - 1) / a.splits, hi = sj_imin(E, (part + 1) * chunk);\n";
+    o += "  for (i64 f = part * chunk + t; f < hi; f += 256) {\n" + decode(ph.vars, ph.extents, "f") + body(ph, pi, nullptr) + "  }\n";
+    o += reduce_into(ph, pi, "256");
+    for (size_t k = 0; k < ph.reductions.size(); ++k) o += "  if (t == 0) sj_put(" + slot(pi, k, "part") + ", " + acc_name(pi, static_cast<int>(k)) + ");\n";
+    o += "  }\n}\n";
+  }
+  o += "\n";
+}
+
+Expected<CudaSource> Emitter::run() {
+  CudaSource src;
+  src.num_buffers = std::max<int>(1, static_cast<int>(p_.buffers.size()));
+  src.num_symbols = std::max(1, nparams_);
+  out_ = prelude();
+  out_ += "struct Args { char* b[" + std::to_string(src.num_buffers) + "]; i64 s[" + std::to_string(src.num_symbols) +
+          "]; int* err; i64 rows; i64 splits; sj_slot* ws; };\n\n";
+  for (size_t k = 0; k < p_.steps.size(); ++k) {
+    const loops::Step& step = p_.steps[k];
+    StepPlan plan;
+    plan.name = "s" + std::to_string(k);
+    if (step.kind == loops::Step::Kind::kMatmul) {
+      src.steps.push_back(plan);
+      continue;
+    }
+    step_ = &step.loops;
+    out_ += "// " + plan.name + ": " + step.label + "\n";
+    plan.phases = static_cast<int>(step.loops.phases.size());
+    for (const Phase& ph : step.loops.phases) plan.slots += static_cast<int>(ph.reductions.size());
+    if (plan.slots == 0 && plan.phases == 1) {
+      plan.kind = StepPlan::Kind::kPointwise;
+      pointwise_kernel(step.loops, plan.name);
+    } else {
+      plan.kind = StepPlan::Kind::kRows;
+      rows_kernels(step.loops, plan.name);
+      split_kernels(step.loops, plan.name);
+    }
+    src.steps.push_back(plan);
+  }
+  const size_t bad = out_.find("#error unsupported op ");
+  if (bad != std::string::npos) {
+    return unsupported("cuda: no CUDA code for op " + out_.substr(bad + 22, out_.find('\n', bad) - bad - 22));
+  }
+  src.code = std::move(out_);
+  return src;
+}
+
+}  // namespace
+
+Expected<CudaSource> emit_cuda(const loops::Program& p) { return Emitter(p).run(); }
+
+}  // namespace shapejit::backends::gpu

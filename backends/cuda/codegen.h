@@ -1,0 +1,59 @@
+// Loop IR → CUDA C. Internal to backends/cuda.
+//
+// Every kernel takes one parameter, `Args`, by value:
+//   struct Args { char* b[NB]; i64 s[NS]; int* err; i64 rows; i64 splits; sj_slot* ws; };
+// `b` holds every buffer's device address (inputs, outputs, temps, in
+// Program order); `s` the graph's symbols, then the strided inputs' strides
+// (the dynamic symbols: specialized ones are constants in the source); `err`
+// a flag the kernel sets when a runtime check fails; `rows` the step's outer
+// iterations; `splits` and `ws` the split reduction's parts and partials.
+// Every field is 8 bytes, so the host lays the struct out as an array.
+//
+// A loop step becomes, by its shape:
+//   - pointwise (one phase, no reduction): `s<k>`, a grid-stride loop over
+//     the phase's iterations (grid x) for each row (grid y), with a path
+//     that reads and writes four elements per access where the buffers are
+//     aligned; or, for many short rows, over rows and iterations flattened;
+//   - rows (reductions, or phases that read each other's stores): `s<k>_w`
+//     runs a row per warp (short rows), `s<k>_b` a row per 256-thread block;
+//     each phase's reductions combine with warp shuffles (and shared memory
+//     across warps), and every thread of the row sees the result;
+//   - split (few long rows): `s<k>_p<phase>`, one launch per phase over
+//     rows x splits blocks; each block reduces its part of the row into the
+//     workspace, and later phases combine the parts first.
+// Matmul steps are cuBLAS calls (no source).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/loops/loop_ir.h"
+#include "jit/support/status.h"
+
+namespace shapejit::backends::gpu {
+
+inline constexpr int kBlock = 256;  // threads per block, every kernel
+
+struct StepPlan {
+  enum class Kind : uint8_t { kPointwise, kRows, kMatmul };
+  Kind kind = Kind::kMatmul;
+  std::string name;  // kernel name prefix: "s<k>"
+  int phases = 0;
+  int slots = 0;  // reductions over all phases: the split workspace per row and part
+};
+
+struct CudaSource {
+  std::string code;
+  std::vector<StepPlan> steps;  // one per Program step
+  int num_buffers = 0, num_symbols = 0;
+};
+
+// The CUDA C for a program: the prelude, then its kernels (extern "C").
+Expected<CudaSource> emit_cuda(const loops::Program& p);
+
+// Bytes of the Args struct for a program: the kernel parameter.
+inline size_t args_bytes(const CudaSource& s) { return 8 * static_cast<size_t>(s.num_buffers + s.num_symbols + 4); }
+
+const char* prelude();
+
+}  // namespace shapejit::backends::gpu

@@ -1,0 +1,447 @@
+// The CUDA backend: a graph lowered to loops (backends/loops, untiled),
+// written as CUDA C (codegen.cpp), compiled by NVRTC to a cubin for the
+// GPU's architecture (PTX for the newest NVRTC knows when it does not know
+// the GPU's), loaded with cuModuleLoadData, launched with cuLaunchKernel on
+// the call's stream. Float matmuls are cuBLAS calls; their epilogues are the
+// fused pointwise kernel that follows.
+//
+// Memory: inputs and outputs are kDLCUDA tensors of the first GPU. Outputs,
+// temporaries and the split reductions' workspace come from a caching
+// allocator (BlockPool over cuMemAlloc), one pool per stream, so a block
+// freed by one call is reused only in that stream's order.
+//
+// What the GPU cannot do, the CPU does, with the data copied (never a
+// crash): a runtime check that failed (an index out of range; the reference
+// interpreter then reports it in its words), a reduction over an empty axis,
+// a kernel that failed to launch (reported to the Jit's log), a graph that
+// does not compile (the runtime's host_fallback).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "backends/backend.h"
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/driver.h"
+#include "backends/cuda/nvrtc.h"
+#include "backends/loops/lower.h"
+#include "backends/pool/block_pool.h"
+
+namespace shapejit::backends {
+
+namespace gpu {
+namespace {
+
+using loops::Program;
+using sym::Expr;
+
+// Freed blocks each stream's pool keeps for reuse.
+constexpr size_t kPoolRetainedBytes = size_t{1} << 30;
+// Rows at most this long take a warp each; longer ones a block.
+constexpr int64_t kWarpRowMax = 256;
+// Fewer rows than SMs, each at least this long: a split reduction.
+constexpr int64_t kSplitRowMin = 1 << 16;
+constexpr int64_t kSplitPart = 1 << 14;  // elements per part, at least
+
+const Device* g_device = nullptr;  // the pool's allocator needs it without a closure
+
+void* device_alloc(size_t bytes) {
+  if (!g_device->bind().is_ok()) return nullptr;
+  CUdeviceptr p = 0;
+  return g_device->cu->cuMemAlloc(&p, bytes) == CUDA_SUCCESS ? reinterpret_cast<void*>(p) : nullptr;
+}
+void device_free(void* p) {
+  if (g_device->bind().is_ok()) g_device->cu->cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+}
+
+CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+// What a backend's kernels share: the device, cuBLAS, the pools, the log.
+struct Shared {
+  const Device* dev = nullptr;
+  const Cublas* blas = nullptr;  // null: matmuls are loops
+  cublasHandle_t handle = nullptr;
+  std::mutex blas_mu;  // a handle serves one stream at a time
+  std::mutex mu;       // pools and log
+  std::map<CUstream, std::shared_ptr<BlockPool>> pools;
+  std::function<void(const std::string&)> log;
+
+  ~Shared() {
+    if (handle && dev->bind().is_ok()) blas->cublasDestroy(handle);
+  }
+  const Driver& cu() const { return *dev->cu; }
+  BlockPool& pool(CUstream s) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::shared_ptr<BlockPool>& p = pools[s];
+    if (!p) p = BlockPool::create(kPoolRetainedBytes, device_alloc, device_free);
+    return *p;
+  }
+  void warn(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (log) log(line);
+  }
+  ir::Tensor take(CUstream s, ir::DType dt, std::vector<int64_t> shape) {
+    const size_t bytes = ir::Tensor::dense_bytes(dt, shape);
+    return ir::Tensor::over(dt, std::move(shape), pool(s).take(bytes), {kDLCUDA, 0});
+  }
+};
+
+// ---- host staging: the CPU paths ----
+
+// A host copy of a device tensor with the same strides.
+Expected<ir::Tensor> to_host(Shared& sh, const DLTensor& t, CUstream s) {
+  const ir::DType dt = *ir::from_dl(t.dtype);
+  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
+  int64_t lo = 0, hi = 0, numel = 1;
+  for (int d = 0; d < t.ndim; ++d) {
+    numel *= shape[d];
+    if (shape[d] == 0) continue;
+    (strides[d] < 0 ? lo : hi) += strides[d] * (shape[d] - 1);
+  }
+  if (numel == 0) return ir::Tensor::empty(dt, shape);
+  ir::Tensor span = ir::Tensor::empty(dt, {hi - lo + 1});
+  const size_t es = ir::dtype_size(dt);
+  const char* from = static_cast<const char*>(t.data) + t.byte_offset + lo * static_cast<int64_t>(es);
+  SJ_TRY(check(sh.cu(), sh.cu().cuMemcpyDtoHAsync(span.data(), dptr(from), span.numel() * es, s), "copying an input to the host"));
+  return span.view(std::move(shape), std::move(strides), -lo);
+}
+
+// Runs a host kernel on copies of the inputs; the outputs go back to the
+// device. Synchronous on the stream.
+Status run_on_host(Shared& sh, Kernel& host, std::span<const DLTensor* const> args, std::span<int64_t> symbols,
+                   std::span<ir::Tensor> outputs, CUstream s) {
+  SJ_TRY(sh.dev->bind());
+  std::vector<ir::Tensor> in;
+  for (const DLTensor* a : args) in.push_back(SJ_TRY(to_host(sh, *a, s)));
+  SJ_TRY(check(sh.cu(), sh.cu().cuStreamSynchronize(s), "waiting for the inputs' copies"));
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> ptrs;
+  for (const ir::Tensor& t : in) dl.push_back(t.dl());
+  for (const DLTensor& d : dl) ptrs.push_back(&d);
+  std::vector<ir::Tensor> out(outputs.size());
+  SJ_TRY(host.run(ptrs, symbols, out));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const ir::Tensor c = out[i].contiguous();
+    outputs[i] = sh.take(s, c.dtype(), c.shape());
+    const size_t bytes = static_cast<size_t>(c.numel()) * ir::dtype_size(c.dtype());
+    if (bytes) SJ_TRY(check(sh.cu(), sh.cu().cuMemcpyHtoDAsync(dptr(outputs[i].data()), c.data(), bytes, s), "copying an output to the device"));
+  }
+  return check(sh.cu(), sh.cu().cuStreamSynchronize(s), "waiting for the outputs' copies");
+}
+
+// A reference kernel run on the host for a device backend.
+class StagedKernel final : public Kernel {
+ public:
+  StagedKernel(std::shared_ptr<Shared> sh, std::unique_ptr<Kernel> host) : sh_(std::move(sh)), host_(std::move(host)) {}
+  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
+    return run_on_host(*sh_, *host_, args, symbols, outputs, static_cast<CUstream>(current_stream()));
+  }
+  size_t code_bytes() const override { return sizeof(*this) + host_->code_bytes(); }
+
+ private:
+  std::shared_ptr<Shared> sh_;
+  std::unique_ptr<Kernel> host_;
+};
+
+// ---- the compiled kernel ----
+
+struct StepFns {
+  CUfunction main = nullptr, warp = nullptr, block = nullptr;  // pointwise: main
+  std::vector<CUfunction> phases;                             // split
+};
+
+class CudaKernel final : public Kernel {
+ public:
+  CudaKernel(std::shared_ptr<Shared> sh, Program p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns,
+             std::unique_ptr<Kernel> host)
+      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
+        host_(std::move(host)) {
+    for (const loops::Step& s : p_.steps) may_fail_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
+  }
+  ~CudaKernel() override {
+    if (sh_->dev->bind().is_ok()) sh_->cu().cuModuleUnload(module_);
+  }
+
+  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
+  // The cubin (or PTX) is what the cache holds.
+  size_t code_bytes() const override { return sizeof(*this) + image_.size() + src_.code.size() + host_->code_bytes(); }
+
+ private:
+  int64_t eval(Expr e, std::span<const int64_t> values) const {
+    for (int id : sym::symbols_of(e)) {
+      if (id >= static_cast<int>(values.size())) return -1;  // depends on a loop variable: not a host value
+    }
+    return sym::evaluate(e, values);
+  }
+  Status launch(CUfunction f, int64_t gx, int64_t gy, std::vector<uint64_t>& words, CUstream s, const std::string& what) const {
+    void* params[] = {words.data()};
+    const auto x = static_cast<unsigned>(std::clamp<int64_t>(gx, 1, INT32_MAX)), y = static_cast<unsigned>(std::clamp<int64_t>(gy, 1, 65535));
+    return check(sh_->cu(), sh_->cu().cuLaunchKernel(f, x, y, 1, kBlock, 1, 1, 0, s, params, nullptr), "launching " + what);
+  }
+  Status loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s);
+  Status matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s);
+  Status run_device(std::span<const DLTensor* const> args, std::span<const int64_t> values, std::span<ir::Tensor> outputs, CUstream s,
+                    bool& failed_check);
+
+  std::shared_ptr<Shared> sh_;
+  Program p_;
+  CudaSource src_;
+  std::string image_;
+  CUmodule module_;
+  std::vector<StepFns> fns_;
+  std::unique_ptr<Kernel> host_;
+  bool may_fail_ = false;
+};
+
+Status CudaKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
+  const CUstream s = static_cast<CUstream>(current_stream());
+  SJ_TRY(sh_->dev->bind());
+  const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
+  for (const Program::EmptyCheck& c : p_.empty_checks) {
+    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return run_on_host(*sh_, *host_, args, symbols, outputs, s);
+  }
+  bool failed_check = false;
+  Status st = run_device(args, values, outputs, s, failed_check);
+  if (st.is_ok() && !failed_check) return st;
+  if (!st.is_ok()) sh_->warn("shapejit: cuda: " + st.message() + "; the call runs on the CPU");
+  Status host = run_on_host(*sh_, *host_, args, symbols, outputs, s);
+  if (!st.is_ok() && !host.is_ok()) return st.with_context("and the CPU fallback failed too: " + host.message());
+  return host;
+}
+
+Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
+                              CUstream s, bool& failed_check) {
+  const Driver& cu = sh_->cu();
+  // Args: b[NB], s[NS], err, rows, splits, ws (codegen.h).
+  std::vector<uint64_t> words(static_cast<size_t>(src_.num_buffers + src_.num_symbols + 4), 0);
+  std::vector<ir::Tensor> temps(p_.num_temps);
+  for (size_t i = 0; i < p_.buffers.size(); ++i) {
+    const loops::Buffer& b = p_.buffers[i];
+    std::vector<int64_t> shape;
+    if (b.kind != loops::Buffer::Kind::kInput) {
+      for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+    }
+    void* at = nullptr;
+    switch (b.kind) {
+      case loops::Buffer::Kind::kInput: at = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
+      case loops::Buffer::Kind::kOutput: {
+        ir::Tensor& out = outputs[b.index];
+        bool overlaps_input = false;  // an earlier output passed back in: the kernels assume disjoint buffers
+        for (const DLTensor* a : args) overlaps_input |= out.defined() && a->data == out.data();
+        if (!out.defined() || out.device().device_type != kDLCUDA || out.shape() != shape || out.dtype() != b.dtype ||
+            !out.is_contiguous() || overlaps_input) {
+          out = sh_->take(s, b.dtype, std::move(shape));
+        }
+        at = out.data();
+        break;
+      }
+      case loops::Buffer::Kind::kTemp:
+        temps[b.index] = sh_->take(s, b.dtype, std::move(shape));
+        at = temps[b.index].data();
+        break;
+    }
+    words[i] = reinterpret_cast<uint64_t>(at);
+  }
+  for (size_t i = 0; i < values.size(); ++i) words[src_.num_buffers + i] = static_cast<uint64_t>(values[i]);
+  const size_t err_at = static_cast<size_t>(src_.num_buffers + src_.num_symbols);
+  std::shared_ptr<void> err;
+  if (may_fail_) {
+    err = sh_->pool(s).take(sizeof(int));
+    SJ_TRY(check(cu, cu.cuMemsetD8Async(dptr(err.get()), 0, sizeof(int), s), "clearing the error flag"));
+    words[err_at] = reinterpret_cast<uint64_t>(err.get());
+  }
+  for (size_t k = 0; k < p_.steps.size(); ++k) {
+    if (p_.steps[k].kind == loops::Step::Kind::kMatmul) {
+      SJ_TRY(matmul(p_.steps[k].matmul, reinterpret_cast<char* const*>(words.data()), values, s));
+    } else {
+      SJ_TRY(loop_step(k, words, values, s));
+    }
+  }
+  if (may_fail_) {
+    int flag = 0;
+    SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(&flag, dptr(err.get()), sizeof flag, s), "reading the error flag"));
+    SJ_TRY(check(cu, cu.cuStreamSynchronize(s), "waiting for a kernel with checks"));
+    failed_check = flag != 0;
+  }
+  return Status::ok();
+}
+
+Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s) {
+  const loops::LoopStep& st = p_.steps[k].loops;
+  const StepPlan& plan = src_.steps[k];
+  const std::string& what = p_.steps[k].label;
+  const size_t base = static_cast<size_t>(src_.num_buffers + src_.num_symbols);
+  int64_t rows = 1;
+  for (const Expr& e : st.outer_extents) rows *= eval(e, values);
+  if (rows <= 0) return Status::ok();
+  int64_t longest = 0;
+  for (const loops::Phase& ph : st.phases) {
+    Expr e = 1;
+    for (const Expr& x : ph.extents) e = e * x;
+    const int64_t n = eval(e, values);
+    longest = std::max(longest, n < 0 ? kWarpRowMax + 1 : n);
+  }
+  const int64_t sms = sh_->dev->sms;
+  words[base + 1] = static_cast<uint64_t>(rows);
+  if (plan.kind == StepPlan::Kind::kPointwise) {
+    if (longest == 0) return Status::ok();
+    const bool flat = rows > 1 && longest < 4 * kBlock;
+    words[base + 2] = flat ? 1 : 0;
+    if (flat) return launch(fns_[k].main, std::min((rows * longest + kBlock - 1) / kBlock, 8 * sms), 1, words, s, what);
+    return launch(fns_[k].main, std::min((longest + 4 * kBlock - 1) / (4 * kBlock), 8 * sms), rows, words, s, what);
+  }
+  if (rows < sms && longest >= kSplitRowMin) {
+    const int64_t splits = std::max<int64_t>(1, std::min(longest / kSplitPart, 4 * sms / rows));
+    words[base + 2] = static_cast<uint64_t>(splits);
+    std::shared_ptr<void> ws = sh_->pool(s).take(static_cast<size_t>(std::max(1, plan.slots) * rows * splits) * 16);
+    words[base + 3] = reinterpret_cast<uint64_t>(ws.get());
+    for (size_t p = 0; p < fns_[k].phases.size(); ++p) {
+      SJ_TRY(launch(fns_[k].phases[p], rows * splits, 1, words, s, what + ", phase " + std::to_string(p)));
+    }
+    return Status::ok();  // `ws` returns to the stream's pool: later work on it is ordered after these kernels
+  }
+  words[base + 2] = 1;
+  if (longest <= kWarpRowMax) return launch(fns_[k].warp, std::min((rows + 7) / 8, 32 * sms), 1, words, s, what);
+  return launch(fns_[k].block, std::min(rows, 8 * sms), 1, words, s, what);
+}
+
+// Row-major C = A @ B as column-major C^T = B^T A^T; the last batch dim is
+// cuBLAS's batch (a broadcast operand strides 0), the others a loop.
+Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) {
+  const Driver& cu = sh_->cu();
+  const ir::DType dt = p_.buffers[mm.c].dtype;
+  const int64_t m = eval(mm.m, values), n = eval(mm.n, values), k = eval(mm.k, values);
+  const size_t nb = mm.batch.size();
+  std::vector<int64_t> batch(nb), a_stride(nb), b_stride(nb);
+  int64_t count = 1, as = m * k, bs = k * n;
+  for (size_t i = nb; i-- > 0;) {
+    batch[i] = eval(mm.batch[i], values);
+    count *= batch[i];
+    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
+    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
+    as *= eval(mm.a_batch[i], values);
+    bs *= eval(mm.b_batch[i], values);
+  }
+  const int64_t es = static_cast<int64_t>(ir::dtype_size(dt));
+  if (m == 0 || n == 0 || count == 0) return Status::ok();
+  if (k == 0) return check(cu, cu.cuMemsetD8Async(dptr(bufs[mm.c]), 0, static_cast<size_t>(count * m * n * es), s), "zeroing a matmul");
+  if (std::max({m, n, k}) > INT32_MAX) return unsupported("cuda: a matmul dim over 2^31 (cuBLAS takes int)");
+  const int64_t inner = nb ? batch[nb - 1] : 1, outer = count / inner;
+  const int64_t sa = nb ? a_stride[nb - 1] : 0, sb = nb ? b_stride[nb - 1] : 0;
+  std::lock_guard<std::mutex> lock(sh_->blas_mu);
+  if (sh_->blas->cublasSetStream(sh_->handle, s) != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cublasSetStream failed");
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t rest = o, ao = 0, bo = 0;
+    for (size_t i = nb - (nb ? 1 : 0); i-- > 0;) {
+      const int64_t idx = rest % batch[i];
+      rest /= batch[i];
+      ao += idx * a_stride[i];
+      bo += idx * b_stride[i];
+    }
+    const char* a = bufs[mm.a] + ao * es;
+    const char* b = bufs[mm.b] + bo * es;
+    char* c = bufs[mm.c] + o * inner * m * n * es;
+    const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k), B = static_cast<int>(inner);
+    cublasStatus_t r;
+    if (dt == ir::DType::kF32) {
+      const float one = 1, zero = 0;
+      r = sh_->blas->cublasSgemmStridedBatched(sh_->handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, reinterpret_cast<const float*>(b), N, sb,
+                                               reinterpret_cast<const float*>(a), K, sa, &zero, reinterpret_cast<float*>(c), N, m * n, B);
+    } else {
+      const double one = 1, zero = 0;
+      r = sh_->blas->cublasDgemmStridedBatched(sh_->handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, reinterpret_cast<const double*>(b), N,
+                                               sb, reinterpret_cast<const double*>(a), K, sa, &zero, reinterpret_cast<double*>(c), N, m * n, B);
+    }
+    if (r != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cuBLAS gemm failed (status " + std::to_string(static_cast<int>(r)) + ")");
+  }
+  return Status::ok();
+}
+
+// ---- the backend ----
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(std::shared_ptr<Shared> sh) : sh_(std::move(sh)) {
+    const Device& d = *sh_->dev;
+    const std::vector<int> archs = nvrtc_archs();
+    // A cubin for the GPU when NVRTC knows it; else PTX for the newest
+    // architecture below it, which the driver compiles on load.
+    cubin_ = std::find(archs.begin(), archs.end(), d.arch) != archs.end();
+    arch_ = d.arch;
+    if (!cubin_) {
+      for (int a : archs) {
+        if (a <= d.arch) arch_ = a;
+      }
+    }
+    int blas_version = 0;
+    if (sh_->blas) sh_->blas->cublasGetVersion(sh_->handle, &blas_version);
+    target_ = "cuda " + std::string(cubin_ ? "sm_" : "compute_") + std::to_string(arch_) + " (" + d.name + ") nvrtc " + nvrtc_version() +
+              " driver " + std::to_string(d.driver_version) + " cublas " + std::to_string(blas_version);
+  }
+
+  const char* name() const override { return "cuda"; }
+  std::string target() const override { return target_; }
+  DLDevice device() const override { return {kDLCUDA, 0}; }
+  void set_log(std::function<void(const std::string&)> sink) override {
+    std::lock_guard<std::mutex> lock(sh_->mu);
+    sh_->log = std::move(sink);
+  }
+  std::unique_ptr<Kernel> host_fallback(std::unique_ptr<Kernel> host) override { return std::make_unique<StagedKernel>(sh_, std::move(host)); }
+
+  Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
+    loops::LowerOptions options;
+    options.blas = sh_->blas != nullptr;
+    options.tile = 0;  // the grid spreads the loop
+    Program p = SJ_TRY(loops::lower(graph, spec, options));
+    CudaSource src = SJ_TRY(emit_cuda(p));
+    if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");
+    std::string image = SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));
+    std::unique_ptr<Kernel> host = SJ_TRY(reference_->compile(graph, spec));
+    const Driver& cu = sh_->cu();
+    SJ_TRY(sh_->dev->bind());
+    CUmodule module = nullptr;
+    SJ_TRY(check(cu, cu.cuModuleLoadData(&module, image.data()), "loading the module"));
+    std::vector<StepFns> fns(src.steps.size());
+    auto get = [&](CUfunction* f, const std::string& name) { return check(cu, cu.cuModuleGetFunction(f, module, name.c_str()), "finding " + name); };
+    for (size_t k = 0; k < src.steps.size(); ++k) {
+      const StepPlan& plan = src.steps[k];
+      Status st = Status::ok();
+      if (plan.kind == StepPlan::Kind::kPointwise) st = get(&fns[k].main, plan.name);
+      if (plan.kind == StepPlan::Kind::kRows) {
+        st = get(&fns[k].warp, plan.name + "_w");
+        if (st.is_ok()) st = get(&fns[k].block, plan.name + "_b");
+        fns[k].phases.resize(static_cast<size_t>(plan.phases));
+        for (int ph = 0; ph < plan.phases && st.is_ok(); ++ph) st = get(&fns[k].phases[ph], plan.name + "_p" + std::to_string(ph));
+      }
+      if (!st.is_ok()) {
+        cu.cuModuleUnload(module);
+        return st;
+      }
+    }
+    return std::unique_ptr<Kernel>(new CudaKernel(sh_, std::move(p), std::move(src), std::move(image), module, std::move(fns), std::move(host)));
+  }
+
+ private:
+  std::shared_ptr<Shared> sh_;
+  std::unique_ptr<Backend> reference_ = make_reference_backend();
+  bool cubin_ = true;
+  int arch_ = 0;
+  std::string target_;
+};
+
+}  // namespace
+}  // namespace gpu
+
+Expected<std::unique_ptr<Backend>> make_cuda_backend() {
+  const gpu::Device* d = SJ_TRY(gpu::device());
+  SJ_TRY(d->bind());
+  gpu::g_device = d;
+  auto sh = std::make_shared<gpu::Shared>();
+  sh->dev = d;
+  auto blas = gpu::cublas();
+  if (blas.is_ok() && blas.value()->cublasCreate(&sh->handle) == CUBLAS_STATUS_SUCCESS) sh->blas = blas.value();
+  return std::unique_ptr<Backend>(new gpu::CudaBackend(std::move(sh)));
+}
+
+}  // namespace shapejit::backends
