@@ -6,7 +6,8 @@
 // Program order); `s` the graph's symbols, then the strided inputs' strides
 // (the dynamic symbols: specialized ones are constants in the source); `err`
 // a flag the kernel sets when a runtime check fails; `rows` the step's outer
-// iterations; `splits` and `ws` the split reduction's parts and partials.
+// iterations; `splits` and `ws` the split reduction's parts and partials
+// (for a pointwise kernel, `splits` non-zero selects the flattened form).
 // Every field is 8 bytes, so the host lays the struct out as an array.
 //
 // A loop step becomes, by its shape:
