@@ -1,7 +1,13 @@
-// The backend interface: compile a graph under a specialization into a
-// kernel, and run it. Backends know nothing of the recompile policy: a
-// Specialization says which symbols are constants, which have ranges, and
-// which facts the guards ensure; that is all a backend may assume.
+// The backend interface: compile a specialized graph into a kernel, and run
+// it. Backends know nothing of the recompile policy: a SpecializedGraph says
+// which symbols are constants, which have ranges, which facts the guards
+// ensure, and every value's shape under them; that is all a backend may
+// assume.
+//
+// A call's outputs arrive allocated (by `Backend::allocate`, sized by the
+// specialized graph's shape functions), dense and apart from the inputs;
+// a kernel writes them in place. Only data-dependent outputs are left empty
+// for the kernel to allocate.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -11,39 +17,39 @@
 #include <span>
 #include <string>
 
-#include "jit/ir/graph.h"
+#include "cache/artifact.h"
+#include "jit/ir/specialize.h"
 #include "jit/ir/tensor.h"
 #include "jit/support/status.h"
-#include "jit/sym/shape_env.h"
 
 namespace shapejit::backends {
 
-// The stream of the call being run: a CUstream for device backends (null:
-// the default stream), ignored by CPU backends. CallSite::call sets it for
-// the call's duration on the calling thread.
-void* current_stream();
-class StreamScope {
- public:
-  explicit StreamScope(void* stream);
-  ~StreamScope();
-  StreamScope(const StreamScope&) = delete;
-  StreamScope& operator=(const StreamScope&) = delete;
+using Log = std::function<void(const std::string&)>;
 
- private:
-  void* saved_;
+// What a call runs with besides its data.
+struct RunContext {
+  void* stream = nullptr;  // a CUstream for device backends (null: the default stream); CPU backends ignore it
+  const Log* log = nullptr;  // warnings no call returns (a launch that failed and ran elsewhere)
+  void warn(const std::string& line) const {
+    if (log && *log) (*log)(line);
+  }
 };
 
-class Kernel {
+class Kernel : public cache::Artifact {
  public:
-  virtual ~Kernel() = default;
   // `symbols[id]` holds each input symbol's value on this call; the kernel
-  // writes the values of unbacked (data-dependent) symbols. `outputs[i]` is
-  // allocated by the caller when its shape is known before running (from
-  // the shape functions), else left empty for the kernel to allocate.
-  virtual Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols,
+  // writes the values of unbacked (data-dependent) symbols. A kernel that
+  // cannot finish the call (a failed runtime check) returns
+  // `use_reference(...)`: the fallback wrapper (fallback.h) runs the
+  // reference interpreter instead.
+  virtual Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols,
                      std::span<ir::Tensor> outputs) = 0;
-  // Bytes the kernel holds (code and constants): what the cache bounds.
-  virtual size_t code_bytes() const = 0;
+  // Why this kernel runs on the reference interpreter instead of its
+  // backend's code, when it does (empty otherwise).
+  virtual const std::string& fallback_reason() const {
+    static const std::string kNone;
+    return kNone;
+  }
 };
 
 class Backend {
@@ -59,15 +65,20 @@ class Backend {
   virtual bool specializes_layout() const { return true; }
   // Where its kernels read and write: inputs must be there, outputs are.
   virtual DLDevice device() const { return {kDLCPU, 0}; }
-  // A kernel of the reference interpreter (host memory), made to run on
-  // this backend's device: what the runtime runs for a graph the backend
-  // cannot compile, or a site that runs eagerly. CPU backends return it.
-  virtual std::unique_ptr<Kernel> host_fallback(std::unique_ptr<Kernel> host) { return host; }
-  // Where warnings that no call returns go (a launch that failed and ran
-  // on the CPU instead); the Jit points it at its log.
-  virtual void set_log(std::function<void(const std::string&)> sink) {}
-  virtual Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) = 0;
+  // A dense output buffer on the device; an error when the device is out of memory.
+  virtual Expected<ir::Tensor> allocate(const RunContext& ctx, ir::DType dtype, std::span<const int64_t> shape);
+  // A kernel computing on the host (the reference interpreter's), made to
+  // take and give this backend's memory. CPU backends return it as it is.
+  virtual std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) { return host; }
+  virtual Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) = 0;
 };
+
+// Sizes the call's outputs from the specialized graph's shape functions:
+// a tensor already in `outputs` is reused when nothing else holds it, its
+// shape, dtype and device match, and no input is it; others are allocated.
+// `symbols` are the call's symbol values. No allocation when all are reused.
+Status prepare_outputs(Backend& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
+                       std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs);
 
 std::unique_ptr<Backend> make_reference_backend();
 

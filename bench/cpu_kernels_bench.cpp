@@ -14,14 +14,13 @@
 #include <cstring>
 #include <random>
 
-#include "backends/backend.h"
-#include "jit/ir/graph_json.h"
-#include "jit/ir/infer.h"
+#include "bench/bench_util.h"
 
 namespace shapejit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using bench::chain10;
 
 struct Compiled {
   std::unique_ptr<backends::Kernel> kernel;
@@ -31,7 +30,7 @@ struct Compiled {
   std::vector<int64_t> symbols;
 
   void run() {
-    Status s = kernel->run(args, symbols, outputs);
+    Status s = kernel->run({}, args, symbols, outputs);
     if (!s.is_ok()) std::abort();
   }
 };
@@ -49,18 +48,9 @@ backends::Backend& llvm_backend() {
 // symbol, otherwise each is bound to its value (as always_static does).
 Compiled compile(const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
   Compiled c;
-  ir::Graph g = std::move(ir::parse_graph(json)).value();
-  sym::ShapeEnv env;
-  ir::ShapeHints hints = shapes;
-  if (!ir::infer(g, env, &hints).is_ok()) std::abort();
-  if (!dynamic) {
-    for (size_t id = 0; id < env.symbols().size(); ++id) {
-      const sym::Symbol& s = env.symbols()[id];
-      if (!s.binding && s.hint) (void)env.bind(static_cast<int>(id), *s.hint, sym::Origin::kPolicy);
-    }
-  }
-  env.set_contiguous(std::vector<bool>(shapes.size(), true));
-  c.kernel = std::move(llvm_backend().compile(g, env.specialization())).value();
+  const bench::Specialized s = bench::specialize(json, shapes, dynamic);
+  const ir::Graph& g = *s.graph->graph;
+  c.kernel = std::move(llvm_backend().compile(s.graph)).value();
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-2, 2);
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -70,9 +60,9 @@ Compiled compile(const std::string& json, const std::vector<std::vector<int64_t>
   }
   for (const ir::Tensor& t : c.inputs) c.dl.push_back(t.dl());
   for (const DLTensor& d : c.dl) c.args.push_back(&d);
-  for (const sym::Symbol& s : env.symbols()) c.symbols.push_back(s.hint.value_or(0));
-  c.outputs.resize(g.outputs.size());
-  c.run();  // allocates the outputs
+  c.symbols = s.symbols;
+  bench::allocate_outputs(llvm_backend(), *s.graph, c.args, c.symbols, c.outputs);
+  c.run();
   return c;
 }
 
@@ -100,15 +90,6 @@ void compare(benchmark::State& state, const std::function<void()>& a, const std:
   state.counters[std::string(b_name) + "/" + a_name] = median(tb) / median(ta);
 }
 
-std::string chain10(const std::string& n) {
-  return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [")" + n + R"("]}],
-    "nodes": [{"op": "mul", "in": ["x", 1.5], "out": "a"}, {"op": "add", "in": ["a", 0.25], "out": "b"},
-              {"op": "relu", "in": ["b"], "out": "c"}, {"op": "sub", "in": ["c", "x"], "out": "d"},
-              {"op": "abs", "in": ["d"], "out": "e"}, {"op": "sqrt", "in": ["e"], "out": "f"},
-              {"op": "neg", "in": ["f"], "out": "g"}, {"op": "maximum", "in": ["g", "x"], "out": "h"},
-              {"op": "mul", "in": ["h", "h"], "out": "i"}, {"op": "minimum", "in": ["i", 4.0], "out": "z"}],
-    "outputs": ["z"]})";
-}
 
 void BM_Chain10VsMemcpy64MiB(benchmark::State& state) {
   const int64_t n = (64 << 20) / 4;
@@ -173,15 +154,10 @@ void BM_MatmulEpilogueVsBlas(benchmark::State& state) {
 BENCHMARK(BM_MatmulEpilogueVsBlas)->Iterations(10)->Unit(benchmark::kMillisecond);
 
 void BM_CompileLatency10Op(benchmark::State& state) {
-  ir::Graph g = std::move(ir::parse_graph(chain10("n"))).value();
-  sym::ShapeEnv env;
-  ir::ShapeHints hints = {{1000}};
-  (void)ir::infer(g, env, &hints);
-  env.set_contiguous({true});
-  sym::Specialization spec = env.specialization();
-  (void)llvm_backend().compile(g, spec);  // LLVM's first-use costs
+  const ir::SpecializedGraphPtr g = bench::specialize(chain10("n"), {{1000}}, true).graph;
+  (void)llvm_backend().compile(g);  // LLVM's first-use costs
   std::vector<double> t;
-  for (auto _ : state) t.push_back(seconds([&] { benchmark::DoNotOptimize(llvm_backend().compile(g, spec)); }));
+  for (auto _ : state) t.push_back(seconds([&] { benchmark::DoNotOptimize(llvm_backend().compile(g)); }));
   std::sort(t.begin(), t.end());
   state.counters["median_ms"] = t[t.size() / 2] * 1e3;
   state.counters["p90_ms"] = t[t.size() * 9 / 10] * 1e3;

@@ -15,13 +15,11 @@
 #include <chrono>
 #include <random>
 
-#include "backends/backend.h"
 #include "backends/cuda/codegen.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/loops/lower.h"
-#include "jit/ir/graph_json.h"
-#include "jit/ir/infer.h"
+#include "bench/bench_util.h"
 
 namespace shapejit {
 namespace {
@@ -29,39 +27,9 @@ namespace {
 namespace gpu = backends::gpu;
 using Clock = std::chrono::steady_clock;
 
-std::string chain10(const std::string& n) {
-  return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [")" + n + R"("]}],
-    "nodes": [{"op": "mul", "in": ["x", 1.5], "out": "a"}, {"op": "add", "in": ["a", 0.25], "out": "b"},
-              {"op": "relu", "in": ["b"], "out": "c"}, {"op": "sub", "in": ["c", "x"], "out": "d"},
-              {"op": "abs", "in": ["d"], "out": "e"}, {"op": "sqrt", "in": ["e"], "out": "f"},
-              {"op": "neg", "in": ["f"], "out": "g"}, {"op": "maximum", "in": ["g", "x"], "out": "h"},
-              {"op": "mul", "in": ["h", "h"], "out": "i"}, {"op": "minimum", "in": ["i", 4.0], "out": "z"}],
-    "outputs": ["z"]})";
-}
-
-// The graph with its inferred shapes: fully dynamic, or every dim bound.
-struct Specialized {
-  ir::Graph graph;
-  sym::Specialization spec;
-  std::vector<int64_t> symbols;
-};
-
-Specialized specialize(const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
-  Specialized s{std::move(ir::parse_graph(json)).value(), {}, {}};
-  sym::ShapeEnv env;
-  ir::ShapeHints hints = shapes;
-  if (!ir::infer(s.graph, env, &hints).is_ok()) std::abort();
-  if (!dynamic) {
-    for (size_t id = 0; id < env.symbols().size(); ++id) {
-      const sym::Symbol& sy = env.symbols()[id];
-      if (!sy.binding && sy.hint) (void)env.bind(static_cast<int>(id), *sy.hint, sym::Origin::kPolicy);
-    }
-  }
-  env.set_contiguous(std::vector<bool>(shapes.size(), true));
-  s.spec = env.specialization();
-  for (const sym::Symbol& sy : env.symbols()) s.symbols.push_back(sy.hint.value_or(0));
-  return s;
-}
+using bench::chain10;
+using bench::Specialized;
+using bench::specialize;
 
 // The GPU, or why not (benchmarks then stop with it).
 const gpu::Device* device_or_skip(benchmark::State& state) {
@@ -93,14 +61,14 @@ struct Compiled {
   std::vector<std::vector<int64_t>> shapes;
 
   void run() {
-    if (!kernel->run(args, symbols, outputs).is_ok()) std::abort();
+    if (!kernel->run({}, args, symbols, outputs).is_ok()) std::abort();
   }
 };
 
 Compiled compile(const gpu::Device& d, const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
   Compiled c;
   Specialized s = specialize(json, shapes, dynamic);
-  c.kernel = std::move(cuda_backend().compile(s.graph, s.spec)).value();
+  c.kernel = std::move(cuda_backend().compile(s.graph)).value();
   c.symbols = s.symbols;
   c.shapes = shapes;
   std::mt19937 rng(1);
@@ -126,8 +94,8 @@ Compiled compile(const gpu::Device& d, const std::string& json, const std::vecto
     c.dl.push_back(t);
   }
   for (const DLTensor& t : c.dl) c.args.push_back(&t);
-  c.outputs.resize(s.graph.outputs.size());
-  c.run();  // allocates the outputs
+  bench::allocate_outputs(cuda_backend(), *s.graph, c.args, c.symbols, c.outputs);
+  c.run();
   return c;
 }
 
@@ -218,7 +186,7 @@ std::string chain10_source() {
   Specialized s = specialize(chain10("n"), {{1000}}, true);
   backends::loops::LowerOptions o;
   o.tile = 0;
-  return std::move(gpu::emit_cuda(std::move(backends::loops::lower(s.graph, s.spec, o)).value())).value().code;
+  return std::move(gpu::emit_cuda(std::move(backends::loops::lower(*s.graph, o)).value())).value().code;
 }
 
 void BM_NvrtcCompile10Op(benchmark::State& state) {

@@ -14,7 +14,9 @@ using namespace shapejit;
 
 class NullKernel final : public backends::Kernel {
  public:
-  Status run(std::span<const DLTensor* const>, std::span<int64_t>, std::span<ir::Tensor>) override { return Status::ok(); }
+  Status run(const backends::RunContext&, std::span<const DLTensor* const>, std::span<int64_t>, std::span<ir::Tensor>) override {
+    return Status::ok();
+  }
   size_t code_bytes() const override { return 64; }
 };
 
@@ -22,7 +24,7 @@ class NullBackend final : public backends::Backend {
  public:
   const char* name() const override { return "null"; }
   std::string target() const override { return "null"; }
-  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::Graph&, const sym::Specialization&) override {
+  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr&) override {
     return std::unique_ptr<backends::Kernel>(new NullKernel());
   }
 };
@@ -36,7 +38,7 @@ struct Call {
 void BM_DispatchHit(benchmark::State& state) {
   const int entries = static_cast<int>(state.range(0));
   policy::Config config;
-  config.policy.mode = policy::Mode::kAlwaysStatic;
+  config.policy.mode = "always_static";
   config.policy.cache_size_limit = 1000;
   config.log.recompiles = false;
   auto jit = std::move(Jit::create(config, std::make_unique<NullBackend>())).value();

@@ -2,17 +2,17 @@
 
 namespace shapejit::cache {
 
-Hash128 make_key(const Hash128& graph, const Hash128& specialization, const backends::Backend& backend) {
+Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::string_view backend, std::string_view target) {
   return Hasher()
       .add_hash(graph)
       .add_hash(specialization)
-      .add_str(backend.name())
-      .add_str(backend.target())
+      .add_str(backend)
+      .add_str(target)
       .add_str(kCompilerVersion)
       .finish();
 }
 
-std::shared_ptr<backends::Kernel> KernelCache::find(const Hash128& key) {
+std::shared_ptr<Artifact> KernelCache::find(const Hash128& key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(key);
   if (it == slots_.end()) return nullptr;
@@ -20,7 +20,7 @@ std::shared_ptr<backends::Kernel> KernelCache::find(const Hash128& key) {
   return it->second.kernel;
 }
 
-Expected<std::shared_ptr<backends::Kernel>> KernelCache::get_or_compile(const Hash128& key, const Compile& compile) {
+Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& key, const Compile& compile) {
   std::shared_ptr<Flight> flight;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -44,7 +44,7 @@ Expected<std::shared_ptr<backends::Kernel>> KernelCache::get_or_compile(const Ha
   }
   // Whatever happens, the flight lands: a compile that throws must not
   // leave later callers of this key waiting forever.
-  Expected<std::unique_ptr<backends::Kernel>> made = Status(Code::kInternal, "compile did not run");
+  Expected<std::unique_ptr<Artifact>> made = Status(Code::kInternal, "compile did not run");
   try {
     made = compile();
   } catch (const std::bad_alloc&) {
@@ -62,13 +62,13 @@ Expected<std::shared_ptr<backends::Kernel>> KernelCache::get_or_compile(const Ha
     return made.status();
   }
   ++stats_.compiles;
-  flight->kernel = std::shared_ptr<backends::Kernel>(std::move(made).value());
+  flight->kernel = std::shared_ptr<Artifact>(std::move(made).value());
   insert_locked(key, flight->kernel);
   cv_.notify_all();
   return flight->kernel;
 }
 
-void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<backends::Kernel> kernel) {
+void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel) {
   const size_t bytes = kernel->code_bytes();
   lru_.push_front(key);
   slots_[key] = Slot{std::move(kernel), bytes, lru_.begin()};

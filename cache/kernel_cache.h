@@ -1,4 +1,5 @@
-// The kernel cache: compiled kernels by a 128-bit key, in memory.
+// The kernel cache: compiled kernels (artifacts, artifact.h) by a 128-bit
+// key, in memory. The cache knows nothing of backends or policy.
 //
 // Key: hash of the canonical graph, the specialization (symbol constants,
 // ranges, assumed facts, layouts), the backend and its target (CPU features,
@@ -19,7 +20,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "backends/backend.h"
+#include <string_view>
+
+#include "cache/artifact.h"
 #include "jit/support/hash.h"
 #include "jit/support/status.h"
 
@@ -27,7 +30,8 @@ namespace shapejit::cache {
 
 inline constexpr const char* kCompilerVersion = "shapejit-0.1.0";
 
-Hash128 make_key(const Hash128& graph, const Hash128& specialization, const backends::Backend& backend);
+// `backend` and `target`: the backend's name and what its code depends on.
+Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::string_view backend, std::string_view target);
 
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, failures = 0, evictions = 0, waits = 0;
@@ -36,14 +40,14 @@ struct CacheStats {
 
 class KernelCache {
  public:
-  using Compile = std::function<Expected<std::unique_ptr<backends::Kernel>>()>;
+  using Compile = std::function<Expected<std::unique_ptr<Artifact>>()>;
 
   explicit KernelCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
 
   // The cached kernel for `key`, or the result of `compile` (run once per
   // key however many threads ask; a failure is not cached).
-  Expected<std::shared_ptr<backends::Kernel>> get_or_compile(const Hash128& key, const Compile& compile);
-  std::shared_ptr<backends::Kernel> find(const Hash128& key);
+  Expected<std::shared_ptr<Artifact>> get_or_compile(const Hash128& key, const Compile& compile);
+  std::shared_ptr<Artifact> find(const Hash128& key);
   CacheStats stats() const;
 
  private:
@@ -51,16 +55,16 @@ class KernelCache {
     size_t operator()(const Hash128& k) const { return k.lo ^ (k.hi * 0x9e3779b97f4a7c15ULL); }
   };
   struct Slot {
-    std::shared_ptr<backends::Kernel> kernel;
+    std::shared_ptr<Artifact> kernel;
     size_t bytes;
     std::list<Hash128>::iterator lru;
   };
   struct Flight {
     bool done = false;
     Status status;
-    std::shared_ptr<backends::Kernel> kernel;
+    std::shared_ptr<Artifact> kernel;
   };
-  void insert_locked(const Hash128& key, std::shared_ptr<backends::Kernel> kernel);
+  void insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel);
 
   const size_t capacity_;
   mutable std::mutex mu_;

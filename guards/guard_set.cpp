@@ -245,4 +245,39 @@ GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env, DLDevic
   return GuardSet(n, std::move(all));
 }
 
+GuardSet specialize_guards(const GuardSet& trace, const sym::ShapeEnv& env) {
+  std::vector<Guard> out;
+  out.reserve(trace.guards().size() + env.contiguous().size());
+  const std::vector<bool>& dense = env.contiguous();
+  bool layout_added = false;
+  auto add_layout = [&] {
+    for (size_t i = 0; i < dense.size(); ++i) {
+      if (dense[i]) out.push_back({Kind::kContiguous, Origin::kLayout, static_cast<int32_t>(i)});
+    }
+    layout_added = true;
+  };
+  for (const Guard& g : trace.guards()) {
+    const bool structural = g.kind == Kind::kDType || g.kind == Kind::kRank || g.kind == Kind::kDevice;
+    if (!structural && !layout_added) add_layout();
+    if (g.kind == Kind::kContiguous) continue;  // the entry's own layout decides
+    if (g.kind != Kind::kDimRange) {
+      out.push_back(g);
+      continue;
+    }
+    const sym::Symbol* s = nullptr;
+    for (const sym::Symbol& x : env.symbols()) {
+      if (!x.unbacked && x.input == g.input && x.dim == g.dim) s = &x;
+    }
+    if (s && s->binding && s->binding->is_const() && s->binding_origin == Origin::kPolicy) {
+      out.push_back({Kind::kDimEq, Origin::kPolicy, g.input, g.dim, -1, -1, s->binding->const_value()});
+    } else if (s && s->range_origin == Origin::kBucket) {
+      out.push_back({Kind::kDimRange, Origin::kBucket, g.input, g.dim, -1, -1, std::max<int64_t>(s->range.lo, 0), s->range.hi});
+    } else {
+      out.push_back(g);
+    }
+  }
+  if (!layout_added) add_layout();
+  return GuardSet(trace.num_inputs(), std::move(out));
+}
+
 }  // namespace shapejit::guards

@@ -86,10 +86,17 @@ class GuardSet {
   std::vector<Guard> guards_;
 };
 
-// The guards of one entry: every input's dtype, rank and device, contiguity
-// where the specialization assumed it, and for every input dim the
-// decision the env holds about it (pinned, bound, equal to another dim, in a
-// range), plus every recorded fact. See guard_set.cpp for the rules.
+// The guards of a trace (derived once, when it is traced): every input's
+// dtype, rank and device, contiguity where the env assumed it, and for every
+// input dim the decision the env holds about it (pinned, bound, equal to
+// another dim, in a range), plus every recorded fact. A free symbol's range
+// is guarded at its own dim, and only there. See guard_set.cpp for the rules.
 GuardSet derive_guards(const ir::Graph& g, const sym::ShapeEnv& env, DLDevice device = {kDLCPU, 0});
+
+// The guards of an entry specialized from a trace: the trace's guards, with
+// each dim the specialization narrowed guarded as it was narrowed (a policy
+// constant, a range bucket), and contiguity where it was assumed. `env` is
+// the trace's env after the policy's choices; nothing is derived again.
+GuardSet specialize_guards(const GuardSet& trace, const sym::ShapeEnv& env);
 
 }  // namespace shapejit::guards

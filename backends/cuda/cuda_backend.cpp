@@ -11,10 +11,12 @@
 // freed by one call is reused only in that stream's order.
 //
 // What the GPU cannot do, the CPU does, with the data copied (never a
-// crash): a runtime check that failed (an index out of range; the reference
-// interpreter then reports it in its words), a reduction over an empty axis,
-// a kernel that failed to launch (reported to the Jit's log), a graph that
-// does not compile (the runtime's host_fallback).
+// crash): the kernel returns use_reference (backends/fallback.h) for a
+// runtime check that failed (an index out of range; the reference
+// interpreter then reports it in its words), a reduction over an empty axis
+// and a kernel that failed to launch (with the reason, for the log); a graph
+// that does not compile runs the same way. `from_host` stages the reference
+// kernel: inputs copied to the host, outputs back to the device.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -56,15 +58,14 @@ void device_free(void* p) {
 
 CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-// What a backend's kernels share: the device, cuBLAS, the pools, the log.
+// What a backend's kernels share: the device, cuBLAS, the pools.
 struct Shared {
   const Device* dev = nullptr;
   const Cublas* blas = nullptr;  // null: matmuls are loops
   cublasHandle_t handle = nullptr;
   std::mutex blas_mu;  // a handle serves one stream at a time
-  std::mutex mu;       // pools and log
+  std::mutex mu;       // pools
   std::map<CUstream, std::shared_ptr<BlockPool>> pools;
-  std::function<void(const std::string&)> log;
 
   ~Shared() {
     if (handle && dev->bind().is_ok()) blas->cublasDestroy(handle);
@@ -75,10 +76,6 @@ struct Shared {
     std::shared_ptr<BlockPool>& p = pools[s];
     if (!p) p = BlockPool::create(kPoolRetainedBytes, device_alloc, device_free);
     return *p;
-  }
-  void warn(const std::string& line) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (log) log(line);
   }
   ir::Tensor take(CUstream s, ir::DType dt, std::vector<int64_t> shape) {
     const size_t bytes = ir::Tensor::dense_bytes(dt, shape);
@@ -120,7 +117,7 @@ Status run_on_host(Shared& sh, Kernel& host, std::span<const DLTensor* const> ar
   for (const ir::Tensor& t : in) dl.push_back(t.dl());
   for (const DLTensor& d : dl) ptrs.push_back(&d);
   std::vector<ir::Tensor> out(outputs.size());
-  SJ_TRY(host.run(ptrs, symbols, out));
+  SJ_TRY(host.run(RunContext{s, nullptr}, ptrs, symbols, out));
   for (size_t i = 0; i < out.size(); ++i) {
     const ir::Tensor c = out[i].contiguous();
     outputs[i] = sh.take(s, c.dtype(), c.shape());
@@ -134,8 +131,8 @@ Status run_on_host(Shared& sh, Kernel& host, std::span<const DLTensor* const> ar
 class StagedKernel final : public Kernel {
  public:
   StagedKernel(std::shared_ptr<Shared> sh, std::unique_ptr<Kernel> host) : sh_(std::move(sh)), host_(std::move(host)) {}
-  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
-    return run_on_host(*sh_, *host_, args, symbols, outputs, static_cast<CUstream>(current_stream()));
+  Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
+    return run_on_host(*sh_, *host_, args, symbols, outputs, static_cast<CUstream>(ctx.stream));
   }
   size_t code_bytes() const override { return sizeof(*this) + host_->code_bytes(); }
 
@@ -153,19 +150,17 @@ struct StepFns {
 
 class CudaKernel final : public Kernel {
  public:
-  CudaKernel(std::shared_ptr<Shared> sh, Program p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns,
-             std::unique_ptr<Kernel> host)
-      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
-        host_(std::move(host)) {
+  CudaKernel(std::shared_ptr<Shared> sh, Program p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
+      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)) {
     for (const loops::Step& s : p_.steps) may_fail_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
   }
   ~CudaKernel() override {
     if (sh_->dev->bind().is_ok()) sh_->cu().cuModuleUnload(module_);
   }
 
-  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
+  Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
   // The cubin (or PTX) is what the cache holds.
-  size_t code_bytes() const override { return sizeof(*this) + image_.size() + src_.code.size() + host_->code_bytes(); }
+  size_t code_bytes() const override { return sizeof(*this) + image_.size() + src_.code.size(); }
 
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const {
@@ -190,24 +185,20 @@ class CudaKernel final : public Kernel {
   std::string image_;
   CUmodule module_;
   std::vector<StepFns> fns_;
-  std::unique_ptr<Kernel> host_;
   bool may_fail_ = false;
 };
 
-Status CudaKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
-  const CUstream s = static_cast<CUstream>(current_stream());
+Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
+  const CUstream s = static_cast<CUstream>(ctx.stream);
   SJ_TRY(sh_->dev->bind());
   const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
   for (const Program::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return run_on_host(*sh_, *host_, args, symbols, outputs, s);
+    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
   bool failed_check = false;
   Status st = run_device(args, values, outputs, s, failed_check);
-  if (st.is_ok() && !failed_check) return st;
-  if (!st.is_ok()) sh_->warn("shapejit: cuda: " + st.message() + "; the call runs on the CPU");
-  Status host = run_on_host(*sh_, *host_, args, symbols, outputs, s);
-  if (!st.is_ok() && !host.is_ok()) return st.with_context("and the CPU fallback failed too: " + host.message());
-  return host;
+  if (!st.is_ok()) return use_reference("cuda: " + st.message());
+  return failed_check ? use_reference() : st;
 }
 
 Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
@@ -218,28 +209,17 @@ Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<c
   std::vector<ir::Tensor> temps(p_.num_temps);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const loops::Buffer& b = p_.buffers[i];
-    std::vector<int64_t> shape;
-    if (b.kind != loops::Buffer::Kind::kInput) {
-      for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-    }
     void* at = nullptr;
     switch (b.kind) {
       case loops::Buffer::Kind::kInput: at = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
-      case loops::Buffer::Kind::kOutput: {
-        ir::Tensor& out = outputs[b.index];
-        bool overlaps_input = false;  // an earlier output passed back in: the kernels assume disjoint buffers
-        for (const DLTensor* a : args) overlaps_input |= out.defined() && a->data == out.data();
-        if (!out.defined() || out.device().device_type != kDLCUDA || out.shape() != shape || out.dtype() != b.dtype ||
-            !out.is_contiguous() || overlaps_input) {
-          out = sh_->take(s, b.dtype, std::move(shape));
-        }
-        at = out.data();
-        break;
-      }
-      case loops::Buffer::Kind::kTemp:
+      case loops::Buffer::Kind::kOutput: at = outputs[b.index].data(); break;  // allocated by the caller
+      case loops::Buffer::Kind::kTemp: {
+        std::vector<int64_t> shape;
+        for (const Expr& d : b.shape) shape.push_back(eval(d, values));
         temps[b.index] = sh_->take(s, b.dtype, std::move(shape));
         at = temps[b.index].data();
         break;
+      }
     }
     words[i] = reinterpret_cast<uint64_t>(at);
   }
@@ -311,34 +291,19 @@ Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<c
 Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) {
   const Driver& cu = sh_->cu();
   const ir::DType dt = p_.buffers[mm.c].dtype;
-  const int64_t m = eval(mm.m, values), n = eval(mm.n, values), k = eval(mm.k, values);
+  const loops::MatmulShape shape(mm, values);
+  const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
   const size_t nb = mm.batch.size();
-  std::vector<int64_t> batch(nb), a_stride(nb), b_stride(nb);
-  int64_t count = 1, as = m * k, bs = k * n;
-  for (size_t i = nb; i-- > 0;) {
-    batch[i] = eval(mm.batch[i], values);
-    count *= batch[i];
-    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
-    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
-    as *= eval(mm.a_batch[i], values);
-    bs *= eval(mm.b_batch[i], values);
-  }
   const int64_t es = static_cast<int64_t>(ir::dtype_size(dt));
   if (m == 0 || n == 0 || count == 0) return Status::ok();
   if (k == 0) return check(cu, cu.cuMemsetD8Async(dptr(bufs[mm.c]), 0, static_cast<size_t>(count * m * n * es), s), "zeroing a matmul");
   if (std::max({m, n, k}) > INT32_MAX) return unsupported("cuda: a matmul dim over 2^31 (cuBLAS takes int)");
-  const int64_t inner = nb ? batch[nb - 1] : 1, outer = count / inner;
-  const int64_t sa = nb ? a_stride[nb - 1] : 0, sb = nb ? b_stride[nb - 1] : 0;
+  const int64_t inner = nb ? shape.batch[nb - 1] : 1, outer = count / inner;
+  const int64_t sa = nb ? shape.a_stride[nb - 1] : 0, sb = nb ? shape.b_stride[nb - 1] : 0;
   std::lock_guard<std::mutex> lock(sh_->blas_mu);
   if (sh_->blas->cublasSetStream(sh_->handle, s) != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cublasSetStream failed");
   for (int64_t o = 0; o < outer; ++o) {
-    int64_t rest = o, ao = 0, bo = 0;
-    for (size_t i = nb - (nb ? 1 : 0); i-- > 0;) {
-      const int64_t idx = rest % batch[i];
-      rest /= batch[i];
-      ao += idx * a_stride[i];
-      bo += idx * b_stride[i];
-    }
+    const auto [ao, bo] = shape.offsets(o, nb ? nb - 1 : 0);
     const char* a = bufs[mm.a] + ao * es;
     const char* b = bufs[mm.b] + bo * es;
     char* c = bufs[mm.c] + o * inner * m * n * es;
@@ -383,21 +348,22 @@ class CudaBackend final : public Backend {
   const char* name() const override { return "cuda"; }
   std::string target() const override { return target_; }
   DLDevice device() const override { return {kDLCUDA, 0}; }
-  void set_log(std::function<void(const std::string&)> sink) override {
-    std::lock_guard<std::mutex> lock(sh_->mu);
-    sh_->log = std::move(sink);
+  std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) override { return std::make_unique<StagedKernel>(sh_, std::move(host)); }
+  Expected<ir::Tensor> allocate(const RunContext& ctx, ir::DType dtype, std::span<const int64_t> shape) override {
+    SJ_TRY(sh_->dev->bind());
+    ir::Tensor t = sh_->take(static_cast<CUstream>(ctx.stream), dtype, std::vector<int64_t>(shape.begin(), shape.end()));
+    if (t.numel() > 0 && t.data() == nullptr) return runtime_error("cuda: out of device memory for an output");
+    return t;
   }
-  std::unique_ptr<Kernel> host_fallback(std::unique_ptr<Kernel> host) override { return std::make_unique<StagedKernel>(sh_, std::move(host)); }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
     loops::LowerOptions options;
     options.blas = sh_->blas != nullptr;
     options.tile = 0;  // the grid spreads the loop
-    Program p = SJ_TRY(loops::lower(graph, spec, options));
+    Program p = SJ_TRY(loops::lower(*graph, options));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");
     std::string image = SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));
-    std::unique_ptr<Kernel> host = SJ_TRY(reference_->compile(graph, spec));
     const Driver& cu = sh_->cu();
     SJ_TRY(sh_->dev->bind());
     CUmodule module = nullptr;
@@ -419,12 +385,11 @@ class CudaBackend final : public Backend {
         return st;
       }
     }
-    return std::unique_ptr<Kernel>(new CudaKernel(sh_, std::move(p), std::move(src), std::move(image), module, std::move(fns), std::move(host)));
+    return std::unique_ptr<Kernel>(new CudaKernel(sh_, std::move(p), std::move(src), std::move(image), module, std::move(fns)));
   }
 
  private:
   std::shared_ptr<Shared> sh_;
-  std::unique_ptr<Backend> reference_ = make_reference_backend();
   bool cubin_ = true;
   int arch_ = 0;
   std::string target_;

@@ -7,8 +7,9 @@
 // matmuls split into per-matrix row blocks, each a single-threaded BLAS call
 // (OpenBLAS's own threads would spin against TBB's on the same cores). When
 // generated code reports a failed check (a gather index out of range, an integer to a
-// negative power, max over an empty axis), the kernel runs the reference
-// interpreter, which reports the same error in its own words.
+// negative power, max over an empty axis), the kernel hands the call to the
+// reference interpreter (backends/fallback.h), which reports the same error
+// in its own words.
 #include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -21,7 +22,6 @@
 #include "backends/llvm/session.h"
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
-#include "jit/ir/infer.h"
 
 namespace shapejit::backends {
 
@@ -48,59 +48,41 @@ std::shared_ptr<BlockPool> process_pool() {
 
 class LlvmKernel final : public Kernel {
  public:
-  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::unique_ptr<Kernel> reference, std::shared_ptr<BlockPool> pool)
-      : p_(std::move(p)), code_(std::move(code)), reference_(std::move(reference)), pool_(std::move(pool)) {}
+  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
+      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)) {}
 
-  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
-  size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this) + reference_->code_bytes(); }
+  Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
+  size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this); }
 
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
-  std::vector<int64_t> shape(const Buffer& b, std::span<const int64_t> values) const {
-    std::vector<int64_t> s;
-    for (const Expr& d : b.shape) s.push_back(eval(d, values));
-    return s;
-  }
-  ir::Tensor pooled(ir::DType dt, std::vector<int64_t> shape) const {
-    const size_t bytes = ir::Tensor::dense_bytes(dt, shape);
-    return ir::Tensor::over(dt, std::move(shape), pool_->take(bytes));
-  }
   void matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const;
 
   Program p_;
   std::unique_ptr<cpu::JitCode> code_;
-  std::unique_ptr<Kernel> reference_;
   std::shared_ptr<BlockPool> pool_;
 };
 
-Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
+Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
   const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
   for (const Program::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return reference_->run(args, symbols, outputs);
+    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
   std::vector<char*> bufs(p_.buffers.size());
   std::vector<ir::Tensor> temps(p_.num_temps);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     switch (b.kind) {
-      case Buffer::Kind::kInput:
-        bufs[i] = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset;
-        break;
-      case Buffer::Kind::kOutput: {
-        std::vector<int64_t> s = shape(b, values);
-        ir::Tensor& out = outputs[b.index];
-        bool overlaps_input = false;  // an earlier output passed back in: the code assumes disjoint buffers
-        for (const DLTensor* a : args) overlaps_input |= out.defined() && a->data == out.data();
-        if (!out.defined() || out.shape() != s || out.dtype() != b.dtype || !out.is_contiguous() || overlaps_input) {
-          out = pooled(b.dtype, std::move(s));
-        }
-        bufs[i] = static_cast<char*>(out.data());
-        break;
-      }
-      case Buffer::Kind::kTemp:
-        temps[b.index] = pooled(b.dtype, shape(b, values));
+      case Buffer::Kind::kInput: bufs[i] = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
+      case Buffer::Kind::kOutput: bufs[i] = static_cast<char*>(outputs[b.index].data()); break;  // allocated by the caller
+      case Buffer::Kind::kTemp: {
+        std::vector<int64_t> shape;
+        for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+        const size_t bytes = ir::Tensor::dense_bytes(b.dtype, shape);
+        temps[b.index] = ir::Tensor::over(b.dtype, std::move(shape), pool_->take(bytes));
         bufs[i] = static_cast<char*>(temps[b.index].data());
         break;
+      }
     }
   }
   std::atomic<int32_t> failed{0};
@@ -123,25 +105,15 @@ Status LlvmKernel::run(std::span<const DLTensor* const> args, std::span<int64_t>
         if (int32_t e = fn(bufs.data(), values.data(), r.begin(), r.end())) failed = e;
       });
     }
-    if (failed) return reference_->run(args, symbols, outputs);
+    if (failed) return use_reference();
   }
   return Status::ok();
 }
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
 void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const {
-  const int64_t m = eval(mm.m, values), n = eval(mm.n, values), k = eval(mm.k, values);
-  const size_t nb = mm.batch.size();
-  std::vector<int64_t> batch(nb), a_stride(nb), b_stride(nb);
-  int64_t count = 1, as = m * k, bs = k * n;
-  for (size_t i = nb; i-- > 0;) {
-    batch[i] = eval(mm.batch[i], values);
-    count *= batch[i];
-    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
-    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
-    as *= eval(mm.a_batch[i], values);
-    bs *= eval(mm.b_batch[i], values);
-  }
+  const loops::MatmulShape shape(mm, values);
+  const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
   if (m == 0 || n == 0) return;
   const size_t es = ir::dtype_size(dt);
   // Tasks: each batch matrix in blocks of rows, a block tall enough for
@@ -154,13 +126,7 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   const int64_t blocks = (m + rows_per_task - 1) / rows_per_task;
   auto task = [&](int64_t t) {
     const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(m - r0, rows_per_task);
-    int64_t rest = c, ao = 0, bo = 0;
-    for (size_t i = nb; i-- > 0;) {
-      int64_t idx = rest % batch[i];
-      rest /= batch[i];
-      ao += idx * a_stride[i];
-      bo += idx * b_stride[i];
-    }
+    const auto [ao, bo] = shape.offsets(c, mm.batch.size());
     const char* a = bufs[mm.a] + (ao + r0 * k) * static_cast<int64_t>(es);
     const char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
     char* out = bufs[mm.c] + (c * m + r0) * n * static_cast<int64_t>(es);
@@ -193,17 +159,21 @@ class LlvmBackend final : public Backend {
   const char* name() const override { return "llvm"; }
   std::string target() const override { return target_; }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
-    Program p = SJ_TRY(loops::lower(graph, spec));
-    std::unique_ptr<Kernel> reference = SJ_TRY(reference_->compile(graph, spec));
+  Expected<ir::Tensor> allocate(const RunContext&, ir::DType dtype, std::span<const int64_t> shape) override {
+    std::vector<int64_t> s(shape.begin(), shape.end());
+    const size_t bytes = ir::Tensor::dense_bytes(dtype, s);
+    return ir::Tensor::over(dtype, std::move(s), pool_->take(bytes));
+  }
+
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
+    Program p = SJ_TRY(loops::lower(*graph));
     std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_));
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), std::move(reference), pool_));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 
  private:
   int opt_level_;
   std::string target_;
-  std::unique_ptr<Backend> reference_ = make_reference_backend();
   std::shared_ptr<BlockPool> pool_ = process_pool();
 };
 

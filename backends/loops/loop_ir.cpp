@@ -45,6 +45,34 @@ std::vector<int64_t> symbol_values(const Program& p, std::span<const DLTensor* c
   return values;
 }
 
+MatmulShape::MatmulShape(const MatmulStep& mm, std::span<const int64_t> values)
+    : m(sym::evaluate(mm.m, values)), n(sym::evaluate(mm.n, values)), k(sym::evaluate(mm.k, values)) {
+  const size_t nb = mm.batch.size();
+  batch.resize(nb);
+  a_stride.resize(nb);
+  b_stride.resize(nb);
+  int64_t as = m * k, bs = k * n;
+  for (size_t i = nb; i-- > 0;) {
+    batch[i] = sym::evaluate(mm.batch[i], values);
+    count *= batch[i];
+    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
+    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
+    as *= sym::evaluate(mm.a_batch[i], values);
+    bs *= sym::evaluate(mm.b_batch[i], values);
+  }
+}
+
+std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) const {
+  int64_t a = 0, b = 0;
+  for (size_t i = dims; i-- > 0;) {
+    const int64_t at = index % batch[i];
+    index /= batch[i];
+    a += at * a_stride[i];
+    b += at * b_stride[i];
+  }
+  return {a, b};
+}
+
 bool is_nonnegative(const Program& p, sym::Expr e) {
   using sym::Kind;
   switch (e.kind()) {

@@ -106,6 +106,18 @@ struct MatmulStep {
   sym::Expr m, n, k;
 };
 
+// A matmul step evaluated on a call: its sizes and, per batch dim, each
+// operand's stride in elements (0 where the operand broadcasts).
+struct MatmulShape {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t count = 1;  // batch matrices
+  std::vector<int64_t> batch, a_stride, b_stride;
+  MatmulShape(const MatmulStep& step, std::span<const int64_t> values);
+  // The operands' offsets (elements) for batch matrix `index` of the first
+  // `dims` batch dims (row-major over them).
+  std::pair<int64_t, int64_t> offsets(int64_t index, size_t dims) const;
+};
+
 struct Step {
   enum class Kind : uint8_t { kLoops, kMatmul };
   explicit Step(Kind k) : kind(k) {}

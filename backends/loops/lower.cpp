@@ -401,7 +401,6 @@ Status Lowering::concat_step(int node, int buffer) {
 }
 
 Expected<Program> Lowering::run() {
-  types_ = SJ_TRY(ir::infer(g_, env_, nullptr));
   const int nv = g_.num_values();
   producer_.assign(nv, -1);
   buffer_of_.assign(nv, -1);
@@ -490,8 +489,8 @@ Expected<Program> Lowering::run() {
 
 }  // namespace detail
 
-Expected<Program> lower(const ir::Graph& g, const sym::Specialization& spec, const LowerOptions& options) {
-  return detail::Lowering(g, spec, options).run();
+Expected<Program> lower(const ir::SpecializedGraph& g, const LowerOptions& options) {
+  return detail::Lowering(g, options).run();
 }
 
 }  // namespace shapejit::backends::loops

@@ -17,7 +17,7 @@
 
 #include "backends/loops/loop_ir.h"
 #include "jit/support/status.h"
-#include "jit/sym/shape_env.h"
+#include "jit/ir/specialize.h"
 
 namespace shapejit::backends::loops {
 
@@ -31,6 +31,6 @@ struct LowerOptions {
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,
 // masked_select): those stay on the reference interpreter.
-Expected<Program> lower(const ir::Graph& g, const sym::Specialization& spec, const LowerOptions& options = {});
+Expected<Program> lower(const ir::SpecializedGraph& g, const LowerOptions& options = {});
 
 }  // namespace shapejit::backends::loops

@@ -81,16 +81,14 @@ class BodyBuilder {
 
 class Lowering {
  public:
-  Lowering(const ir::Graph& g, const sym::Specialization& spec, const LowerOptions& o)
-      : g_(g), spec_(spec), options_(o), env_(sym::ShapeEnv::from_specialization(spec)) {}
+  Lowering(const ir::SpecializedGraph& g, const LowerOptions& o) : g_(*g.graph), spec_(g.spec), options_(o), types_(g.types) {}
 
   Expected<Program> run();
 
   const ir::Graph& g_;
   const sym::Specialization& spec_;
   LowerOptions options_;
-  sym::ShapeEnv env_;
-  std::vector<ir::ValueType> types_;
+  const std::vector<ir::ValueType>& types_;
   std::vector<int> producer_;   // node index per value; -1 for inputs
   std::vector<int> buffer_of_;  // per value, once materialized
   Program p_;

@@ -1,39 +1,32 @@
-// The reference backend: "compiling" infers the graph's shapes under the
-// specialization once; running interprets the graph node by node. It is the
-// correctness oracle for every other backend and the runtime's eager path.
+// The reference backend: "compiling" keeps the specialized graph; running
+// interprets it node by node. It is the correctness oracle for every other
+// backend, the fallback of every other backend (backends/fallback.h), and
+// the runtime's eager path.
 #include "backends/backend.h"
 #include "backends/reference/kernels.h"
 
 namespace shapejit::backends {
 
 namespace {
-thread_local void* t_stream = nullptr;
-}  // namespace
-
-void* current_stream() { return t_stream; }
-StreamScope::StreamScope(void* stream) : saved_(t_stream) { t_stream = stream; }
-StreamScope::~StreamScope() { t_stream = saved_; }
-
-namespace {
 
 class ReferenceKernel final : public Kernel {
  public:
-  ReferenceKernel(ir::Graph graph, std::vector<ir::ValueType> types) : graph_(std::move(graph)), types_(std::move(types)) {}
+  explicit ReferenceKernel(ir::SpecializedGraphPtr graph) : g_(std::move(graph)) {}
 
-  Status run(std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
-    return reference::interpret(graph_, types_, args, symbols, outputs);
+  Status run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
+    return reference::interpret(*g_->graph, g_->types, args, symbols, outputs);
   }
 
+  // The specialized graph is shared with its entry; this counts what the
+  // kernel adds to it: the types it reads.
   size_t code_bytes() const override {
     size_t bytes = sizeof(*this);
-    for (const ir::Node& n : graph_.nodes) bytes += sizeof(n) + n.in.size() * sizeof(ir::Operand);
-    for (const ir::ValueType& t : types_) bytes += sizeof(t) + (t.shape.size() + t.aux.size()) * sizeof(sym::Expr);
+    for (const ir::ValueType& t : g_->types) bytes += sizeof(t) + (t.shape.size() + t.aux.size()) * sizeof(sym::Expr);
     return bytes;
   }
 
  private:
-  ir::Graph graph_;
-  std::vector<ir::ValueType> types_;
+  ir::SpecializedGraphPtr g_;
 };
 
 class ReferenceBackend final : public Backend {
@@ -42,10 +35,8 @@ class ReferenceBackend final : public Backend {
   std::string target() const override { return "reference-v1"; }
   bool specializes_layout() const override { return false; }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::Graph& graph, const sym::Specialization& spec) override {
-    sym::ShapeEnv env = sym::ShapeEnv::from_specialization(spec);
-    std::vector<ir::ValueType> types = SJ_TRY(ir::infer(graph, env, nullptr));
-    return std::unique_ptr<Kernel>(new ReferenceKernel(graph, std::move(types)));
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
+    return std::unique_ptr<Kernel>(new ReferenceKernel(graph));
   }
 };
 

@@ -38,7 +38,8 @@ sj_status to_c(Code code) {
     case Code::kUnsupported: return SJ_UNSUPPORTED;
     case Code::kRuntime: return SJ_RUNTIME_ERROR;
     case Code::kIo: return SJ_IO_ERROR;
-    case Code::kInternal: return SJ_INTERNAL;
+    case Code::kInternal:
+    case Code::kUseReference: return SJ_INTERNAL;  // the runtime consumes it; never seen here
   }
   return SJ_INTERNAL;
 }

@@ -1,22 +1,13 @@
 #include "jit/policy/config.h"
 
+#include "jit/policy/recompile_policy.h"
+
 #include <functional>
 #include <set>
 
 namespace shapejit::policy {
 
 using nlohmann::json;
-
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::kStartDynamic: return "start_dynamic";
-    case Mode::kStartStatic: return "start_static";
-    case Mode::kAlwaysStatic: return "always_static";
-    case Mode::kAlwaysDynamic: return "always_dynamic";
-    case Mode::kBucketed: return "bucketed";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -62,13 +53,13 @@ class Object {
     out = v->get<std::string>();
     return Status::ok();
   }
-  Status choice(const char* key, std::string& out, std::initializer_list<const char*> choices) {
+  Status choice(const char* key, std::string& out, const std::vector<std::string>& choices) {
     SJ_TRY(string(key, out));
-    for (const char* c : choices) {
+    for (const std::string& c : choices) {
       if (out == c) return Status::ok();
     }
     std::string list;
-    for (const char* c : choices) list += std::string(list.empty() ? "" : ", ") + c;
+    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
     return err(at(key), "\"" + out + "\" is not one of: " + list);
   }
   Status object(const char* key, const std::function<Status(Object&)>& fn) {
@@ -122,16 +113,15 @@ Status read_pairs(const json& j, const std::string& ptr, std::vector<std::pair<i
 }
 
 Status read_policy(Object& o, PolicyConfig& p) {
-  std::string mode = mode_name(p.mode);
-  SJ_TRY(o.choice("mode", mode, {"start_dynamic", "start_static", "always_static", "always_dynamic", "bucketed"}));
-  for (Mode m : {Mode::kStartDynamic, Mode::kStartStatic, Mode::kAlwaysStatic, Mode::kAlwaysDynamic, Mode::kBucketed}) {
-    if (mode == mode_name(m)) p.mode = m;
-  }
+  SJ_TRY(o.choice("mode", p.mode, mode_names()));
   SJ_TRY(o.integer("backoff_after", p.backoff_after, 1, 1'000'000));
   SJ_TRY(o.integer("cache_size_limit", p.cache_size_limit, 1, 1'000'000));
   std::string on_limit = p.on_limit == OnLimit::kDynamic ? "dynamic" : "eager";
   SJ_TRY(o.choice("on_limit", on_limit, {"dynamic", "eager"}));
   p.on_limit = on_limit == "dynamic" ? OnLimit::kDynamic : OnLimit::kEager;
+  std::string backed_off_int = p.backed_off_int == BackedOffInt::kGraphBreak ? "graph_break" : "recompile";
+  SJ_TRY(o.choice("backed_off_int", backed_off_int, {"graph_break", "recompile"}));
+  p.backed_off_int = backed_off_int == "graph_break" ? BackedOffInt::kGraphBreak : BackedOffInt::kRecompile;
   SJ_TRY(o.boolean("specialize_zero_one", p.specialize_zero_one));
   SJ_TRY(o.object("buckets", [&](Object& b) -> Status {
     SJ_TRY(b.choice("kind", p.buckets.kind, {"pow2"}));
@@ -213,10 +203,11 @@ json config_to_json(const Config& c) {
   }
   return {
       {"policy",
-       {{"mode", mode_name(c.policy.mode)},
+       {{"mode", c.policy.mode},
         {"backoff_after", c.policy.backoff_after},
         {"cache_size_limit", c.policy.cache_size_limit},
         {"on_limit", c.policy.on_limit == OnLimit::kDynamic ? "dynamic" : "eager"},
+        {"backed_off_int", c.policy.backed_off_int == BackedOffInt::kGraphBreak ? "graph_break" : "recompile"},
         {"specialize_zero_one", c.policy.specialize_zero_one},
         {"buckets", {{"kind", c.policy.buckets.kind}, {"min", c.policy.buckets.min}, {"max", c.policy.buckets.max}}},
         {"sites", sites}}},

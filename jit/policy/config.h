@@ -14,9 +14,12 @@
 
 namespace shapejit::policy {
 
-enum class Mode { kStartDynamic, kStartStatic, kAlwaysStatic, kAlwaysDynamic, kBucketed };
 enum class OnLimit { kDynamic, kEager };
-const char* mode_name(Mode m);
+// What guard_int does with a dim that has backed off.
+enum class BackedOffInt {
+  kGraphBreak,  // the interpreter runs that part itself (the seeds' design)
+  kRecompile,   // it still specializes: one entry per value, up to the limit (PyTorch)
+};
 
 struct Buckets {
   std::string kind = "pow2";
@@ -29,10 +32,11 @@ struct SitePins {
 };
 
 struct PolicyConfig {
-  Mode mode = Mode::kStartDynamic;
+  std::string mode = "start_dynamic";  // a registered mode (recompile_policy.h)
   int backoff_after = 2;
   int cache_size_limit = 8;
   OnLimit on_limit = OnLimit::kDynamic;
+  BackedOffInt backed_off_int = BackedOffInt::kGraphBreak;
   bool specialize_zero_one = true;
   Buckets buckets;
   std::map<std::string, SitePins> sites;

@@ -1,83 +1,92 @@
-// RecompilePolicy: one call site's per-dim state and the decisions that
-// follow from the config's mode.
+// RecompilePolicy: the one place that decides what a miss does.
 //
-// A dim is `dynamic`, `static` or `backed_off`. A recompile is attributed to
-// the dims whose specialization guards failed: those the interpreter needed
-// as ints (guard_int) and those the policy pinned for speed. A dim that has
-// caused `backoff_after` recompiles is backed off, and the recompile that
-// reaches the count is itself built backed off: its policy guards are
-// dropped (the kernel takes the dim at run time), a later guard_int on it is
-// a GraphBreak, and guard_bool still guards the predicate only.
+// The runtime explains a miss (which guards of the site's newest entry
+// failed, on which dims, with which origin), finds the stored traces whose
+// semantic guards still hold, and asks `decide`. The answer is one of:
+//   compile          specialize a trace into a new entry: a stored trace
+//                    (a policy-only miss: no retrace) or a fresh one;
+//   compile generic  the site reached its limit: one entry with every dim
+//                    dynamic, from a trace taken with every dim backed off;
+//   eager            run the call on the reference interpreter, no entry;
+//   graph break      the interpreter runs the call itself.
+// While the runtime traces, the policy answers what `guard_int` does with a
+// dim (`on_guard_int`); when it specializes a trace, the policy chooses the
+// free dims (`specialize`): static, dynamic, or a range bucket.
 //
-//   mode            first compile                  on a failing dim
-//   start_dynamic   dims dynamic; observed static  backed off after backoff_after
-//   start_static    all dims static                backed off after backoff_after
-//   always_static   all dims static                never backs off (one entry per shape)
-//   always_dynamic  all dims dynamic               guard_int is always a GraphBreak
-//   bucketed        dims in a pow2 range bucket    a new bucket is a new entry; observed
-//                                                  dims back off as in start_dynamic
-//
-// Pins from the config's `sites` override the mode for a dim: static pins
-// always specialize and never back off; dynamic pins never specialize, and a
-// guard_int on them is a GraphBreak (torch's mark_dynamic).
-//
-// Past `cache_size_limit` entries, `on_limit: dynamic` makes the site
-// generic (every dim backed off; one more, fully dynamic entry) and
-// `on_limit: eager` runs further misses on the reference interpreter.
+// A policy instance belongs to one call site and keeps that site's per-dim
+// state; the runtime calls it under the site's mutex. Modes are
+// implementations of this interface, named by the config's `policy.mode`:
+// the five built in (modes.cpp; DESIGN.md's table) and any a user registers
+// with `register_mode` before the config is read.
 #pragma once
 
-#include <map>
-#include <optional>
+#include <functional>
+#include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "guards/guard_set.h"
 #include "jit/policy/config.h"
 #include "jit/sym/shape_env.h"
+#include "jit/trace/tracer.h"
 
 namespace shapejit::policy {
 
 enum class DimState { kDynamic, kStatic, kBackedOff };
 
-struct MissReport {
-  std::vector<std::pair<int, int>> counted;     // dims the recompile is attributed to
-  std::vector<std::pair<int, int>> backed_off;  // dims that backed off on this miss
+using DimRef = std::pair<int, int>;  // (input, dim)
+
+// A stored trace whose semantic guards hold for the missing call.
+struct TraceCandidate {
+  int id;                                  // the runtime's handle for it
+  std::span<const Observation> observed;   // what the interpreter read while tracing it
+  bool generic;                            // traced with every dim backed off
+};
+
+// What the runtime knows about a miss.
+struct Miss {
+  bool first = true;                           // the site has no compiled entry yet
+  std::span<const guards::Failure> failures;   // the newest entry's failed guards
+  int entries = 0;                             // compiled entries, the generic one aside
+  bool has_generic = false;
+  std::span<const TraceCandidate> traces;      // newest first
+};
+
+struct Decision {
+  enum class Action : uint8_t { kCompile, kCompileGeneric, kEager, kGraphBreak };
+  Action action = Action::kCompile;
+  int trace = -1;     // the candidate to re-specialize; -1: trace again
+  std::string why;    // the log line's decision; kGraphBreak: the break's message
+  std::string warning;                 // a line for the log, once per condition
+  std::vector<DimRef> counted;         // dims the recompile is attributed to
+  std::vector<DimRef> backed_off;      // dims that backed off on this miss
 };
 
 class RecompilePolicy {
  public:
-  RecompilePolicy(const PolicyConfig& config, const std::string& site);
+  virtual ~RecompilePolicy() = default;
 
-  const PolicyConfig& config() const { return config_; }
-
-  // Attributes a recompile to the dims of the failed specialization guards.
-  MissReport on_miss(const std::vector<guards::Failure>& failures);
-  // Whether guard_int may specialize the dim; otherwise why not.
-  std::optional<std::string> may_specialize(int input, int dim) const;
-  // Applies the policy's choices to the free symbols of a trace's env:
-  // binds static ones to their hints, gives bucketed ones their range.
-  Status specialize(sym::ShapeEnv& env) const;
-
-  bool generic() const { return generic_; }
-  // The limit is reached: every dim backs off from now on.
-  void make_generic() { generic_ = true; }
-
-  DimState state(int input, int dim) const;
-  // The pow2 bucket that holds `v` (DESIGN.md: TensorRT profiles).
-  sym::Range bucket(int64_t v, int64_t lowest) const;
-
- private:
-  struct Dim {
-    int recompiles = 0;
-    bool backed_off = false;
-  };
-  bool pinned_static(int input, int dim) const;
-  bool pinned_dynamic(int input, int dim) const;
-
-  PolicyConfig config_;
-  SitePins pins_;
-  std::map<std::pair<int, int>, Dim> dims_;
-  bool generic_ = false;
+  // The decision for a miss; updates the site's per-dim state first.
+  virtual Decision decide(const Miss& miss) = 0;
+  // While tracing: whether guard_int specializes the dim or breaks the graph.
+  virtual IntUse on_guard_int(int input, int dim) const = 0;
+  // The policy's choices for the free symbols of a trace's env (bindings
+  // with origin kPolicy, ranges with origin kBucket). A generic entry's
+  // env gets none.
+  virtual Status specialize(sym::ShapeEnv& env, bool generic) const = 0;
+  virtual DimState state(int input, int dim) const = 0;
 };
+
+using PolicyFactory = std::function<std::unique_ptr<RecompilePolicy>(const PolicyConfig&, const std::string& site)>;
+
+// Makes `name` a valid `policy.mode`. An error when the name is taken.
+// Register before parsing the configs that name it.
+Status register_mode(const std::string& name, PolicyFactory make);
+bool has_mode(const std::string& name);
+std::vector<std::string> mode_names();  // sorted
+// The policy of one site under `config` (its mode must be registered).
+std::unique_ptr<RecompilePolicy> make_policy(const PolicyConfig& config, const std::string& site);
 
 }  // namespace shapejit::policy

@@ -1,16 +1,15 @@
 // CallSite: one traced function of the interpreter, its traces, its compiled
 // entries, and the dispatch between them (DESIGN.md, the life of a call).
 //
-// The hit path reads an immutable snapshot (GuardTree + entries) through one
-// atomic pointer: no lock, no allocation in the guards. A miss takes the
-// site's mutex, explains the miss, lets the policy attribute it, reuses a
-// trace whose semantic guards still hold (a policy-only miss) or retraces,
-// compiles through the cache, and publishes a new snapshot. A replaced
-// snapshot is retired and freed at a later publish that finds no reader
-// inside dispatch (a count of readers, raised before the snapshot pointer is
-// read): a concurrent reader never sees freed memory, and a site with
-// thousands of entries (a compile per shape) holds one snapshot, not one
-// per entry it ever had.
+// The hit path (call_site.cpp) reads an immutable snapshot (GuardTree +
+// entries) through one atomic pointer: no lock, no allocation in the guards.
+// A miss (miss.cpp) takes the site's mutex and runs one ordered pipeline:
+// explain, decide (the RecompilePolicy), trace or reuse, specialize,
+// compile, install, log. A replaced snapshot is retired and freed at a
+// later publish that finds no reader inside dispatch (a count of readers,
+// raised before the snapshot pointer is read): a concurrent reader never
+// sees freed memory, and a site with thousands of entries (a compile per
+// shape) holds one snapshot, not one per entry it ever had.
 #pragma once
 
 #include <atomic>
@@ -23,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/fallback.h"
 #include "cache/kernel_cache.h"
 #include "guards/guard_tree.h"
 #include "jit/policy/recompile_policy.h"
@@ -40,10 +39,9 @@ class TraceRecorder;
 // What a site shares with the rest of the Jit.
 struct Services {
   const policy::Config& config;
-  backends::Backend& backend;
-  backends::Backend& reference;  // the eager path
+  backends::WithFallback& backend;  // compiles, and the eager path's reference kernels
   cache::KernelCache& cache;
-  std::function<void(const std::string&)> log;  // recompile lines and warnings
+  backends::Log log;  // recompile lines and warnings
   TraceRecorder* recorder = nullptr;             // log.record
   const std::atomic<bool>& timing;               // collect dispatch and kernel times
   const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
@@ -89,25 +87,36 @@ class CallSite {
     const ir::Graph* graph = nullptr;
     std::span<const Observation> observed;
   };
+  // What one call brings: its arguments, how to trace it, its stream.
+  struct Call {
+    Args args;
+    const Source& source;
+    backends::RunContext ctx;
+  };
 
-  Status dispatch(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
-  Status dispatch_timed(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
-  Status miss(Args args, const Source& source, std::vector<ir::Tensor>& outputs);
+  // The hit path (call_site.cpp).
+  Status dispatch(const Call& call, std::vector<ir::Tensor>& outputs);
+  Status dispatch_timed(const Call& call, std::vector<ir::Tensor>& outputs);
   // `dims` and `flat`, from a flat lookup, give the symbols without reading
   // the arguments again.
-  Status run_entry(const Entry& e, Args args, std::vector<ir::Tensor>& outputs, const int64_t* dims = nullptr,
+  Status run_entry(const Entry& e, const Call& call, std::vector<ir::Tensor>& outputs, const int64_t* dims = nullptr,
                    const int32_t* flat = nullptr);
-  Expected<StoredTrace*> retrace(Args args, const Source& source);
-  StoredTrace* reusable_trace(Args args);
-  Expected<Entry*> compile_entry(StoredTrace& trace, Args args, bool generic);
-  Status run_eager(StoredTrace& trace, Args args, std::vector<ir::Tensor>& outputs);
+  void count_error(const Status& s);
+
+  // The miss path (miss.cpp); `seen` is the snapshot version the lookup read.
+  Status miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& outputs);
+  std::vector<policy::TraceCandidate> candidates(Args args) const;
+  StoredTrace* stored(int id);
+  Expected<StoredTrace*> trace(const Call& call, bool generic);
+  Expected<Entry*> compile(StoredTrace& trace, Args args, bool generic);
+  Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
+  void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);
   void install(std::unique_ptr<Entry> e);
   void install_break(const Tracer& tracer, const std::string& message);
-  void count_error(const Status& s);
 
   const std::string name_;
   Services services_;
-  policy::RecompilePolicy policy_;
+  std::unique_ptr<policy::RecompilePolicy> policy_;
 
   std::atomic<const Snapshot*> current_{nullptr};
   std::atomic<uint32_t> readers_{0};  // threads between reading current_ and leaving dispatch
@@ -120,11 +129,11 @@ class CallSite {
   std::vector<std::unique_ptr<Snapshot>> retired_;      // replaced, maybe still read
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::unique_ptr<StoredTrace>> traces_;
+  int next_trace_id_ = 0;
   uint64_t misses_ = 0;
   size_t break_entries_ = 0;
   const Entry* last_compiled_ = nullptr;  // what a miss is explained against
   bool has_generic_ = false;
-  bool warned_eager_ = false;
   SiteStats stats_;
 };
 

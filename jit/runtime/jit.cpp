@@ -37,6 +37,7 @@ Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
 
 Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config, std::unique_ptr<backends::Backend> backend) {
   if (!backend) return invalid("Jit::create: no backend");
+  if (!policy::has_mode(config.policy.mode)) return invalid("config: /policy/mode: \"" + config.policy.mode + "\" is not a registered mode");
   std::unique_ptr<Jit> jit(new Jit(config, std::move(backend)));
   if (!config.log.record.empty()) jit->recorder_ = SJ_TRY(TraceRecorder::open(config.log.record));
   return jit;
@@ -50,11 +51,8 @@ Expected<std::unique_ptr<Jit>> Jit::create(std::string_view config_json) {
 Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
     : config_(std::move(config)),
       backend_(std::move(backend)),
-      reference_(backends::make_reference_backend()),
       cache_(static_cast<size_t>(config_.cache.memory_mb) << 20),
-      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {
-  backend_->set_log(log_);
-}
+      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {}
 
 Jit::~Jit() {
   if (config_.log.stats.empty()) return;
@@ -62,10 +60,7 @@ Jit::~Jit() {
   if (out) out << stats_json().dump(2) << "\n";
 }
 
-void Jit::set_log(std::function<void(const std::string&)> sink) {
-  log_ = std::move(sink);
-  backend_->set_log(log_);
-}
+void Jit::set_log(std::function<void(const std::string&)> sink) { log_ = std::move(sink); }
 
 CallSite& Jit::site(std::string_view name) {
   // concurrent_unordered_map::find needs a key object; the common case (a
@@ -76,7 +71,7 @@ CallSite& Jit::site(std::string_view name) {
   std::lock_guard<std::mutex> lock(sites_mu_);
   it = sites_.find(key);
   if (it != sites_.end()) return *it->second;
-  Services services{config_, *backend_, *reference_, cache_,
+  Services services{config_, backend_, cache_,
                     [this](const std::string& line) { if (log_) log_(line); },
                     recorder_.get(), timing_, execute_};
   auto site = std::make_unique<CallSite>(key, std::move(services));

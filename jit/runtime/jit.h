@@ -58,7 +58,8 @@ class Jit {
   void set_execute(bool on) { execute_.store(on); }
 
   const policy::Config& config() const { return config_; }
-  backends::Backend& backend() { return *backend_; }
+  // The backend the config chose (the one that compiles; not its fallback).
+  backends::Backend& backend() { return backend_.primary(); }
   cache::CacheStats cache_stats() const { return cache_.stats(); }
   // Totals and per-site counts (see tools/shapejit replay --json).
   nlohmann::json stats_json() const;
@@ -67,8 +68,7 @@ class Jit {
   Jit(policy::Config config, std::unique_ptr<backends::Backend> backend);
 
   policy::Config config_;
-  std::unique_ptr<backends::Backend> backend_;
-  std::unique_ptr<backends::Backend> reference_;
+  backends::WithFallback backend_;
   cache::KernelCache cache_;
   std::unique_ptr<TraceRecorder> recorder_;
   std::atomic<bool> timing_{false};

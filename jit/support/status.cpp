@@ -11,6 +11,7 @@ const char* code_name(Code code) {
     case Code::kRuntime: return "runtime error";
     case Code::kIo: return "i/o error";
     case Code::kInternal: return "internal error";
+    case Code::kUseReference: return "use the reference";
   }
   return "unknown";
 }

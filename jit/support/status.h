@@ -27,6 +27,8 @@ enum class Code {
   kRuntime,          // a failure while running a kernel (index out of range)
   kIo,               // files
   kInternal,         // a bug in shapejit, reported rather than crashing
+  kUseReference,     // a kernel cannot finish this call: its reference fallback runs it
+                     // (backends/fallback.h; never leaves the runtime)
 };
 
 const char* code_name(Code code);
@@ -72,6 +74,9 @@ inline Status unsupported(std::string message) { return Status(Code::kUnsupporte
 inline Status graph_break(std::string message) { return Status(Code::kGraphBreak, std::move(message)); }
 inline Status runtime_error(std::string message) { return Status(Code::kRuntime, std::move(message)); }
 inline Status internal_error(std::string message) { return Status(Code::kInternal, std::move(message)); }
+// `why` empty: an expected detour (a failed runtime check the reference
+// reports in its words); else a warning for the log.
+inline Status use_reference(std::string why = {}) { return Status(Code::kUseReference, std::move(why)); }
 
 template <typename T>
 class [[nodiscard]] Expected {

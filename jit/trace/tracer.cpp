@@ -94,12 +94,12 @@ Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
   if (auto c = e.as_const()) return *c;
   for (int id : sym::symbols_of(e)) {
     const sym::Symbol& s = env_.symbols()[id];
-    std::optional<std::string> reason;
-    if (s.unbacked) reason = "the value of " + env_.str(e) + " depends on data";
-    else if (options_.may_specialize) reason = options_.may_specialize(s.input, s.dim);
-    if (reason) {
+    IntUse use = IntUse::specialize();
+    if (s.unbacked) use = IntUse::break_graph("the value of " + env_.str(e) + " depends on data");
+    else if (options_.on_guard_int) use = options_.on_guard_int(s.input, s.dim);
+    if (use.graph_break) {
       broke_ = true;
-      return graph_break("trace: " + *reason);
+      return graph_break("trace: " + use.why);
     }
   }
   int64_t value = env_.hint(e).value();

@@ -41,11 +41,19 @@ struct Observation {
   int64_t value = 0;   // when !as_int
 };
 
+// What guard_int does with an input dim: specialize it, or raise a
+// GraphBreak whose message says why (the interpreter runs that part itself).
+struct IntUse {
+  bool graph_break = false;
+  std::string why;
+  static IntUse specialize() { return {}; }
+  static IntUse break_graph(std::string why) { return {true, std::move(why)}; }
+};
+
 struct TraceOptions {
   bool specialize_zero_one = true;
-  // Whether guard_int may specialize input `input`'s dim `dim`; when it may
-  // not, the reason (it becomes the GraphBreak's message).
-  std::function<std::optional<std::string>(int input, int dim)> may_specialize;
+  // The recompile policy's answer for input `input`'s dim `dim`; unset: specialize.
+  std::function<IntUse(int input, int dim)> on_guard_int;
 };
 
 // A finished trace: the graph, the env with every decision, the types.

@@ -40,7 +40,8 @@ Expected<gpu::CudaSource> source_for(const Case& c, bool specialize) {
   env.set_contiguous(std::vector<bool>(g.inputs.size(), true));
   loops::LowerOptions options;
   options.tile = 0;
-  loops::Program p = SJ_TRY(loops::lower(g, env.specialization(), options));
+  ir::SpecializedGraphPtr sg = SJ_TRY(ir::specialize(g, env.specialization()));
+  loops::Program p = SJ_TRY(loops::lower(*sg, options));
   return gpu::emit_cuda(p);
 }
 

@@ -405,10 +405,11 @@ TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
   ir::ShapeHints hints = {{100}};
   ASSERT_TRUE(ir::infer(g, env, &hints).is_ok());
   env.set_contiguous({true});
-  sym::Specialization spec = env.specialization();
+  auto specialized = ir::specialize(g, env.specialization());
+  ASSERT_TRUE(specialized.is_ok()) << specialized.status().to_string();
   auto cycles = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      auto k = (*backend)->compile(g, spec);
+      auto k = (*backend)->compile(*specialized);
       ASSERT_TRUE(k.is_ok()) << k.status().to_string();
       ASSERT_GT((*k)->code_bytes(), 0u);
     }

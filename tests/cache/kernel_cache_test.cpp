@@ -8,10 +8,9 @@
 namespace shapejit::cache {
 namespace {
 
-class SizedKernel final : public backends::Kernel {
+class SizedKernel final : public Artifact {
  public:
   explicit SizedKernel(size_t bytes) : bytes_(bytes) {}
-  Status run(std::span<const DLTensor* const>, std::span<int64_t>, std::span<ir::Tensor>) override { return Status::ok(); }
   size_t code_bytes() const override { return bytes_; }
 
  private:
@@ -21,9 +20,9 @@ class SizedKernel final : public backends::Kernel {
 Hash128 key(uint64_t i) { return Hasher().add(i).finish(); }
 
 KernelCache::Compile make(size_t bytes, std::atomic<int>* count = nullptr) {
-  return [=]() -> Expected<std::unique_ptr<backends::Kernel>> {
+  return [=]() -> Expected<std::unique_ptr<Artifact>> {
     if (count) ++*count;
-    return std::unique_ptr<backends::Kernel>(new SizedKernel(bytes));
+    return std::unique_ptr<Artifact>(new SizedKernel(bytes));
   };
 }
 
@@ -50,7 +49,7 @@ TEST(KernelCache, EvictsTheLeastRecentlyUsedWithinTheByteBound) {
   EXPECT_EQ(cache.stats().evictions, 1u);
   EXPECT_LE(cache.stats().bytes, 300u);
   // A kernel still in use outlives its eviction.
-  std::shared_ptr<backends::Kernel> held = *four;
+  std::shared_ptr<Artifact> held = *four;
   for (uint64_t i = 10; i < 20; ++i) ASSERT_TRUE(cache.get_or_compile(key(i), make(100)).is_ok());
   EXPECT_EQ(cache.find(key(4)), nullptr);
   EXPECT_EQ(held->code_bytes(), 100u);
@@ -58,7 +57,7 @@ TEST(KernelCache, EvictsTheLeastRecentlyUsedWithinTheByteBound) {
 
 TEST(KernelCache, FailuresAreReportedAndNotCached) {
   KernelCache cache(1 << 20);
-  auto bad = cache.get_or_compile(key(1), []() -> Expected<std::unique_ptr<backends::Kernel>> { return unsupported("nope"); });
+  auto bad = cache.get_or_compile(key(1), []() -> Expected<std::unique_ptr<Artifact>> { return unsupported("nope"); });
   EXPECT_FALSE(bad.is_ok());
   EXPECT_EQ(bad.status().message(), "nope");
   auto good = cache.get_or_compile(key(1), make(10));
@@ -67,7 +66,7 @@ TEST(KernelCache, FailuresAreReportedAndNotCached) {
 
 TEST(KernelCache, ACompileThatThrowsIsAnErrorNotAHang) {
   KernelCache cache(1 << 20);
-  auto thrown = cache.get_or_compile(key(3), []() -> Expected<std::unique_ptr<backends::Kernel>> { throw std::bad_alloc(); });
+  auto thrown = cache.get_or_compile(key(3), []() -> Expected<std::unique_ptr<Artifact>> { throw std::bad_alloc(); });
   ASSERT_FALSE(thrown.is_ok());
   EXPECT_NE(thrown.status().message().find("out of memory"), std::string::npos);
   EXPECT_TRUE(cache.get_or_compile(key(3), make(10)).is_ok());  // the key is free again
@@ -76,13 +75,13 @@ TEST(KernelCache, ACompileThatThrowsIsAnErrorNotAHang) {
 TEST(KernelCache, ConcurrentMissesOnOneKeyCompileOnce) {
   KernelCache cache(1 << 20);
   std::atomic<int> compiles{0};
-  auto slow = [&]() -> Expected<std::unique_ptr<backends::Kernel>> {
+  auto slow = [&]() -> Expected<std::unique_ptr<Artifact>> {
     ++compiles;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    return std::unique_ptr<backends::Kernel>(new SizedKernel(10));
+    return std::unique_ptr<Artifact>(new SizedKernel(10));
   };
   std::vector<std::thread> threads;
-  std::vector<backends::Kernel*> got(8);
+  std::vector<Artifact*> got(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       auto k = cache.get_or_compile(key(7), slow);

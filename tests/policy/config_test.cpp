@@ -14,7 +14,7 @@ std::string error_of(const std::string& text) {
 TEST(Config, EmptyDocumentGivesTheDefaults) {
   auto c = parse_config("{}");
   ASSERT_TRUE(c.is_ok());
-  EXPECT_EQ(c->policy.mode, Mode::kStartDynamic);
+  EXPECT_EQ(c->policy.mode, "start_dynamic");
   EXPECT_EQ(c->policy.backoff_after, 2);
   EXPECT_EQ(c->policy.cache_size_limit, 8);
   EXPECT_EQ(c->policy.on_limit, OnLimit::kDynamic);
@@ -37,7 +37,7 @@ TEST(Config, ReadsEveryKeyOfTheDesignExample) {
     "cache": {"memory_mb": 64, "disk": {"path": "/tmp/x", "max_mb": 10}, "remote": {"redis": "redis://127.0.0.1:6379"}},
     "log": {"recompiles": false, "stats": "s.json", "record": "t.jsonl"}})");
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  EXPECT_EQ(c->policy.mode, Mode::kBucketed);
+  EXPECT_EQ(c->policy.mode, "bucketed");
   EXPECT_EQ(c->policy.on_limit, OnLimit::kEager);
   EXPECT_EQ(c->policy.sites.at("encoder").static_dims, (std::vector<std::pair<int, int>>{{0, 1}}));
   EXPECT_EQ(c->policy.sites.at("encoder").dynamic_dims, (std::vector<std::pair<int, int>>{{0, 0}}));
@@ -51,7 +51,7 @@ TEST(Config, ReadsEveryKeyOfTheDesignExample) {
 }
 
 TEST(Config, ErrorsNameTheJsonPointer) {
-  EXPECT_NE(error_of(R"({"policy": {"mode": "sometimes"}})").find("/policy/mode: \"sometimes\" is not one of: start_dynamic"), std::string::npos);
+  EXPECT_NE(error_of(R"({"policy": {"mode": "sometimes"}})").find("/policy/mode: \"sometimes\" is not one of: always_dynamic, always_static, bucketed, start_dynamic, start_static"), std::string::npos);
   EXPECT_NE(error_of(R"({"policy": {"cache_size_limit": -1}})").find("/policy/cache_size_limit: must be in [1,"), std::string::npos);
   EXPECT_NE(error_of(R"({"policy": {"backoff_after": "2"}})").find("/policy/backoff_after: expected an integer, got string"), std::string::npos);
   EXPECT_NE(error_of(R"({"policy": {"modee": "x"}})").find("/policy/modee: unknown key"), std::string::npos);

@@ -80,8 +80,7 @@ class LayoutSensitive final : public backends::Backend {
  public:
   const char* name() const override { return "layout-sensitive"; }
   std::string target() const override { return "test"; }
-  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::Graph& g, const sym::Specialization& s) override {
-    return inner_->compile(g, s);
+  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr& g) override { return inner_->compile(g);
   }
 
  private:

@@ -133,7 +133,7 @@ TEST(Replay, GraphBreaksAreChargedTheInterpretersTime) {
   for (int n : {4, 5, 6, 7, 6}) text += "{\"kind\": \"call\", \"site\": \"s\", \"inputs\": [{\"dtype\": \"f32\", \"shape\": [" + std::to_string(n) + "]}]}\n";
   const std::string path = write_temp("needs_int.jsonl", text);
   policy::Config tvm;
-  tvm.policy.mode = policy::Mode::kAlwaysDynamic;
+  tvm.policy.mode = "always_dynamic";
   policy::Config dflt;
   std::vector<ReplayResult> r = replay_file(path, {{"tvm", tvm}, {"default", dflt}}, /*execute=*/true);
   ASSERT_EQ(r.size(), 2u);

@@ -19,7 +19,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono
 // interpreter, allowed every specialization, compiling nothing.
 policy::Config interpreter_config() {
   policy::Config c;
-  c.policy.mode = policy::Mode::kAlwaysStatic;
+  c.policy.mode = "always_static";
   c.policy.cache_size_limit = 1'000'000;
   c.compile.backend = "reference";
   c.log.recompiles = false;

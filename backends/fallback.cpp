@@ -1,0 +1,55 @@
+#include "backends/fallback.h"
+
+#include <cstring>
+
+namespace shapejit::backends {
+
+namespace {
+
+class FallbackKernel final : public Kernel {
+ public:
+  // `primary` null: the backend could not compile the graph, for `reason`.
+  FallbackKernel(std::unique_ptr<Kernel> primary, std::unique_ptr<Kernel> reference, std::string reason)
+      : primary_(std::move(primary)), reference_(std::move(reference)), reason_(std::move(reason)) {}
+
+  Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override {
+    if (!primary_) return reference_->run(ctx, args, symbols, outputs);
+    Status s = primary_->run(ctx, args, symbols, outputs);
+    if (s.code() != Code::kUseReference) return s;
+    const std::string why = s.message();
+    if (!why.empty()) ctx.warn("shapejit: " + why + "; the call runs on the reference interpreter");
+    Status r = reference_->run(ctx, args, symbols, outputs);
+    if (!r.is_ok() && !why.empty()) return r.with_context(why + "; and on the reference interpreter");
+    return r;
+  }
+  size_t code_bytes() const override { return (primary_ ? primary_->code_bytes() : 0) + reference_->code_bytes() + sizeof(*this); }
+  const std::string& fallback_reason() const override { return reason_; }
+
+ private:
+  std::unique_ptr<Kernel> primary_;
+  std::unique_ptr<Kernel> reference_;
+  std::string reason_;
+};
+
+}  // namespace
+
+WithFallback::WithFallback(std::unique_ptr<Backend> primary)
+    : primary_(std::move(primary)),
+      reference_(make_reference_backend()),
+      primary_is_reference_(std::strcmp(primary_->name(), reference_->name()) == 0) {}
+
+Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::SpecializedGraphPtr& graph) {
+  return primary_->from_host(SJ_TRY(reference_->compile(graph)));
+}
+
+Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) {
+  if (primary_is_reference_) return primary_->compile(graph);
+  auto compiled = primary_->compile(graph);
+  std::unique_ptr<Kernel> reference = SJ_TRY(compile_reference(graph));
+  if (!compiled.is_ok()) {
+    return std::unique_ptr<Kernel>(new FallbackKernel(nullptr, std::move(reference), compiled.status().message()));
+  }
+  return std::unique_ptr<Kernel>(new FallbackKernel(std::move(compiled).value(), std::move(reference), {}));
+}
+
+}  // namespace shapejit::backends
