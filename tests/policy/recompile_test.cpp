@@ -3,6 +3,9 @@
 // and the reasons.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "tests/test_util.h"
 
 namespace shapejit {
@@ -319,6 +322,129 @@ TEST(Recompile, BroadcastEqualityIsGuarded) {
   q.add(testing::zeros(ir::DType::kF32, {1}));
   ASSERT_TRUE(jit->call("mul", q.args(), site.fn, out).is_ok());
   EXPECT_EQ(out[0].shape(), std::vector<int64_t>{4});
+}
+
+
+// ---- PyTorch's recompiles, reproduced by bench/policies/dynamo.json ----
+// (the counts are real torch.compile 2.15's on the same sequences:
+// bench/peers/torch_recompiles.py)
+
+std::string dynamo_config() {
+  std::ifstream f(std::string(SHAPEJIT_SOURCE_DIR) + "/bench/policies/dynamo.json");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// x @ W, W a [3, 2] parameter: the call passes x and W.
+struct MatmulWeight {
+  TraceFn fn = [](Tracer& t) -> Status { return t.output(SJ_TRY(t.op(ir::Op::kMatmul, {t.input(0), t.input(1)}))); };
+};
+
+TEST(Recompile, DynamoLeavingASizeOneEntryIsAChange) {
+  auto jit = make_jit(dynamo_config());
+  MatmulWeight site;
+  for (int64_t n : {1, 10, 11, 15, 15}) {
+    ArgPack p;
+    p.add(testing::zeros(ir::DType::kF32, {n, 3}));
+    p.add(testing::zeros(ir::DType::kF32, {3, 2}));
+    std::vector<ir::Tensor> out;
+    ASSERT_TRUE(jit->call("mm", p.args(), site.fn, out).is_ok());
+  }
+  // size 1 static; 10 marks the dim dynamic at once (torch: 2 compiles).
+  EXPECT_EQ(compiles(*jit, "mm"), 2u);
+  EXPECT_EQ(jit->site("mm").dim_state(0, 0), policy::DimState::kBackedOff);
+}
+
+TEST(Recompile, DynamoSizeOneKeepsItsEntry) {
+  auto jit = make_jit(dynamo_config());
+  MulSite site;
+  for (int64_t n : {1, 5, 6, 1}) ASSERT_TRUE(call_mul(*jit, site, n).is_ok());
+  EXPECT_EQ(compiles(*jit), 2u);  // torch: 2
+}
+
+// for i in range(x.shape[0]): the interpreter needs the int.
+struct RangeLoop {
+  TraceFn fn = [](Tracer& t) -> Status {
+    auto x = t.input(0);
+    const int64_t n = SJ_TRY(t.guard_int(SJ_TRY(t.size(x, 0)), "range(x.shape[0])"));
+    auto y = x;
+    for (int64_t i = 0; i < n; ++i) y = SJ_TRY(t.op(ir::Op::kAdd, {y, 1.0}));
+    return t.output(y);
+  };
+};
+
+Status call_range(Jit& jit, RangeLoop& site, int64_t n) {
+  ArgPack p;
+  p.add(testing::zeros(ir::DType::kF32, {n, 2}));
+  std::vector<ir::Tensor> out;
+  return jit.call("loop", p.args(), site.fn, out);
+}
+
+TEST(Recompile, DynamoRecompilesPerValueWhereTheIntIsNeeded) {
+  auto jit = make_jit(dynamo_config());
+  RangeLoop site;
+  for (int64_t n : {4, 5, 6, 7, 8}) ASSERT_TRUE(call_range(*jit, site, n).is_ok()) << n;
+  EXPECT_EQ(compiles(*jit, "loop"), 5u);  // torch: 5
+  auto stats = jit->stats_json()["sites"]["loop"];
+  EXPECT_EQ(stats["graph_breaks"], 0u);
+}
+
+TEST(Recompile, BackedOffIntGraphBreaksByDefault) {
+  auto jit = make_jit(config_with(R"({"mode": "start_static", "backoff_after": 1})"));
+  RangeLoop site;
+  ASSERT_TRUE(call_range(*jit, site, 4).is_ok());
+  for (int64_t n : {5, 6, 7, 8}) EXPECT_EQ(call_range(*jit, site, n).code(), Code::kGraphBreak) << n;
+  auto stats = jit->stats_json()["sites"]["loop"];
+  EXPECT_EQ(stats["compiles"], 1u);
+  EXPECT_EQ(stats["graph_breaks"], 4u);
+}
+
+TEST(Recompile, RecompilingIntsStopAtTheLimit) {
+  // Past the limit the generic entry cannot take a dim the code needs as an
+  // int: those calls break (torch runs the frame eagerly past its limit).
+  auto jit = make_jit(config_with(R"({"mode": "start_static", "backoff_after": 1, "cache_size_limit": 3, "backed_off_int": "recompile"})"));
+  RangeLoop site;
+  for (int64_t n : {4, 5, 6}) ASSERT_TRUE(call_range(*jit, site, n).is_ok()) << n;
+  for (int64_t n : {7, 8}) EXPECT_EQ(call_range(*jit, site, n).code(), Code::kGraphBreak) << n;
+  EXPECT_EQ(compiles(*jit, "loop"), 3u);
+  ASSERT_TRUE(call_range(*jit, site, 5).is_ok());  // earlier entries still hit
+}
+
+// ---- a mode of the user's ----
+
+// Compiles the first two shapes of a site, then runs the rest eagerly.
+class TwoThenEager final : public policy::RecompilePolicy {
+ public:
+  policy::Decision decide(const policy::Miss& miss) override {
+    policy::Decision d;
+    d.action = miss.entries < 2 ? policy::Decision::Action::kCompile : policy::Decision::Action::kEager;
+    d.trace = miss.traces.empty() ? -1 : miss.traces.front().id;
+    d.why = "two then eager";
+    return d;
+  }
+  IntUse on_guard_int(int, int) const override { return IntUse::specialize(); }
+  Status specialize(sym::ShapeEnv& env, bool) const override {
+    for (size_t id = 0; id < env.symbols().size(); ++id) {
+      const sym::Symbol& s = env.symbols()[id];
+      if (!s.unbacked && !s.binding) SJ_TRY(env.bind(static_cast<int>(id), sym::Expr(*s.hint), sym::Origin::kPolicy));
+    }
+    return Status::ok();
+  }
+  policy::DimState state(int, int) const override { return policy::DimState::kStatic; }
+};
+
+TEST(Recompile, AUserModeIsChosenFromTheConfig) {
+  ASSERT_TRUE(policy::register_mode("two_then_eager", [](const policy::PolicyConfig&, const std::string&) {
+                return std::make_unique<TwoThenEager>();
+              }).is_ok());
+  EXPECT_EQ(policy::register_mode("two_then_eager", nullptr).code(), Code::kInvalidArgument);
+  auto jit = make_jit(config_with(R"({"mode": "two_then_eager"})"));
+  MulSite site;
+  for (int64_t n : {4, 5, 6, 7, 4}) ASSERT_TRUE(call_mul(*jit, site, n).is_ok());
+  auto stats = jit->stats_json()["sites"]["mul"];
+  EXPECT_EQ(stats["compiles"], 2u);
+  EXPECT_EQ(stats["eager_calls"], 2u);
+  EXPECT_EQ(stats["hits"], 1u);
+  EXPECT_EQ(site.traces, 1);  // every miss reused the one trace
 }
 
 }  // namespace
