@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Each layer sees only its own folders and the layers below it (the
+# include trees under BUILD/layers): an include that runs the wrong way
+# must not compile. For each layer, a header of its own layer compiles (the
+# control) and a header of a layer above it is not found.
+#   layers_test.sh CXX BUILD_DIR
+set -euo pipefail
+cxx=$1 layers=$2/layers
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# check LAYER "LOWER LAYERS" OWN_HEADER FORBIDDEN_HEADER
+check() {
+  local layer=$1 below=$2 own=$3 forbidden=$4 flags=()
+  for l in $layer $below; do flags+=(-I "$layers/shapejit_$l"); done
+  printf '#include "%s"\n' "$own" > "$work/own.cpp"
+  printf '#include "%s"\n' "$forbidden" > "$work/bad.cpp"
+  if ! "$cxx" -std=gnu++20 -E -o /dev/null "${flags[@]}" "$work/own.cpp" 2> "$work/own.log"; then
+    echo "layers: $layer cannot include its own $own:"; cat "$work/own.log"; exit 1
+  fi
+  if "$cxx" -std=gnu++20 -E -o /dev/null "${flags[@]}" "$work/bad.cpp" 2> "$work/bad.log"; then
+    echo "layers: $layer can include $forbidden, a layer above it"; exit 1
+  fi
+  grep -q "No such file" "$work/bad.log" || { echo "layers: $layer including $forbidden failed for another reason:"; cat "$work/bad.log"; exit 1; }
+  echo "ok: $layer sees $own, not $forbidden"
+}
+check sym "support" jit/sym/shape_env.h jit/ir/graph.h
+check ir "sym support" jit/ir/specialize.h jit/trace/tracer.h
+check guards "ir sym support" guards/guard_tree.h backends/backend.h
+check cache "support" cache/kernel_cache.h backends/backend.h
+check trace "ir sym support" jit/trace/trace_file.h jit/policy/config.h
+check policy "trace guards ir sym support" jit/policy/backoff_policy.h backends/backend.h
+check backends "cache ir sym support" backends/fallback.h jit/policy/recompile_policy.h
+check backends "cache ir sym support" backends/loops/lower.h guards/guard_set.h
+check runtime "policy backends trace guards cache ir sym support" jit/runtime/jit.h jit/capi/shapejit.h
