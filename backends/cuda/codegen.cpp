@@ -71,7 +71,7 @@ AccForm acc_form(const loops::Reduction& r) {
 
 class Emitter {
  public:
-  explicit Emitter(const loops::Program& p)
+  explicit Emitter(const loops::LoopProgram& p)
       : p_(p), nparams_(p.num_graph_symbols + static_cast<int>(p.params.size())) {}
 
   Expected<CudaSource> run();
@@ -102,7 +102,7 @@ class Emitter {
   void split_kernels(const loops::LoopStep& st, const std::string& name);
   std::string quad_path(const loops::LoopStep& st, const Phase& ph) const;
 
-  const loops::Program& p_;
+  const loops::LoopProgram& p_;
   const int nparams_;
   std::string out_;
   const loops::LoopStep* step_ = nullptr;  // the step being emitted
@@ -502,6 +502,6 @@ Expected<CudaSource> Emitter::run() {
 
 }  // namespace
 
-Expected<CudaSource> emit_cuda(const loops::Program& p) { return Emitter(p).run(); }
+Expected<CudaSource> emit_cuda(const loops::LoopProgram& p) { return Emitter(p).run(); }
 
 }  // namespace shapejit::backends::gpu

@@ -3,7 +3,7 @@
 // Every kernel takes one parameter, `Args`, by value:
 //   struct Args { char* b[NB]; i64 s[NS]; int* err; i64 rows; i64 splits; sj_slot* ws; };
 // `b` holds every buffer's device address (inputs, outputs, temps, in
-// Program order); `s` the graph's symbols, then the strided inputs' strides
+// LoopProgram order); `s` the graph's symbols, then the strided inputs' strides
 // (the dynamic symbols: specialized ones are constants in the source); `err`
 // a flag the kernel sets when a runtime check fails; `rows` the step's outer
 // iterations; `splits` and `ws` the split reduction's parts and partials
@@ -45,12 +45,12 @@ struct StepPlan {
 
 struct CudaSource {
   std::string code;
-  std::vector<StepPlan> steps;  // one per Program step
+  std::vector<StepPlan> steps;  // one per LoopProgram step
   int num_buffers = 0, num_symbols = 0;
 };
 
 // The CUDA C for a program: the prelude, then its kernels (extern "C").
-Expected<CudaSource> emit_cuda(const loops::Program& p);
+Expected<CudaSource> emit_cuda(const loops::LoopProgram& p);
 
 // Bytes of the Args struct for a program: the kernel parameter.
 inline size_t args_bytes(const CudaSource& s) { return 8 * static_cast<size_t>(s.num_buffers + s.num_symbols + 4); }

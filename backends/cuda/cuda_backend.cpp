@@ -34,7 +34,7 @@ namespace shapejit::backends {
 namespace gpu {
 namespace {
 
-using loops::Program;
+using loops::LoopProgram;
 using sym::Expr;
 
 // Freed blocks each stream's pool keeps for reuse.
@@ -150,7 +150,7 @@ struct StepFns {
 
 class CudaKernel final : public Kernel {
  public:
-  CudaKernel(std::shared_ptr<Shared> sh, Program p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
+  CudaKernel(std::shared_ptr<Shared> sh, LoopProgram p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
       : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)) {
     for (const loops::Step& s : p_.steps) may_fail_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
   }
@@ -180,7 +180,7 @@ class CudaKernel final : public Kernel {
                     bool& failed_check);
 
   std::shared_ptr<Shared> sh_;
-  Program p_;
+  LoopProgram p_;
   CudaSource src_;
   std::string image_;
   CUmodule module_;
@@ -192,7 +192,7 @@ Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> a
   const CUstream s = static_cast<CUstream>(ctx.stream);
   SJ_TRY(sh_->dev->bind());
   const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
-  for (const Program::EmptyCheck& c : p_.empty_checks) {
+  for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
   bool failed_check = false;
@@ -360,7 +360,7 @@ class CudaBackend final : public Backend {
     loops::LowerOptions options;
     options.blas = sh_->blas != nullptr;
     options.tile = 0;  // the grid spreads the loop
-    Program p = SJ_TRY(loops::lower(*graph, options));
+    LoopProgram p = SJ_TRY(loops::lower(*graph, options));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");
     std::string image = SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));

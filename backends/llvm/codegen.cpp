@@ -1,98 +1,14 @@
 #include "backends/llvm/codegen.h"
-#include "backends/llvm/fast_math.h"
 
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <functional>
-#include <limits>
-#include <unordered_map>
+#include "backends/llvm/emitter.h"
 
 namespace shapejit::backends::cpu {
-
-extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
-  uint64_t result = 1, b = static_cast<uint64_t>(base);
-  for (auto e = static_cast<uint64_t>(exp); e; e >>= 1) {
-    if (e & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(result);
-}
-
-namespace {
-
-using ir::DType;
-using ir::Op;
-using loops::Combine;
-using loops::Inst;
-using loops::InstKind;
-using sym::Expr;
-using sym::Kind;
-
-class StepEmitter {
- public:
-  StepEmitter(const loops::Program& p, llvm::Module& m)
-      : p_(p), m_(m), ctx_(m.getContext()), b_(ctx_), i64_(b_.getInt64Ty()), i32_(b_.getInt32Ty()) {}
-
-  Status emit(const loops::LoopStep& step, const std::string& name);
-
- private:
-  // Types.
-  llvm::Type* reg_type(DType t) {
-    switch (t) {
-      case DType::kF32: return b_.getFloatTy();
-      case DType::kF64: return b_.getDoubleTy();
-      case DType::kI32: return i32_;
-      case DType::kI64: return i64_;
-      case DType::kBool: return b_.getInt1Ty();
-    }
-    return i64_;
-  }
-  llvm::Type* mem_type(DType t) { return t == DType::kBool ? b_.getInt8Ty() : reg_type(t); }
-
-  // Index arithmetic.
-  bool nonneg(Expr e) const { return loops::is_nonnegative(p_, e); }
-  llvm::Value* expr(Expr e);
-  llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
-
-  // Loops: runs body(i) for i in [begin, end).
-  void loop(llvm::Value* begin, llvm::Value* end, const std::function<void(llvm::Value*)>& body);
-  void nest(const std::vector<int>& vars, const std::vector<Expr>& extents, size_t d, const std::function<void()>& body);
-
-  // Values.
-  llvm::Value* load(int buffer, Expr offset, DType dt);
-  void store(int buffer, Expr offset, llvm::Value* v, DType dt);
-  void disjoint(llvm::Instruction* access, int buffer);
-  llvm::Value* convert(llvm::Value* v, DType from, DType to);
-  llvm::Value* op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph);
-  llvm::Value* math(const char* f32, const char* f64, llvm::Value* x);
-  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
-  llvm::Value* is_nan(llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
-  void fail_if(llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }
-  std::vector<llvm::Value*> body(const loops::Phase& ph);
-  void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals);
-  llvm::Constant* reduction_init(Combine c, DType dt);
-
-  const loops::Program& p_;
-  llvm::Module& m_;
-  llvm::LLVMContext& ctx_;
-  llvm::IRBuilder<> b_;
-  llvm::Type *i64_, *i32_;
-  llvm::Function* fn_ = nullptr;
-  llvm::Value* err_ = nullptr;
-  std::vector<llvm::Value*> bufs_;
-  std::vector<llvm::Metadata*> scopes_;  // per buffer
-  std::vector<llvm::MDNode*> others_;    // per buffer: every other buffer's scope
-  std::unordered_map<int, llvm::Value*> syms_;
-  // Per phase, per reduction: the accumulator slots (value, argmax index)
-  // and, once the phase ran, their values.
-  std::vector<std::vector<std::pair<llvm::Value*, llvm::Value*>>> slots_, accs_;
-};
 
 // Python's floor division and modulo; x // 0 and x % 0 are 0 (never observed:
 // divisors come from sizes that are non-zero wherever the code runs).
@@ -211,147 +127,18 @@ llvm::Value* StepEmitter::convert(llvm::Value* v, DType from, DType to) {
   return b_.CreateSExtOrTrunc(v, t);
 }
 
-llvm::Value* StepEmitter::intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
 
-// A libm function, declared as the C library has it; no errno is read.
-llvm::Value* StepEmitter::math(const char* f32, const char* f64, llvm::Value* x) {
-  bool single = x->getType()->isFloatTy();
-  llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
-  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-    fn->setDoesNotAccessMemory();
-    fn->setDoesNotThrow();
-    fn->setWillReturn();
-  }
-  return b_.CreateCall(f, {x});
-}
 
 llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph) {
-  auto arg = [&](size_t i) { return vals[inst.args[i]]; };
-  auto arg_dt = [&](size_t i) { return ph.body[inst.args[i]].dtype; };
-  const DType dt = inst.dtype;
-  llvm::Type* t = reg_type(dt);
-  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
-  const bool fl = ir::is_float(dt);
-  switch (inst.op) {
-    case Op::kCast: return convert(arg(0), arg_dt(0), dt);
-    case Op::kNot: return b_.CreateNot(arg(0));
-    case Op::kNeg: return fl ? b_.CreateFNeg(arg(0)) : b_.CreateNeg(arg(0));
-    case Op::kAbs: {
-      if (fl) return intrinsic(llvm::Intrinsic::fabs, arg(0));
-      llvm::Value* x = arg(0);
-      return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
-    }
-    case Op::kRelu: {
-      llvm::Value* x = arg(0);
-      llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0));
-      return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
-    }
-    // libm calls, not intrinsics: the vectorizer would widen an intrinsic
-    // into a row of scalar calls (slower code, 3x the compile time). exp,
-    // the softmax's and the gates', is inline arithmetic (fast_math.h).
-    case Op::kExp: return emit_exp(b_, arg(0));
-    case Op::kLog: return math("logf", "log", arg(0));
-    case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg(0));
-    case Op::kSin: return math("sinf", "sin", arg(0));
-    case Op::kCos: return math("cosf", "cos", arg(0));
-    case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg(0)));
-    case Op::kTanh: return math("tanhf", "tanh", arg(0));
-    case Op::kErf: return math("erff", "erf", arg(0));
-    case Op::kSigmoid:
-    case Op::kSilu: {
-      llvm::Value* x = arg(0);
-      llvm::Value* den = b_.CreateFAdd(fconst(1), emit_exp(b_, b_.CreateFNeg(x)));
-      return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
-    }
-    case Op::kGelu: {
-      if (dt == DType::kF32 && !inst.approximate_tanh) {
-        // f32 in f32 (erff): a few ulps from the reference's f64, at half
-        // the cost of erf in f64 (this is the epilogue of most MLPs).
-        llvm::Value* x = arg(0);
-        llvm::Value* e = math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)));
-        return b_.CreateFMul(b_.CreateFMul(fconst(0.5), x), b_.CreateFAdd(fconst(1.0), e));
-      }
-      // In f64, with the reference's order of operations.
-      llvm::Type* d = b_.getDoubleTy();
-      auto c = [&](double v) { return llvm::ConstantFP::get(d, v); };
-      llvm::Value* x = convert(arg(0), dt, DType::kF64);
-      llvm::Value* inner;
-      if (inst.approximate_tanh) {
-        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(c(0.044715), x), x), x);
-        inner = math("tanhf", "tanh", b_.CreateFMul(c(0.7978845608028654), b_.CreateFAdd(x, cube)));
-      } else {
-        inner = math("erff", "erf", b_.CreateFMul(x, c(0.7071067811865476)));
-      }
-      llvm::Value* r = b_.CreateFMul(b_.CreateFMul(c(0.5), x), b_.CreateFAdd(c(1.0), inner));
-      return convert(r, DType::kF64, dt);
-    }
-    case Op::kAdd: return fl ? b_.CreateFAdd(arg(0), arg(1)) : b_.CreateAdd(arg(0), arg(1));
-    case Op::kSub: return fl ? b_.CreateFSub(arg(0), arg(1)) : b_.CreateSub(arg(0), arg(1));
-    case Op::kMul: return fl ? b_.CreateFMul(arg(0), arg(1)) : b_.CreateMul(arg(0), arg(1));
-    case Op::kDiv: {
-      if (fl) return b_.CreateFDiv(arg(0), arg(1));
-      // Floor division; x // 0 is 0; x // -1 wraps.
-      llvm::Value *x = arg(0), *y = arg(1);
-      llvm::Value* zero = llvm::ConstantInt::get(t, 0);
-      llvm::Value* special = b_.CreateOr(b_.CreateICmpEQ(y, zero), b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)));
-      llvm::Value* d = b_.CreateSelect(special, llvm::ConstantInt::get(t, 1), y);
-      llvm::Value* q = b_.CreateSDiv(x, d);
-      llvm::Value* m = b_.CreateSRem(x, d);
-      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
-      q = b_.CreateSub(q, b_.CreateZExt(adjust, t));
-      q = b_.CreateSelect(b_.CreateICmpEQ(y, zero), zero, q);
-      return b_.CreateSelect(b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)), b_.CreateNeg(x), q);
-    }
-    case Op::kPow: {
-      if (fl) {
-        llvm::Type* ft = arg(0)->getType();
-        llvm::FunctionCallee f = m_.getOrInsertFunction(dt == DType::kF32 ? "powf" : "pow", ft, ft, ft);
-        if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-          fn->setDoesNotAccessMemory();
-          fn->setDoesNotThrow();
-          fn->setWillReturn();
-        }
-        return b_.CreateCall(f, {arg(0), arg(1)});
-      }
-      fail_if(b_.CreateICmpSLT(arg(1), llvm::ConstantInt::get(t, 0)));
-      llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
-      if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-        fn->setDoesNotAccessMemory();
-        fn->setDoesNotThrow();
-        fn->setWillReturn();
-      }
-      llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg(0), i64_), b_.CreateSExt(arg(1), i64_)});
-      return b_.CreateTrunc(r, t);
-    }
-    case Op::kMaximum:
-    case Op::kMinimum: {
-      llvm::Value *x = arg(0), *y = arg(1);
-      const bool mx = inst.op == Op::kMaximum;
-      if (!fl) {
-        llvm::Value* lt = dt == DType::kBool ? b_.CreateICmpULT(mx ? x : y, mx ? y : x) : b_.CreateICmpSLT(mx ? x : y, mx ? y : x);
-        return b_.CreateSelect(lt, y, x);
-      }
-      llvm::Value* r = mx ? b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x) : b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
-      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(t), r);
-    }
-    case Op::kAnd: return b_.CreateAnd(convert(arg(0), arg_dt(0), DType::kBool), convert(arg(1), arg_dt(1), DType::kBool));
-    case Op::kOr: return b_.CreateOr(convert(arg(0), arg_dt(0), DType::kBool), convert(arg(1), arg_dt(1), DType::kBool));
-    case Op::kEq:
-    case Op::kNe:
-    case Op::kLt:
-    case Op::kLe:
-    case Op::kGt:
-    case Op::kGe: {
-      using P = llvm::CmpInst::Predicate;
-      const DType od = arg_dt(0);
-      static constexpr P kF[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
-      static constexpr P kS[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT, P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
-      static constexpr P kU[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_ULT, P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
-      int k = static_cast<int>(inst.op) - static_cast<int>(Op::kEq);
-      P pred = ir::is_float(od) ? kF[k] : od == DType::kBool ? kU[k] : kS[k];
-      return b_.CreateCmp(pred, arg(0), arg(1));
-    }
-    case Op::kWhere: return b_.CreateSelect(arg(0), arg(1), arg(2));
+  const Operands arg{inst, vals, ph};
+  switch (ir::op_info(inst.op).cls) {
+    case ir::OpClass::kCast: return convert(arg[0], arg.dtype(0), inst.dtype);
+    case ir::OpClass::kNot: return b_.CreateNot(arg[0]);
+    case ir::OpClass::kUnary: return unary(inst, arg);
+    case ir::OpClass::kArith: return arith(inst, arg);
+    case ir::OpClass::kLogical:
+    case ir::OpClass::kCompare:
+    case ir::OpClass::kWhere: return compare(inst, arg);
     default: return nullptr;
   }
 }
@@ -527,9 +314,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
   return Status::ok();
 }
 
-}  // namespace
-
-Expected<std::vector<std::string>> emit_program(const loops::Program& p, llvm::Module& m) {
+Expected<std::vector<std::string>> emit_program(const loops::LoopProgram& p, llvm::Module& m) {
   std::vector<std::string> names;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (p.steps[i].kind != loops::Step::Kind::kLoops) {

@@ -3,7 +3,7 @@
 // Each loop step becomes one function
 //   i32 step_<k>(ptr bufs, ptr syms, i64 begin, i64 end)
 // that runs the step's flattened outer iterations [begin, end): `bufs` holds
-// every buffer's base address (inputs, outputs, temps, in Program order),
+// every buffer's base address (inputs, outputs, temps, in LoopProgram order),
 // `syms` the graph's symbols followed by the input strides. It returns
 // non-zero when a runtime check failed (a gather index out of range, an
 // integer raised to a negative power); the caller then asks the reference
@@ -25,7 +25,7 @@ namespace shapejit::backends::cpu {
 using StepFn = int32_t (*)(char* const* bufs, const int64_t* syms, int64_t begin, int64_t end);
 
 // Names of the emitted functions, one per step ("" for steps that are not loops).
-Expected<std::vector<std::string>> emit_program(const loops::Program& p, llvm::Module& m);
+Expected<std::vector<std::string>> emit_program(const loops::LoopProgram& p, llvm::Module& m);
 
 // Integer power by squaring in wrapping arithmetic; the JIT'd code calls it.
 extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp);

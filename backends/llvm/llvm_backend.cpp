@@ -28,7 +28,7 @@ namespace shapejit::backends {
 namespace {
 
 using loops::Buffer;
-using loops::Program;
+using loops::LoopProgram;
 using sym::Expr;
 
 // Outer iterations per task: enough work that a task outweighs its scheduling.
@@ -48,7 +48,7 @@ std::shared_ptr<BlockPool> process_pool() {
 
 class LlvmKernel final : public Kernel {
  public:
-  LlvmKernel(Program p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
+  LlvmKernel(LoopProgram p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
       : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)) {}
 
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
@@ -58,14 +58,14 @@ class LlvmKernel final : public Kernel {
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
   void matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const;
 
-  Program p_;
+  LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
   std::shared_ptr<BlockPool> pool_;
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
   const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
-  for (const Program::EmptyCheck& c : p_.empty_checks) {
+  for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
   std::vector<char*> bufs(p_.buffers.size());
@@ -166,7 +166,7 @@ class LlvmBackend final : public Backend {
   }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
-    Program p = SJ_TRY(loops::lower(*graph));
+    LoopProgram p = SJ_TRY(loops::lower(*graph));
     std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_));
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }

@@ -40,7 +40,7 @@ class Session {
     return session;
   }
 
-  Expected<std::unique_ptr<JitCode>> compile(const loops::Program& p, int opt_level);
+  Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level);
   std::string target(int opt_level) const {
     return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
   }
@@ -132,7 +132,7 @@ Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   return Status::ok();
 }
 
-Expected<std::unique_ptr<JitCode>> Session::compile(const loops::Program& p, int opt_level) {
+Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level) {
   const std::string name = "shapejit_kernel_" + std::to_string(next_id_++);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(name, *ctx);
@@ -189,7 +189,7 @@ std::string jit_target(int opt_level) {
   return s ? s->target(opt_level) : "llvm-unavailable";
 }
 
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::Program& p, int opt_level) {
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level) {
   std::string why;
   Session* s = Session::get(&why);
   if (!s) return unsupported(why);

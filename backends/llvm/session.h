@@ -33,6 +33,6 @@ Status jit_available();
 // What the code depends on: triple, CPU, its features, LLVM version, opt level.
 std::string jit_target(int opt_level);
 // Emits, optimizes (O2/O3 for the host CPU) and links `p`.
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::Program& p, int opt_level);
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level);
 
 }  // namespace shapejit::backends::cpu

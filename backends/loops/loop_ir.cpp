@@ -2,7 +2,7 @@
 
 namespace shapejit::backends::loops {
 
-std::string Program::dump() const {
+std::string LoopProgram::dump() const {
   std::string s;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
@@ -30,7 +30,7 @@ std::string Program::dump() const {
   return s;
 }
 
-std::vector<int64_t> symbol_values(const Program& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols) {
+std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols) {
   std::vector<int64_t> values(symbols.begin(), symbols.begin() + p.num_graph_symbols);
   for (auto [input, dim] : p.params) {
     const DLTensor& t = *args[input];
@@ -73,7 +73,7 @@ std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) con
   return {a, b};
 }
 
-bool is_nonnegative(const Program& p, sym::Expr e) {
+bool is_nonnegative(const LoopProgram& p, sym::Expr e) {
   using sym::Kind;
   switch (e.kind()) {
     case Kind::kConst: return e.const_value() >= 0;

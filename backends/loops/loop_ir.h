@@ -1,7 +1,7 @@
 // The loop IR: what a graph becomes once it is fused, before any machine
 // code. Backends (llvm, cuda) translate it; it knows nothing of either.
 //
-// A Program is a list of steps run in order. A loop step is a nest: outer
+// A LoopProgram is a list of steps run in order. A loop step is a nest: outer
 // loops, split across threads, and inside them a sequence of phases, each an
 // inner nest that reduces into accumulators or stores results. A pointwise
 // chain is one phase; softmax is three (max, sum of exponentials, store);
@@ -127,7 +127,7 @@ struct Step {
   std::string label;  // the graph node it comes from, for messages
 };
 
-struct Program {
+struct LoopProgram {
   int num_graph_symbols = 0;
   int num_symbols = 0;  // all numbered symbols, see above
   std::vector<Buffer> buffers;
@@ -147,10 +147,10 @@ struct Program {
 
 // The values of the symbols a kernel's code reads on a call: the graph's
 // (`symbols`), then each strided input's stride (`p.params`).
-std::vector<int64_t> symbol_values(const Program& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols);
+std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols);
 
 // Whether `e` is never negative in `p`: sizes, loop variables and checked
 // indices are not; strides (params) may be.
-bool is_nonnegative(const Program& p, sym::Expr e);
+bool is_nonnegative(const LoopProgram& p, sym::Expr e);
 
 }  // namespace shapejit::backends::loops

@@ -31,6 +31,6 @@ struct LowerOptions {
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,
 // masked_select): those stay on the reference interpreter.
-Expected<Program> lower(const ir::SpecializedGraph& g, const LowerOptions& options = {});
+Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options = {});
 
 }  // namespace shapejit::backends::loops

@@ -1,9 +1,10 @@
-// The lowering's own declarations, shared by its two halves: fuse.cpp
-// (a value at an index: fusion and index folding) and lower.cpp (the steps
-// and what gets a buffer). Internal to backends/loops.
+// The lowering's own declarations, shared by its passes (lower.cpp lists
+// them in order). Internal to backends/loops.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,26 @@ inline std::vector<Expr> dense_strides(const std::vector<Expr>& shape) {
 
 inline bool is_one(const Expr& e) { return e.as_const() == int64_t{1}; }
 
+// Substitutes symbols in every index of a phase (loads, index values, stores).
+inline void substitute_indices(Phase& ph, const std::function<std::optional<Expr>(int)>& f) {
+  for (Inst& i : ph.body) {
+    if (i.kind == InstKind::kLoad || i.kind == InstKind::kIndex) i.expr = sym::substitute(i.expr, f);
+  }
+  for (Store& s : ph.stores) s.offset = sym::substitute(s.offset, f);
+}
+
+// A new phase of `step` over `vars` (loop symbols) with `extents`.
+inline Phase& add_phase(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& extents) {
+  step.phases.emplace_back();
+  Phase& ph = step.phases.back();
+  for (const Expr& v : vars) ph.vars.push_back(v.symbol_id());
+  ph.extents = extents;
+  return ph;
+}
+
 class Lowering;
 
-// Builds one phase's body: each (value, index) once.
+// fold_index.cpp: builds one phase's body: each (value, index) once.
 class BodyBuilder {
  public:
   BodyBuilder(Lowering& l, Phase& phase) : l_(l), ph_(phase) {}
@@ -83,15 +101,16 @@ class Lowering {
  public:
   Lowering(const ir::SpecializedGraph& g, const LowerOptions& o) : g_(*g.graph), spec_(g.spec), options_(o), types_(g.types) {}
 
-  Expected<Program> run();
+  Expected<LoopProgram> run();
 
   const ir::Graph& g_;
   const sym::Specialization& spec_;
   LowerOptions options_;
   const std::vector<ir::ValueType>& types_;
   std::vector<int> producer_;   // node index per value; -1 for inputs
+  std::vector<bool> need_;      // per value: gets a buffer (buffers.cpp)
   std::vector<int> buffer_of_;  // per value, once materialized
-  Program p_;
+  LoopProgram p_;
   int next_symbol_ = 0;
 
   const std::vector<Expr>& shape(int v) const { return types_[v].shape; }
@@ -127,6 +146,10 @@ class Lowering {
     return Status::ok();
   }
 
+  // Passes, in lower.cpp's order.
+  Status plan_buffers();
+  void merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>& extents);
+  void tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& extents);
   // Steps.
   Status materialize(int v, int buffer, int node);
   Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
@@ -139,7 +162,5 @@ class Lowering {
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
   Expected<int> ensure_dense(int v, int node);
 };
-
-// ---- bodies ----
 
 }  // namespace shapejit::backends::loops::detail

@@ -41,7 +41,7 @@ Expected<gpu::CudaSource> source_for(const Case& c, bool specialize) {
   loops::LowerOptions options;
   options.tile = 0;
   ir::SpecializedGraphPtr sg = SJ_TRY(ir::specialize(g, env.specialization()));
-  loops::Program p = SJ_TRY(loops::lower(*sg, options));
+  loops::LoopProgram p = SJ_TRY(loops::lower(*sg, options));
   return gpu::emit_cuda(p);
 }
 

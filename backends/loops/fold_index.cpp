@@ -1,6 +1,7 @@
-// A value at an index, as instructions of a phase: pointwise ops become
-// instructions, views become index expressions, broadcasting a zero index,
-// a gather a checked load; a value with a buffer is a load.
+// Pass: index folding (fusion). A value at an index, as instructions of a
+// phase: pointwise ops become instructions, views become index expressions,
+// broadcasting a zero index, a gather a checked load; a value with a buffer
+// is a load. Within a phase each (value, index) is computed once.
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops::detail {
@@ -219,7 +220,5 @@ int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
   return -1;  // unreachable: every fusible class is handled above
 }
 
-
-// Pointwise steps: merge dims that every access strides alike, then tile
 
 }  // namespace shapejit::backends::loops::detail

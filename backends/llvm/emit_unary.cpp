@@ -1,0 +1,87 @@
+// Pointwise ops, the unary family (neg, abs, relu, the transcendentals,
+// sigmoid, silu, gelu). exp is inline vector arithmetic (fast_math.h); the
+// other transcendentals are libm calls, bit-identical to the reference.
+#include <llvm/IR/Module.h>
+
+#include "backends/llvm/emitter.h"
+#include "backends/llvm/fast_math.h"
+
+namespace shapejit::backends::cpu {
+
+llvm::Value* StepEmitter::intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+
+// A libm function, declared as the C library has it; no errno is read.
+llvm::Value* StepEmitter::math(const char* f32, const char* f64, llvm::Value* x) {
+  bool single = x->getType()->isFloatTy();
+  llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
+  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+  return b_.CreateCall(f, {x});
+}
+
+llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
+  const DType dt = inst.dtype;
+  llvm::Type* t = reg_type(dt);
+  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
+  const bool fl = ir::is_float(dt);
+  (void)fconst;
+  (void)fl;
+  switch (inst.op) {
+    case Op::kNeg: return fl ? b_.CreateFNeg(arg[0]) : b_.CreateNeg(arg[0]);
+    case Op::kAbs: {
+      if (fl) return intrinsic(llvm::Intrinsic::fabs, arg[0]);
+      llvm::Value* x = arg[0];
+      return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
+    }
+    case Op::kRelu: {
+      llvm::Value* x = arg[0];
+      llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0));
+      return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
+    }
+    // libm calls, not intrinsics: the vectorizer would widen an intrinsic
+    // into a row of scalar calls (slower code, 3x the compile time). exp,
+    // the softmax's and the gates', is inline arithmetic (fast_math.h).
+    case Op::kExp: return emit_exp(b_, arg[0]);
+    case Op::kLog: return math("logf", "log", arg[0]);
+    case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg[0]);
+    case Op::kSin: return math("sinf", "sin", arg[0]);
+    case Op::kCos: return math("cosf", "cos", arg[0]);
+    case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg[0]));
+    case Op::kTanh: return math("tanhf", "tanh", arg[0]);
+    case Op::kErf: return math("erff", "erf", arg[0]);
+    case Op::kSigmoid:
+    case Op::kSilu: {
+      llvm::Value* x = arg[0];
+      llvm::Value* den = b_.CreateFAdd(fconst(1), emit_exp(b_, b_.CreateFNeg(x)));
+      return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
+    }
+    case Op::kGelu: {
+      if (dt == DType::kF32 && !inst.approximate_tanh) {
+        // f32 in f32 (erff): a few ulps from the reference's f64, at half
+        // the cost of erf in f64 (this is the epilogue of most MLPs).
+        llvm::Value* x = arg[0];
+        llvm::Value* e = math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)));
+        return b_.CreateFMul(b_.CreateFMul(fconst(0.5), x), b_.CreateFAdd(fconst(1.0), e));
+      }
+      // In f64, with the reference's order of operations.
+      llvm::Type* d = b_.getDoubleTy();
+      auto c = [&](double v) { return llvm::ConstantFP::get(d, v); };
+      llvm::Value* x = convert(arg[0], dt, DType::kF64);
+      llvm::Value* inner;
+      if (inst.approximate_tanh) {
+        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(c(0.044715), x), x), x);
+        inner = math("tanhf", "tanh", b_.CreateFMul(c(0.7978845608028654), b_.CreateFAdd(x, cube)));
+      } else {
+        inner = math("erff", "erf", b_.CreateFMul(x, c(0.7071067811865476)));
+      }
+      llvm::Value* r = b_.CreateFMul(b_.CreateFMul(c(0.5), x), b_.CreateFAdd(c(1.0), inner));
+      return convert(r, DType::kF64, dt);
+    }
+    default: return nullptr;
+  }
+}
+
+}  // namespace shapejit::backends::cpu

@@ -1,0 +1,41 @@
+// Pass: which values get buffers. A value is materialized only when it
+// must be: the results of reductions, normalizations, matmuls and concats
+// (not fusible), and a pointwise value that a view or gather reads at other
+// indices besides another use (recomputing it per index would repeat its
+// work). Inputs and outputs have buffers of their own. Everything else is
+// folded into the loops that read it (fold_index.cpp).
+#include "backends/loops/lowering.h"
+
+namespace shapejit::backends::loops::detail {
+
+Status Lowering::plan_buffers() {
+  const int nv = g_.num_values();
+  producer_.assign(nv, -1);
+  buffer_of_.assign(nv, -1);
+  std::vector<int> uses(nv, 0);
+  std::vector<bool> read_by_index_op(nv, false);
+  need_.assign(nv, false);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    const ir::Node& n = g_.nodes[i];
+    if (n.op == Op::kNonzero || n.op == Op::kMaskedSelect) {
+      return unsupported(label(static_cast<int>(i)) + ": data-dependent shapes stay on the reference interpreter");
+    }
+    for (int o : n.out) producer_[o] = static_cast<int>(i);
+    const OpClass cls = ir::op_info(n.op).cls;
+    for (const ir::Operand& o : n.in) {
+      if (!o.is_value() || !types_[o.value].is_tensor) continue;
+      ++uses[o.value];
+      if (is_view(cls) || is_gather(cls)) read_by_index_op[o.value] = true;
+    }
+    if (types_[n.out[0]].is_tensor && !is_fusible(cls)) need_[n.out[0]] = true;
+  }
+  // A computed value read at other indices besides another use.
+  for (int v = 0; v < nv; ++v) {
+    if (producer_[v] < 0 || !types_[v].is_tensor) continue;
+    const OpClass cls = ir::op_info(g_.nodes[producer_[v]].op).cls;
+    if (is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need_[v] = true;
+  }
+  return Status::ok();
+}
+
+}  // namespace shapejit::backends::loops::detail

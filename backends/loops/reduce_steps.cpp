@@ -1,0 +1,189 @@
+// Steps: reductions (sum, mean, max, min), argmax, softmax and
+// log_softmax, layer_norm and rms_norm. Each is the kept dims as outer loops
+// and phases over the reduced dims, accumulating in f64 (floats) or i64 as
+// the reference does.
+#include <algorithm>
+#include <numeric>
+
+#include "backends/loops/lowering.h"
+
+namespace shapejit::backends::loops::detail {
+
+struct ReduceLoops {
+  std::vector<Expr> x_idx, out_idx, inner_vars, inner_extents;
+};
+
+ReduceLoops reduce_loops(Lowering& l, LoopStep& step, const std::vector<Expr>& xs, const std::vector<int>& axes, bool keepdim) {
+  ReduceLoops r;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    Expr v = l.new_symbol();
+    r.x_idx.push_back(v);
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
+    if (reduced) {
+      r.inner_vars.push_back(v);
+      r.inner_extents.push_back(xs[d]);
+      if (keepdim) r.out_idx.push_back(0);
+    } else {
+      step.outer_vars.push_back(v.symbol_id());
+      step.outer_extents.push_back(xs[d]);
+      r.out_idx.push_back(v);
+    }
+  }
+  step.work_per_row = product(r.inner_extents);
+  return r;
+}
+
+std::vector<int> axes_of(const ir::Attrs& a, size_t rank, bool all_by_default) {
+  std::vector<int> axes;
+  if (!a.has(ir::kAttrAxes) && all_by_default) {
+    axes.resize(rank);
+    std::iota(axes.begin(), axes.end(), 0);
+    return axes;
+  }
+  for (int64_t x : a.axes) axes.push_back(norm_axis(x, rank));
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+Status Lowering::reduce_step(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  const DType dt = types_[x].dtype;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), true), n.attrs.keepdim);
+  Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b0(*this, p0);
+  int val = b0.value(x, r.x_idx);
+  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
+  DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
+  val = b0.cast(val, acc_dt);
+  Combine c = sum ? Combine::kSum : n.op == Op::kMax ? Combine::kMax : Combine::kMin;
+  p0.reductions.push_back({c, val, -1, acc_dt});
+  SJ_TRY(check_budget(p0, node));
+  Phase& p1 = add_phase(st.loops, {}, {});
+  BodyBuilder b1(*this, p1);
+  int res = b1.acc(0, 0, acc_dt);
+  if (n.op == Op::kMean) res = b1.op(Op::kDiv, DType::kF64, {res, b1.index(product(r.inner_extents), DType::kF64)});
+  res = b1.cast(res, types_[n.out[0]].dtype);
+  p1.stores.push_back({buffer, offset(buffer, r.out_idx), res});
+  if (!sum) p_.empty_checks.push_back({product(st.loops.outer_extents), product(r.inner_extents)});
+  p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+Status Lowering::argmax_step(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {norm_axis(n.attrs.dim, shape(x).size())}, n.attrs.keepdim);
+  Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b0(*this, p0);
+  int val = b0.value(x, r.x_idx);
+  int at = b0.index(r.inner_vars[0], DType::kI64);
+  p0.reductions.push_back({Combine::kArgmax, val, at, types_[x].dtype});
+  SJ_TRY(check_budget(p0, node));
+  Phase& p1 = add_phase(st.loops, {}, {});
+  BodyBuilder b1(*this, p1);
+  p1.stores.push_back({buffer, offset(buffer, r.out_idx), b1.acc(0, 0, DType::kI64, 1)});
+  p_.empty_checks.push_back({product(st.loops.outer_extents), product(r.inner_extents)});
+  p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+// softmax: max; sum of e = exp(x - max), storing e; the stored e scaled by
+// 1 / sum (one exp per element). log_softmax: max; sum of exp(x - max);
+// x - max - log(sum). In f64 as the reference.
+Status Lowering::softmax_step(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  const DType dt = types_[x].dtype;
+  const bool log_form = n.op == Op::kLogSoftmax;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  const int dim = norm_axis(n.attrs.dim, shape(x).size());
+  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {dim}, true);
+  const Expr at = offset(buffer, r.x_idx);
+  Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b0(*this, p0);
+  p0.reductions.push_back({Combine::kMaxSkipNaN, b0.cast(b0.value(x, r.x_idx), DType::kF64), -1, DType::kF64});
+  Phase& p1 = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b1(*this, p1);
+  int d1 = b1.op(Op::kSub, DType::kF64, {b1.cast(b1.value(x, r.x_idx), DType::kF64), b1.acc(0, 0, DType::kF64)});
+  int e = b1.op(Op::kExp, DType::kF64, {d1});
+  p1.reductions.push_back({Combine::kSum, e, -1, DType::kF64});
+  if (!log_form) p1.stores.push_back({buffer, at, b1.cast(e, dt)});
+  SJ_TRY(check_budget(p1, node));  // the largest phase
+  Phase& p2 = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b2(*this, p2);
+  int s = b2.acc(1, 0, DType::kF64);
+  int out;
+  if (log_form) {
+    int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.acc(0, 0, DType::kF64)});
+    out = b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})});
+  } else {
+    Inst stored{InstKind::kLoad, dt};
+    stored.buffer = buffer;
+    stored.expr = at;
+    out = b2.op(Op::kMul, DType::kF64, {b2.cast(b2.emit(stored), DType::kF64), b2.op(Op::kDiv, DType::kF64, {b2.constant(DType::kF64, 1.0), s})});
+  }
+  p2.stores.push_back({buffer, at, b2.cast(out, dt)});
+  p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+// layer_norm: mean, then the variance two-pass, then the store; rms_norm
+// skips the mean. f64 throughout, as the reference.
+Status Lowering::norm_step(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  const DType dt = types_[x].dtype;
+  const bool rms = n.op == Op::kRmsNorm;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), false), true);
+  const Expr count = product(r.inner_extents);
+  auto centered = [&](BodyBuilder& b, int mean_phase) {
+    int v = b.cast(b.value(x, r.x_idx), DType::kF64);
+    if (mean_phase < 0) return v;
+    int mean = b.op(Op::kDiv, DType::kF64, {b.acc(mean_phase, 0, DType::kF64), b.index(count, DType::kF64)});
+    return b.op(Op::kSub, DType::kF64, {v, mean});
+  };
+  int mean_phase = -1;
+  if (!rms) {
+    Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
+    BodyBuilder b(*this, p);
+    p.reductions.push_back({Combine::kSum, b.cast(b.value(x, r.x_idx), DType::kF64), -1, DType::kF64});
+    mean_phase = 0;
+  }
+  const int var_phase = static_cast<int>(st.loops.phases.size());
+  {
+    Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
+    BodyBuilder b(*this, p);
+    int d = centered(b, mean_phase);
+    p.reductions.push_back({Combine::kSum, b.op(Op::kMul, DType::kF64, {d, d}), -1, DType::kF64});
+  }
+  Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
+  BodyBuilder b(*this, p);
+  int var = b.op(Op::kDiv, DType::kF64, {b.acc(var_phase, 0, DType::kF64), b.index(count, DType::kF64)});
+  int denom = b.op(Op::kSqrt, DType::kF64, {b.op(Op::kAdd, DType::kF64, {var, b.constant(DType::kF64, n.attrs.eps)})});
+  int scale = b.op(Op::kDiv, DType::kF64, {b.constant(DType::kF64, 1.0), denom});
+  int v = b.op(Op::kMul, DType::kF64, {centered(b, mean_phase), scale});
+  auto affine = [&](size_t i, double absent) {
+    if (n.in.size() <= i) return b.constant(DType::kF64, absent);
+    const std::vector<Expr>& ws = shape(n.in[i].value);
+    std::vector<Expr> idx;
+    size_t lead = r.inner_vars.size() - ws.size();
+    for (size_t d = 0; d < ws.size(); ++d) idx.push_back(is_one(ws[d]) ? Expr(0) : r.inner_vars[lead + d]);
+    return b.cast(b.value(n.in[i].value, idx), DType::kF64);
+  };
+  v = b.op(Op::kMul, DType::kF64, {v, affine(1, 1.0)});
+  v = b.op(Op::kAdd, DType::kF64, {v, affine(2, 0.0)});
+  p.stores.push_back({buffer, offset(buffer, r.x_idx), b.cast(v, dt)});
+  SJ_TRY(check_budget(p, node));
+  p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+}  // namespace shapejit::backends::loops::detail
