@@ -19,10 +19,7 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
 llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
   const DType dt = inst.dtype;
   llvm::Type* t = reg_type(dt);
-  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
   const bool fl = ir::is_float(dt);
-  (void)fconst;
-  (void)fl;
   switch (inst.op) {
     case Op::kAdd: return fl ? b_.CreateFAdd(arg[0], arg[1]) : b_.CreateAdd(arg[0], arg[1]);
     case Op::kSub: return fl ? b_.CreateFSub(arg[0], arg[1]) : b_.CreateSub(arg[0], arg[1]);
@@ -78,12 +75,6 @@ llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
 }
 
 llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
-  const DType dt = inst.dtype;
-  llvm::Type* t = reg_type(dt);
-  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
-  const bool fl = ir::is_float(dt);
-  (void)fconst;
-  (void)fl;
   switch (inst.op) {
     case Op::kAnd: return b_.CreateAnd(convert(arg[0], arg.dtype(0), DType::kBool), convert(arg[1], arg.dtype(1), DType::kBool));
     case Op::kOr: return b_.CreateOr(convert(arg[0], arg.dtype(0), DType::kBool), convert(arg[1], arg.dtype(1), DType::kBool));

@@ -27,8 +27,6 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
   llvm::Type* t = reg_type(dt);
   auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
   const bool fl = ir::is_float(dt);
-  (void)fconst;
-  (void)fl;
   switch (inst.op) {
     case Op::kNeg: return fl ? b_.CreateFNeg(arg[0]) : b_.CreateNeg(arg[0]);
     case Op::kAbs: {
