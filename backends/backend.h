@@ -12,6 +12,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <span>
@@ -44,6 +45,9 @@ class Kernel : public cache::Artifact {
   // reference interpreter instead.
   virtual Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols,
                      std::span<ir::Tensor> outputs) = 0;
+  // Whether `run` may return use_reference (a kernel with runtime checks).
+  // One that never does runs with nothing in between (backends/fallback.h).
+  virtual bool may_use_reference() const { return true; }
   // Why this kernel runs on the reference interpreter instead of its
   // backend's code, when it does (empty otherwise).
   virtual const std::string& fallback_reason() const {
@@ -77,8 +81,33 @@ class Backend {
 // a tensor already in `outputs` is reused when nothing else holds it, its
 // shape, dtype and device match, and no input is it; others are allocated.
 // `symbols` are the call's symbol values. No allocation when all are reused.
-Status prepare_outputs(Backend& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
-                       std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs);
+// Inline: it is on every call's path.
+inline Status prepare_outputs(Backend& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
+                              std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
+  const size_t n = graph.outputs.size();
+  if (outputs.size() != n) outputs.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ir::OutputType& type = graph.outputs[i];
+    ir::Tensor& out = outputs[i];
+    if (type.data_dependent) {
+      out = ir::Tensor();
+      continue;
+    }
+    int64_t shape[ir::kMaxRank];  // specialize() bounds output ranks
+    const size_t rank = type.shape.size();
+    for (size_t d = 0; d < rank; ++d) shape[d] = type.shape[d].run([&](int32_t id, int32_t) { return symbols[id]; });
+    bool reuse = out.is_unique() && out.dtype() == type.dtype && out.rank() == rank && std::equal(shape, shape + rank, out.shape().begin()) &&
+                 out.is_contiguous() && out.device().device_type == backend.device().device_type;
+    // Kernels assume their outputs are apart from their inputs: an earlier
+    // output passed back in is not written over.
+    if (reuse) {
+      const void* data = out.data();
+      for (const DLTensor* a : args) reuse &= a->data != data;
+    }
+    if (!reuse) out = SJ_TRY(backend.allocate(ctx, type.dtype, std::span<const int64_t>(shape, rank)));
+  }
+  return Status::ok();
+}
 
 std::unique_ptr<Backend> make_reference_backend();
 

@@ -9,6 +9,8 @@
 //     identical across backends; a reason that comes with it is logged;
 //   - the eager path runs the reference kernel (compile_reference).
 // Reference kernels run on the backend's memory through Backend::from_host.
+// A kernel that says it never defers (Kernel::may_use_reference) is returned
+// as it is: no reference kernel beside it, no call in between.
 #pragma once
 
 #include "backends/backend.h"
@@ -23,7 +25,7 @@ class WithFallback final : public Backend {
   const char* name() const override { return primary_->name(); }
   std::string target() const override { return primary_->target(); }
   bool specializes_layout() const override { return primary_->specializes_layout(); }
-  DLDevice device() const override { return primary_->device(); }
+  DLDevice device() const override { return device_; }
   Expected<ir::Tensor> allocate(const RunContext& ctx, ir::DType dtype, std::span<const int64_t> shape) override {
     return primary_->allocate(ctx, dtype, shape);
   }
@@ -37,6 +39,7 @@ class WithFallback final : public Backend {
   std::unique_ptr<Backend> primary_;
   std::unique_ptr<Backend> reference_;
   bool primary_is_reference_;
+  DLDevice device_;  // the primary's, read once (every call asks)
 };
 
 }  // namespace shapejit::backends

@@ -18,6 +18,9 @@ class NullKernel final : public backends::Kernel {
     return Status::ok();
   }
   size_t code_bytes() const override { return 64; }
+  // It has no runtime checks (as a pointwise LLVM kernel has none): nothing
+  // stands between the dispatch and it.
+  bool may_use_reference() const override { return false; }
 };
 
 class NullBackend final : public backends::Backend {

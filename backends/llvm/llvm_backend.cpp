@@ -49,7 +49,11 @@ std::shared_ptr<BlockPool> process_pool() {
 class LlvmKernel final : public Kernel {
  public:
   LlvmKernel(LoopProgram p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
-      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)) {}
+      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)) {
+    may_defer_ = !p_.empty_checks.empty();
+    for (const loops::Step& s : p_.steps) may_defer_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
+  }
+  bool may_use_reference() const override { return may_defer_; }
 
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
   size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this); }
@@ -61,6 +65,7 @@ class LlvmKernel final : public Kernel {
   LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
   std::shared_ptr<BlockPool> pool_;
+  bool may_defer_ = false;  // empty-axis checks, or steps with runtime checks
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {

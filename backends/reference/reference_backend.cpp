@@ -17,6 +17,7 @@ class ReferenceKernel final : public Kernel {
     return reference::interpret(*g_->graph, g_->types, args, symbols, outputs);
   }
 
+  bool may_use_reference() const override { return false; }
   // The specialized graph is shared with its entry; this counts what the
   // kernel adds to it: the types it reads.
   size_t code_bytes() const override {
