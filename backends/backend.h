@@ -81,8 +81,10 @@ class Backend {
 // a tensor already in `outputs` is reused when nothing else holds it, its
 // shape, dtype and device match, and no input is it; others are allocated.
 // `symbols` are the call's symbol values. No allocation when all are reused.
-// Inline: it is on every call's path.
-inline Status prepare_outputs(Backend& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
+// Inline, and over the backend's own type (the runtime's is final, so its
+// calls are direct): it is on every call's path.
+template <typename B>
+Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
                               std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
   const size_t n = graph.outputs.size();
   if (outputs.size() != n) outputs.resize(n);
