@@ -269,7 +269,6 @@ Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool ge
 
   // 6. Install.
   e->graph = std::move(graph);
-  e->generic = generic;
   e->symbol_sources = symbol_sources(env);
   std::vector<std::pair<int, int>> statics, dynamics;
   for (const sym::Symbol& s : env.symbols()) {

@@ -20,7 +20,6 @@ struct CallSite::Entry {
   std::shared_ptr<backends::Kernel> kernel;
   ir::SpecializedGraphPtr graph;
   std::vector<std::pair<int, int>> symbol_sources;  // per symbol; (-1, -1) when unbacked
-  bool generic = false;
   // A cached GraphBreak: calls it matches break at once, without tracing.
   std::optional<std::string> graph_break;
   std::string description;  // the entry's static and dynamic dims, for logs
