@@ -6,7 +6,7 @@
 // GPU arch), and shapejit's version. Two sites or two processes that trace
 // the same dataflow under the same specialization share one kernel.
 //
-// The memory tier is bounded in bytes (Kernel::code_bytes) and evicts the
+// The memory tier is bounded in bytes (Artifact::code_bytes) and evicts the
 // least recently used kernel; entries that still use an evicted kernel keep
 // it alive (shared ownership), so eviction never breaks a call. Concurrent
 // misses on one key compile once: later callers wait for the first.
