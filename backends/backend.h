@@ -85,7 +85,7 @@ class Backend {
 // calls are direct): it is on every call's path.
 template <typename B>
 Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
-                              std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
+                       std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
   const size_t n = graph.outputs.size();
   if (outputs.size() != n) outputs.resize(n);
   for (size_t i = 0; i < n; ++i) {

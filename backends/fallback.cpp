@@ -1,7 +1,5 @@
 #include "backends/fallback.h"
 
-#include <cstring>
-
 namespace shapejit::backends {
 
 namespace {
@@ -36,7 +34,6 @@ class FallbackKernel final : public Kernel {
 WithFallback::WithFallback(std::unique_ptr<Backend> primary)
     : primary_(std::move(primary)),
       reference_(make_reference_backend()),
-      primary_is_reference_(std::strcmp(primary_->name(), reference_->name()) == 0),
       device_(primary_->device()) {}
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::SpecializedGraphPtr& graph) {
@@ -44,9 +41,9 @@ Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::Spec
 }
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) {
-  if (primary_is_reference_) return primary_->compile(graph);
   auto compiled = primary_->compile(graph);
-  // A kernel that never defers needs no reference beside it, nor a call in between.
+  // A kernel that never defers (the reference's own among them) needs no
+  // reference beside it, nor a call in between.
   if (compiled.is_ok() && !compiled.value()->may_use_reference()) return compiled;
   std::unique_ptr<Kernel> reference = SJ_TRY(compile_reference(graph));
   if (!compiled.is_ok()) {

@@ -38,7 +38,6 @@ class WithFallback final : public Backend {
  private:
   std::unique_ptr<Backend> primary_;
   std::unique_ptr<Backend> reference_;
-  bool primary_is_reference_;
   DLDevice device_;  // the primary's, read once (every call asks)
 };
 

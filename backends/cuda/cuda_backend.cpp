@@ -151,9 +151,8 @@ struct StepFns {
 class CudaKernel final : public Kernel {
  public:
   CudaKernel(std::shared_ptr<Shared> sh, LoopProgram p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
-      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)) {
-    for (const loops::Step& s : p_.steps) may_fail_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
-  }
+      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
+        may_fail_(p_.has_checks()) {}
   ~CudaKernel() override {
     if (sh_->dev->bind().is_ok()) sh_->cu().cuModuleUnload(module_);
   }
@@ -185,7 +184,7 @@ class CudaKernel final : public Kernel {
   std::string image_;
   CUmodule module_;
   std::vector<StepFns> fns_;
-  bool may_fail_ = false;
+  bool may_fail_;  // reads the error flag back
 };
 
 Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {

@@ -46,13 +46,16 @@ std::shared_ptr<BlockPool> process_pool() {
   return pool;
 }
 
+// A dense tensor over a block of the pool (outputs and temporaries).
+ir::Tensor pooled(BlockPool& pool, ir::DType dtype, std::vector<int64_t> shape) {
+  const size_t bytes = ir::Tensor::dense_bytes(dtype, shape);
+  return ir::Tensor::over(dtype, std::move(shape), pool.take(bytes));
+}
+
 class LlvmKernel final : public Kernel {
  public:
   LlvmKernel(LoopProgram p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
-      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)) {
-    may_defer_ = !p_.empty_checks.empty();
-    for (const loops::Step& s : p_.steps) may_defer_ |= s.kind == loops::Step::Kind::kLoops && s.loops.may_fail;
-  }
+      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)), may_defer_(!p_.empty_checks.empty() || p_.has_checks()) {}
   bool may_use_reference() const override { return may_defer_; }
 
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
@@ -65,7 +68,7 @@ class LlvmKernel final : public Kernel {
   LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
   std::shared_ptr<BlockPool> pool_;
-  bool may_defer_ = false;  // empty-axis checks, or steps with runtime checks
+  bool may_defer_;  // empty-axis checks, or steps with runtime checks
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
@@ -83,8 +86,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
       case Buffer::Kind::kTemp: {
         std::vector<int64_t> shape;
         for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-        const size_t bytes = ir::Tensor::dense_bytes(b.dtype, shape);
-        temps[b.index] = ir::Tensor::over(b.dtype, std::move(shape), pool_->take(bytes));
+        temps[b.index] = pooled(*pool_, b.dtype, std::move(shape));
         bufs[i] = static_cast<char*>(temps[b.index].data());
         break;
       }
@@ -165,9 +167,7 @@ class LlvmBackend final : public Backend {
   std::string target() const override { return target_; }
 
   Expected<ir::Tensor> allocate(const RunContext&, ir::DType dtype, std::span<const int64_t> shape) override {
-    std::vector<int64_t> s(shape.begin(), shape.end());
-    const size_t bytes = ir::Tensor::dense_bytes(dtype, s);
-    return ir::Tensor::over(dtype, std::move(s), pool_->take(bytes));
+    return pooled(*pool_, dtype, std::vector<int64_t>(shape.begin(), shape.end()));
   }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {

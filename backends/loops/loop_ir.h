@@ -142,6 +142,14 @@ struct LoopProgram {
   };
   std::vector<EmptyCheck> empty_checks;
 
+  // Whether a loop step has runtime checks (may_fail).
+  bool has_checks() const {
+    for (const Step& s : steps) {
+      if (s.kind == Step::Kind::kLoops && s.loops.may_fail) return true;
+    }
+    return false;
+  }
+
   std::string dump() const;
 };
 

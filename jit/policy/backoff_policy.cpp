@@ -40,7 +40,6 @@ void BackoffPolicy::attribute(const Miss& miss, Decision& d) {
   for (DimRef r : dims) {
     Dim& s = dims_[r];
     ++s.recompiles;
-    d.counted.push_back(r);
     if (may_back_off() && !pinned_static(r.first, r.second) && !s.backed_off && s.recompiles >= config_.backoff_after) {
       s.backed_off = true;
       d.backed_off.push_back(r);

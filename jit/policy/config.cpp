@@ -1,9 +1,9 @@
 #include "jit/policy/config.h"
 
-#include "jit/policy/recompile_policy.h"
-
 #include <functional>
 #include <set>
+
+#include "jit/policy/recompile_policy.h"
 
 namespace shapejit::policy {
 

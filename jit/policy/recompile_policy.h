@@ -60,7 +60,6 @@ struct Decision {
   int trace = -1;     // the candidate to re-specialize; -1: trace again
   std::string why;    // the log line's decision; kGraphBreak: the break's message
   std::string warning;                 // a line for the log, once per condition
-  std::vector<DimRef> counted;         // dims the recompile is attributed to
   std::vector<DimRef> backed_off;      // dims that backed off on this miss
 };
 
