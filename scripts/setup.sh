@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build python3 libtbb-dev nlohmann-json3-dev
+packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libtbb-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
           llvm-16-dev lld libopenblas-dev)
 missing=()
@@ -18,11 +18,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The Python package's tools (nanobind, scikit-build-core, NumPy, pytest), pinned,
+# in a venv of Debian's Python; installed again only when the pins change.
+venv=build/venv
+if [ ! -x "$venv/bin/python" ]; then
+  mkdir -p build
+  /usr/bin/python3 -m venv "$venv"
+fi
+if ! cmp -s python/requirements-dev.txt "$venv/requirements-dev.txt"; then
+  echo "setup: installing the Python tools into $venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r python/requirements-dev.txt
+  cp python/requirements-dev.txt "$venv/requirements-dev.txt"
+fi
+
 build=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 if [ "${1:-}" = "--sanitize" ]; then
   build=build-asan
   flags=(-DCMAKE_BUILD_TYPE=Debug -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_BUILD_BENCH=OFF)
 fi
+flags+=(-DSHAPEJIT_PYTHON=ON "-DPython_EXECUTABLE=$PWD/$venv/bin/python")
 cmake -S . -B "$build" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"

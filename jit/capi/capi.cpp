@@ -39,7 +39,8 @@ sj_status to_c(Code code) {
     case Code::kRuntime: return SJ_RUNTIME_ERROR;
     case Code::kIo: return SJ_IO_ERROR;
     case Code::kInternal:
-    case Code::kUseReference: return SJ_INTERNAL;  // the runtime consumes it; never seen here
+    case Code::kUseReference:  // the runtime consumes it; never seen here
+    case Code::kRetry: return SJ_INTERNAL;  // only the Python package's trace function returns it
   }
   return SJ_INTERNAL;
 }

@@ -44,6 +44,8 @@ class Tensor {
   bool is_contiguous() const;
   // True when this tensor's buffer is referenced nowhere else (safe to reuse).
   bool is_unique() const { return buffer_ != nullptr && buffer_.use_count() == 1 && !borrowed_; }
+  // True when this tensor views a caller's memory it does not own.
+  bool borrowed() const { return borrowed_; }
 
   void* data() const { return static_cast<char*>(base_) + offset_ * static_cast<int64_t>(dtype_size(dtype_)); }
   template <typename T>

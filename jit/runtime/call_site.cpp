@@ -41,10 +41,12 @@ Status CallSite::call_graph(const ir::Graph& graph, std::span<const Observation>
 }
 
 Status CallSite::dispatch(const Call& call, std::vector<ir::Tensor>& outputs) try {
-  if (services_.recorder) {
+  if (TraceRecorder* r = services_.recorder.load(std::memory_order_acquire)) {
     Status s = dispatch_timed(call, outputs);
-    // After the call: its first miss writes the graph line, which must come first.
-    if (recorded_graph_.load(std::memory_order_acquire)) services_.recorder->call(name_, call.args);
+    // After the call: its first miss writes the graph line, which must come
+    // first; a site traced before this recorder began writes its newest now.
+    if (recorded_to_.load(std::memory_order_acquire) != r) record_graph(r);
+    if (recorded_to_.load(std::memory_order_acquire) == r) r->call(name_, call.args);
     return s;
   }
   return dispatch_timed(call, outputs);
@@ -104,7 +106,7 @@ Status CallSite::dispatch_timed(const Call& call, std::vector<ir::Tensor>& outpu
 
 void CallSite::count_error(const Status& s) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (s.code() != Code::kGraphBreak) ++stats_.errors;
+  if (s.code() != Code::kGraphBreak && s.code() != Code::kRetry) ++stats_.errors;
 }
 
 Status CallSite::run_entry(const Entry& e, const Call& call, std::vector<ir::Tensor>& outputs, const int64_t* dims, const int32_t* flat) {
@@ -144,6 +146,28 @@ SiteStats CallSite::stats() const {
   s.hits = s.calls - misses_ - breaks;
   s.graph_breaks += breaks;
   return s;
+}
+
+void CallSite::record_graph(TraceRecorder* r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (recorded_to_.load(std::memory_order_relaxed) == r || traces_.empty()) return;
+  r->graph(name_, *traces_.back()->graph, traces_.back()->observed);
+  recorded_to_.store(r, std::memory_order_release);
+}
+
+std::string CallSite::explain() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  const std::vector<const Entry*> none;
+  const std::vector<const Entry*>& entries = live_ ? live_->entries : none;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = *entries[i];
+    out += "entry " + std::to_string(i) + ": ";
+    out += e.graph_break ? "graph break (" + *e.graph_break + ")" : e.description;
+    out += "\n";
+    for (const guards::Guard& g : e.guards.guards()) out += "  " + g.predicate() + "\n";
+  }
+  return out;
 }
 
 size_t CallSite::num_entries() const {

@@ -42,7 +42,7 @@ struct Services {
   backends::WithFallback& backend;  // compiles, and the eager path's reference kernels
   cache::KernelCache& cache;
   backends::Log log;  // recompile lines and warnings
-  TraceRecorder* recorder = nullptr;             // log.record
+  const std::atomic<TraceRecorder*>& recorder;   // log.record, Jit::record; null: off
   const std::atomic<bool>& timing;               // collect dispatch and kernel times
   const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
 };
@@ -74,6 +74,9 @@ class CallSite {
 
   SiteStats stats() const;
   size_t num_entries() const;  // compiled entries (cached graph breaks aside)
+  // Its entries, each with its static and dynamic dims and its guards, one
+  // per line, in the order the hit path tries them.
+  std::string explain() const;
   policy::DimState dim_state(int input, int dim) const;
 
  private:
@@ -113,6 +116,7 @@ class CallSite {
   void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);
   void install(std::unique_ptr<Entry> e);
   void install_break(const Tracer& tracer, const std::string& message);
+  void record_graph(TraceRecorder* r);
 
   const std::string name_;
   Services services_;
@@ -122,7 +126,7 @@ class CallSite {
   std::atomic<uint32_t> readers_{0};  // threads between reading current_ and leaving dispatch
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
-  std::atomic<bool> recorded_graph_{false};
+  std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
   mutable std::mutex mu_;  // everything below; the miss path
   std::unique_ptr<Snapshot> live_;                     // what current_ points to

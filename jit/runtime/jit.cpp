@@ -39,7 +39,7 @@ Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config, std::un
   if (!backend) return invalid("Jit::create: no backend");
   if (!policy::has_mode(config.policy.mode)) return invalid("config: /policy/mode: \"" + config.policy.mode + "\" is not a registered mode");
   std::unique_ptr<Jit> jit(new Jit(config, std::move(backend)));
-  if (!config.log.record.empty()) jit->recorder_ = SJ_TRY(TraceRecorder::open(config.log.record));
+  if (!config.log.record.empty()) jit->record(SJ_TRY(TraceRecorder::open(config.log.record)));
   return jit;
 }
 
@@ -60,6 +60,12 @@ Jit::~Jit() {
   if (out) out << stats_json().dump(2) << "\n";
 }
 
+void Jit::record(std::shared_ptr<TraceRecorder> recorder) {
+  std::lock_guard<std::mutex> lock(record_mu_);
+  recorder_.store(recorder.get(), std::memory_order_release);
+  if (recorder) recorders_.push_back(std::move(recorder));
+}
+
 void Jit::set_log(std::function<void(const std::string&)> sink) { log_ = std::move(sink); }
 
 CallSite& Jit::site(std::string_view name) {
@@ -73,7 +79,7 @@ CallSite& Jit::site(std::string_view name) {
   if (it != sites_.end()) return *it->second;
   Services services{config_, backend_, cache_,
                     [this](const std::string& line) { if (log_) log_(line); },
-                    recorder_.get(), timing_, execute_};
+                    recorder_, timing_, execute_};
   auto site = std::make_unique<CallSite>(key, std::move(services));
   CallSite& ref = *site;
   sites_.emplace(key, std::move(site));

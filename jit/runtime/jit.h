@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tbb/concurrent_unordered_map.h>
 
@@ -49,6 +50,11 @@ class Jit {
     return site(site_name).call_graph(graph, observed, args, outputs, stream);
   }
 
+  // Records every call from now on into `recorder` (a trace `shapejit
+  // replay` reads), which several Jits may share; null stops. A site that
+  // traced before writes its newest graph at its next call.
+  void record(std::shared_ptr<TraceRecorder> recorder);
+
   // Where recompile lines and warnings go (stderr by default).
   void set_log(std::function<void(const std::string&)> sink);
   // Collect per-call dispatch and kernel times (replays turn it on).
@@ -70,7 +76,9 @@ class Jit {
   policy::Config config_;
   backends::WithFallback backend_;
   cache::KernelCache cache_;
-  std::unique_ptr<TraceRecorder> recorder_;
+  std::atomic<TraceRecorder*> recorder_{nullptr};
+  std::mutex record_mu_;
+  std::vector<std::shared_ptr<TraceRecorder>> recorders_;  // every one set: sites hold raw pointers
   std::atomic<bool> timing_{false};
   std::atomic<bool> execute_{true};
   std::function<void(const std::string&)> log_;

@@ -210,9 +210,9 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
   st->graph_hash = st->graph->canonical_hash();
   st->semantic = guards::derive_guards(*st->graph, st->env, services_.backend.device());
   st->generic = generic;
-  if (services_.recorder) {
-    services_.recorder->graph(name_, *st->graph, st->observed);
-    recorded_graph_.store(true, std::memory_order_release);
+  if (TraceRecorder* r = services_.recorder.load(std::memory_order_acquire)) {
+    r->graph(name_, *st->graph, st->observed);
+    recorded_to_.store(r, std::memory_order_release);
   }
   // Entries do not refer to traces; keep the newest few for reuse, so a
   // site that keeps missing (eager past its limit) does not grow forever.

@@ -12,6 +12,7 @@ const char* code_name(Code code) {
     case Code::kIo: return "i/o error";
     case Code::kInternal: return "internal error";
     case Code::kUseReference: return "use the reference";
+    case Code::kRetry: return "retry";
   }
   return "unknown";
 }

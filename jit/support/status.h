@@ -29,6 +29,8 @@ enum class Code {
   kInternal,         // a bug in shapejit, reported rather than crashing
   kUseReference,     // a kernel cannot finish this call: its reference fallback runs it
                      // (backends/fallback.h; never leaves the runtime)
+  kRetry,            // the interpreter's trace function asks for the call again, with
+                     // other arguments (it found arrays the function captures); not an error
 };
 
 const char* code_name(Code code);

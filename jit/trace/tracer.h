@@ -92,6 +92,7 @@ class Tracer {
   }
   bool is_tensor(Value v) const { return types_[v.id].is_tensor; }
   ir::DType dtype(Value v) const { return types_[v.id].dtype; }
+  int rank(Value v) const { return static_cast<int>(types_[v.id].shape.size()); }
 
   Expected<int64_t> guard_int(Value symint, const std::string& label = {});
   Expected<bool> guard_bool(Cmp cmp, Arg lhs, Arg rhs, const std::string& label = {});
@@ -99,6 +100,15 @@ class Tracer {
   Status observe(const Observation& o);
 
   Status output(Value t);
+
+  // The interpreter met what it cannot trace (a branch on tensor data, a
+  // call it has no op for): returns the GraphBreak for the trace function to
+  // return, and marks it as following from the decisions taken so far (the
+  // same trace would meet it again), so the site caches the break.
+  Status break_graph(const std::string& why) {
+    broke_ = true;
+    return graph_break(why);
+  }
 
   // Whether this tracer raised a GraphBreak (a backed-off or data-dependent
   // dim): such a break is determined by the decisions recorded so far.

@@ -1,0 +1,285 @@
+"""The jit decorator and what the extension calls back: flatten a call's
+arguments, trace the function, rebuild its results, run it eagerly."""
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import logging
+import os
+import threading
+
+import numpy as np
+
+from . import _shapejit
+from . import _tracing as T
+from ._tracing import SymInt, Tensor
+
+log = logging.getLogger("shapejit")
+_ARRAY = "<array>"
+
+
+# -- arguments -----------------------------------------------------------------
+
+class _Tracing(Exception):
+    """The call passed tracing values: an outer trace calls this function."""
+
+
+class _Ident:
+    """A key part for an object guarded by identity (it is kept alive by the key)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Ident) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
+
+
+def _flat(x, arrays):
+    if isinstance(x, (Tensor, SymInt)):
+        raise _Tracing
+    if T.is_array(x):
+        arrays.append(x)
+        return _ARRAY
+    t = type(x)
+    if t in (int, float, bool, str, bytes, complex) or x is None:
+        return (t.__name__, x)
+    if isinstance(x, np.generic):
+        return (t.__name__, x.item())
+    if t in (tuple, list):
+        return (t.__name__, tuple(_flat(e, arrays) for e in x))
+    if t is dict:
+        return ("dict", tuple((k, _flat(v, arrays)) for k, v in x.items()))
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
+        return (t, tuple(_flat(e, arrays) for e in x))
+    return _Ident(x)
+
+
+def flatten(args, kwargs):
+    """(arrays in order, the key of everything else), or None for tracing values."""
+    arrays = []
+    try:
+        key = (tuple(_flat(a, arrays) for a in args), tuple((k, _flat(v, arrays)) for k, v in kwargs.items()))
+    except _Tracing:
+        return None
+    return arrays, key
+
+
+def _substitute(x, it):
+    if T.is_array(x):
+        return next(it)
+    t = type(x)
+    if t in (tuple, list):
+        return t(_substitute(e, it) for e in x)
+    if t is dict:
+        return {k: _substitute(v, it) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*(_substitute(e, it) for e in x))
+    return x
+
+
+# -- results ---------------------------------------------------------------------
+
+def _flat_out(st, x, leaves):
+    if isinstance(x, SymInt):
+        leaves.append(T.as_tensor(st, x))
+        return ("int",)
+    if isinstance(x, Tensor) or T.is_array(x):
+        leaves.append(T.as_tensor(st, x))
+        return ("array",)
+    t = type(x)
+    if t in (tuple, list):
+        return (t.__name__, tuple(_flat_out(st, e, leaves) for e in x))
+    if t is dict:
+        return ("dict", tuple((k, _flat_out(st, v, leaves)) for k, v in x.items()))
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return ("namedtuple", t, tuple(_flat_out(st, e, leaves) for e in x))
+    return ("const", x)
+
+
+def _build(spec, it):
+    kind = spec[0]
+    if kind == "array":
+        return next(it)
+    if kind == "int":
+        return int(next(it))
+    if kind == "const":
+        return spec[1]
+    if kind == "tuple":
+        return tuple(_build(s, it) for s in spec[1])
+    if kind == "list":
+        return [_build(s, it) for s in spec[1]]
+    if kind == "dict":
+        return {k: _build(s, it) for k, s in spec[1]}
+    if kind == "namedtuple":
+        return spec[1](*(_build(s, it) for s in spec[2]))
+    raise AssertionError(spec)
+
+
+def unflatten(spec, arrays):
+    return _build(spec, iter(arrays))
+
+
+# -- the extension's callbacks ----------------------------------------------------
+
+def trace(tracer, fn, args, kwargs, captures):
+    """Runs fn on tracing values; returns (result spec, captures found)."""
+    st = T.TraceState(tracer, fn)
+    flat = flatten(args, kwargs)
+    arrays = flat[0]
+    inputs = [Tensor(st, i) for i in range(len(arrays) + len(captures))]
+    for a, t in zip(itertools.chain(arrays, captures), inputs):
+        st.by_id.setdefault(id(a), t)
+        st.keep.append(a)
+    it = iter(inputs)
+    targs = tuple(_substitute(a, it) for a in args)
+    tkwargs = {k: _substitute(v, it) for k, v in kwargs.items()}
+    with st:
+        out = fn(*targs, **tkwargs)
+        leaves = []
+        spec = None if isinstance(out, Tensor) else _flat_out(st, out, leaves)
+        if spec is None:
+            leaves = [out]
+    if st.found:
+        return None, st.found
+    for leaf in leaves:
+        tracer.output(leaf._id)
+    return spec, []
+
+
+def _to_numpy(x):
+    if isinstance(x, np.ndarray) or not T.is_array(x):
+        return x
+    return np.from_dlpack(x)
+
+
+def eager(fn, args, kwargs):
+    """The call after a graph break: fn on NumPy arrays."""
+    args = tuple(_substitute_eager(a) for a in args)
+    kwargs = {k: _substitute_eager(v) for k, v in kwargs.items()}
+    return fn(*args, **kwargs)
+
+
+def _substitute_eager(x):
+    if T.is_array(x):
+        return _to_numpy(x)
+    t = type(x)
+    if t in (tuple, list):
+        return t(_substitute_eager(e) for e in x)
+    if t is dict:
+        return {k: _substitute_eager(v) for k, v in x.items()}
+    return x
+
+
+# -- Jits, one per config -----------------------------------------------------------
+
+_jits = {}
+_jits_lock = threading.Lock()
+_counter = itertools.count()
+_recorder = None
+
+
+def _log_line(line: str):
+    if "warning" in line:
+        log.warning(line)
+    else:
+        log.info(line)
+
+
+def _canonical_config(config) -> str:
+    if config is None:
+        return "{}"
+    if isinstance(config, dict):
+        return json.dumps(config, sort_keys=True)
+    if isinstance(config, (str, os.PathLike)):
+        path = os.fspath(config)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise OSError(f"shapejit: config {path}: {e.strerror}") from None
+        try:
+            return json.dumps(json.loads(text), sort_keys=True)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"shapejit: config {path}: line {e.lineno} column {e.colno}: {e.msg}") from None
+    raise TypeError(f"shapejit: config is a dict or a path to a JSON file, not {type(config).__name__}")
+
+
+def get_jit(config=None):
+    """The Jit for a config (a dict, a path, or None for the defaults); one per config."""
+    key = _canonical_config(config)
+    with _jits_lock:
+        j = _jits.get(key)
+        if j is None:
+            j = _shapejit.Jit(key)
+            j.set_log(_log_line)
+            if _recorder is not None:
+                j.record(_recorder)
+            _jits[key] = j
+        return j
+
+
+def jit(fn=None, *, config=None):
+    """Makes fn shapejit's to run: traced on its first call of each new guard
+    pattern, compiled, and dispatched by guards after that.
+
+        @shapejit.jit
+        def f(x, w): return shapejit.gelu(x @ w)
+
+        @shapejit.jit(config={"policy": {"mode": "start_static"}})
+        def g(x): ...
+    """
+    if fn is None:
+        return functools.partial(jit, config=config)
+    if not callable(fn):
+        raise TypeError(f"shapejit.jit: {fn!r} is not callable")
+    j = get_jit(config)
+    name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}#{next(_counter)}"
+    f = _shapejit._make_function(j, fn, name, _callbacks)
+    functools.update_wrapper(f, fn)
+    return f
+
+
+class record:
+    """Records every jitted call from now on (or inside a `with` block) as a
+    trace that `shapejit replay` reads."""
+
+    def __init__(self, path):
+        global _recorder
+        self._rec = _shapejit.Recorder(os.fspath(path))
+        with _jits_lock:
+            _recorder = self._rec
+            for j in _jits.values():
+                j.record(self._rec)
+
+    def stop(self):
+        global _recorder
+        with _jits_lock:
+            if _recorder is self._rec:
+                _recorder = None
+                for j in _jits.values():
+                    j.record(None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class _Callbacks:
+    flatten = staticmethod(flatten)
+    trace = staticmethod(trace)
+    unflatten = staticmethod(unflatten)
+    eager = staticmethod(eager)
+
+
+_callbacks = _Callbacks()

@@ -1,0 +1,764 @@
+"""Tracing values: what a jitted function computes with while it is traced.
+
+A ``Tensor`` is a value of the graph being recorded; its operators, methods
+and the NumPy protocols (``__array_ufunc__``, ``__array_function__``) add
+nodes through the C++ tracer. ``x.shape[i]`` is a ``SymInt``: arithmetic on it
+is traced (``sym_add``...), and only an observation specializes it:
+``int(n)``, ``range(n)`` and indexing read the value (``guard_int``); a
+comparison returns a ``SymBool`` whose truth (``if n > 512:``) guards the
+predicate alone (``guard_bool``). What cannot be traced (a branch on tensor
+data, ``t.item()``, ``np.asarray(t)``, a NumPy call with no op) is a graph
+break: the call runs eagerly on NumPy arrays.
+
+Dtypes follow NumPy's promotion: two tensors of different dtypes meet at
+``np.result_type``; a Python int keeps a tensor's dtype (a bool tensor
+becomes int64), a Python float keeps a float tensor's (an integer tensor
+becomes float64), as NumPy 2 does.
+"""
+from __future__ import annotations
+
+import operator
+import threading
+
+import numpy as np
+
+from . import _shapejit
+
+GraphBreak = _shapejit.GraphBreak
+
+_DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "i32": np.dtype(np.int32),
+           "i64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
+_NAMES = {v: k for k, v in _DTYPES.items()}
+_END = 2**62  # a slice bound past any dim ("to the end"; bounds clamp)
+_local = threading.local()
+
+
+def dtype_name(dtype) -> str:
+    """Our name (f32...) for anything np.dtype takes, or one of our names."""
+    if isinstance(dtype, str) and dtype in _DTYPES:
+        return dtype
+    d = np.dtype(dtype)
+    if d not in _NAMES:
+        raise TypeError(f"dtype {d} is not one shapejit takes (float32, float64, int32, int64, bool)")
+    return _NAMES[d]
+
+
+def current():
+    """The trace this thread is recording, or None."""
+    return getattr(_local, "state", None)
+
+
+def is_array(x) -> bool:
+    """An array argument: NumPy, or anything with ``__dlpack__``; NumPy scalars are values."""
+    if isinstance(x, np.ndarray):
+        return True
+    return hasattr(x, "__dlpack__") and not isinstance(x, (np.generic, Tensor))
+
+
+class TraceState:
+    """One trace: the C++ tracer, the arrays that are inputs, the captures found."""
+
+    def __init__(self, tracer, fn):
+        self.tr = tracer
+        self.fn = fn
+        self.by_id = {}      # id(array) -> Tensor, for arrays that are inputs
+        self.keep = []       # those arrays, so their ids stay theirs
+        self.found = []      # (array, source) for arrays met that are not inputs
+        self._sources = None
+
+    def __enter__(self):
+        self._prev = current()
+        _local.state = self
+        return self
+
+    def __exit__(self, *exc):
+        _local.state = self._prev
+
+    def lift(self, array) -> "Tensor":
+        """The tensor for an array the function reads (a weight in its closure or globals)."""
+        t = self.by_id.get(id(array))
+        if t is not None:
+            return t
+        a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
+        # Not an input yet: note it, and stand in a tensor of its dtype and
+        # shape so the trace goes on and finds the others in one pass; the
+        # call is made again with all of them as inputs.
+        self.found.append((array, self.source_of(array)))
+        t = Tensor(self, self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": dtype_name(a.dtype)}))
+        self.by_id[id(array)] = t
+        self.keep.append(array)
+        return t
+
+    def source_of(self, array):
+        """Where the function reaches `array`: (root, ((is_attr, key), ...)), or None."""
+        if self._sources is None:
+            self._sources = _index_sources(self.fn)
+        return self._sources.get(id(array))
+
+
+def _index_sources(fn, depth=3):
+    """id -> source for every array reachable from fn's closure and globals."""
+    fn = getattr(fn, "__func__", fn)
+    out = {}
+    seen = set()
+
+    def walk(obj, root, steps, d):
+        if is_array(obj):
+            out.setdefault(id(obj), (root, steps))
+            return
+        if d == 0 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            for k, v in list(obj.items()):
+                walk(v, root, steps + ((False, k),), d - 1)
+        elif isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj):
+                walk(v, root, steps + ((False, i),), d - 1)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__ not in ("builtins", "module"):
+            if callable(obj) or type(obj).__name__ == "module":
+                return
+            for k, v in list(vars(obj).items()):
+                walk(v, root, steps + ((True, k),), d - 1)
+
+    code = getattr(fn, "__code__", None)
+    if code is not None and getattr(fn, "__closure__", None):
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                continue
+            walk(contents, cell, ((True, "cell_contents"),), depth)
+    g = getattr(fn, "__globals__", None)
+    if g is not None:
+        for name, v in list(g.items()):
+            if not name.startswith("__"):
+                walk(v, g, ((False, name),), depth)
+    return out
+
+
+def _state_of(*values):
+    for v in values:
+        if isinstance(v, (Tensor, SymInt)):
+            return v._st
+    st = current()
+    if st is None:
+        raise RuntimeError("shapejit: no trace is being recorded")
+    return st
+
+
+def _value(st, tr_id):
+    """A Tensor or a SymInt for a value id."""
+    is_tensor, dtype, rank = st.tr.info(tr_id)
+    return Tensor(st, tr_id, dtype, rank) if is_tensor else SymInt(st, tr_id)
+
+
+def emit(st, op, operands, attrs=None):
+    """Adds one node; returns its value."""
+    return _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
+
+
+def as_tensor(st, x, like=None) -> "Tensor":
+    """x as a tensor: tensors as they are, arrays lifted, SymInts and numbers as 0-d tensors."""
+    if isinstance(x, Tensor):
+        return x
+    if is_array(x):
+        return st.lift(x)
+    if isinstance(x, SymInt):
+        t = emit(st, "reshape", [emit(st, "arange", [x, emit(st, "sym_add", [x, 1]), 1]), ])
+        return t
+    if isinstance(x, (bool, np.bool_)):
+        return emit(st, "full", [], {"value": int(x), "dtype": "bool"})
+    if isinstance(x, (int, np.integer)):
+        return emit(st, "full", [], {"value": int(x), "dtype": like or "i64"})
+    if isinstance(x, (float, np.floating)):
+        return emit(st, "full", [], {"value": float(x), "dtype": like if like in ("f32", "f64") else "f64"})
+    if isinstance(x, (list, tuple)):
+        parts = [as_tensor(st, e, like) for e in x]
+        if not parts:
+            return emit(st, "full", [0], {"value": 0, "dtype": like or "f64"})
+        return concatenate([p.reshape(1, *p.shape) for p in parts], axis=0)
+    raise TypeError(f"shapejit: a {type(x).__name__} is not an array or a number")
+
+
+def _scalar(x):
+    """A Python number from a NumPy scalar, or x."""
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def promote(st, a, b):
+    """The operands of a binary op, cast as NumPy would promote them."""
+    a, b = _scalar(a), _scalar(b)
+    if isinstance(a, SymInt):
+        a = as_tensor(st, a)
+    if isinstance(b, SymInt):
+        b = as_tensor(st, b)
+    if is_array(a):
+        a = st.lift(a)
+    if is_array(b):
+        b = st.lift(b)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        if a.dtype != b.dtype:
+            target = _NAMES[np.result_type(a.dtype, b.dtype)]
+            a, b = a.astype(target), b.astype(target)
+        return a, b
+    t, c = (a, b) if ta else (b, a)
+    if not isinstance(c, (bool, int, float)):
+        raise TypeError(f"shapejit: cannot combine a tensor with a {type(c).__name__}")
+    if isinstance(c, float) and t._dtype in ("i32", "i64", "bool"):
+        t = t.astype("f64")
+    elif isinstance(c, int) and not isinstance(c, bool) and t._dtype == "bool":
+        t = t.astype("i64")
+    return (t, c) if ta else (c, t)
+
+
+def binary(op, a, b):
+    st = _state_of(a, b)
+    a, b = promote(st, a, b)
+    return emit(st, op, [a, b])
+
+
+def _float(x):
+    st = _state_of(x)
+    x = as_tensor(st, x)
+    return x if x._dtype in ("f32", "f64") else x.astype("f64")
+
+
+def true_divide(a, b):
+    st = _state_of(a, b)
+    a, b = promote(st, a, b)
+    if any(isinstance(v, Tensor) and v._dtype not in ("f32", "f64") for v in (a, b)):
+        a = a.astype("f64") if isinstance(a, Tensor) else float(a)
+        b = b.astype("f64") if isinstance(b, Tensor) else float(b)
+    return emit(st, "div", [a, b])
+
+
+def floor(x):
+    """Float floor from the op set: truncate through int64, step down where that rounded up."""
+    st = _state_of(x)
+    if x._dtype not in ("f32", "f64"):
+        return x
+    t = x.astype("i64").astype(x._dtype)
+    stepped = emit(st, "where", [emit(st, "gt", [t, x]), emit(st, "sub", [t, 1]), t])
+    big = emit(st, "ge", [emit(st, "abs", [x]), float(2**52)])  # already integral (and past int64)
+    return emit(st, "where", [big, x, stepped])
+
+
+def floor_divide(a, b):
+    st = _state_of(a, b)
+    a, b = promote(st, a, b)
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype
+    if dt in ("f32", "f64"):
+        return floor(emit(st, "div", [a, b]))
+    return emit(st, "div", [a, b])  # integer div is floor division
+
+
+def remainder(a, b):
+    st = _state_of(a, b)
+    a, b = promote(st, a, b)
+    q = floor_divide(a, b)
+    return emit(st, "sub", [a, emit(st, "mul", [q, b])])
+
+
+def _axes(axis, rank):
+    if axis is None:
+        return list(range(rank))
+    if isinstance(axis, (list, tuple)):
+        return [operator.index(a) for a in axis]
+    return [operator.index(axis)]
+
+
+def _break(st, why):
+    st.tr.break_graph(why)
+    raise GraphBreak(why)
+
+
+class SymBool:
+    """A comparison of sizes; its truth guards the predicate, not the sizes."""
+
+    __slots__ = ("_st", "_cmp", "_a", "_b")
+
+    def __init__(self, st, cmp, a, b):
+        self._st, self._cmp, self._a, self._b = st, cmp, a, b
+
+    def __bool__(self):
+        return self._st.tr.guard_bool(self._cmp, self._a, self._b)
+
+    def __and__(self, other):
+        return bool(self) and bool(other)
+
+    def __or__(self, other):
+        return bool(self) or bool(other)
+
+    __rand__, __ror__ = __and__, __or__
+
+    def __repr__(self):
+        return f"SymBool({self._a!r} {self._cmp} {self._b!r})"
+
+
+_PY_OPS = {"sym_add": operator.add, "sym_sub": operator.sub, "sym_mul": operator.mul,
+           "sym_floordiv": operator.floordiv, "sym_mod": operator.mod}
+
+
+def _sym_operand(x):
+    if isinstance(x, SymInt):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    return None
+
+
+class SymInt:
+    """A size of the traced call: arithmetic is traced, reading it as a number guards it."""
+
+    __slots__ = ("_st", "_id")
+
+    def __init__(self, st, vid):
+        self._st, self._id = st, vid
+
+    def _sym(self, op, other, reverse=False):
+        o = _sym_operand(other)
+        if o is None:
+            if isinstance(other, (float, np.floating)):  # a float result needs the number
+                a, b = (float(other), int(self)) if reverse else (int(self), float(other))
+                return _PY_OPS[op](a, b)
+            return NotImplemented
+        a, b = (o, self) if reverse else (self, o)
+        return emit(self._st, op, [a, b])
+
+    def __add__(self, o): return self._sym("sym_add", o)
+    def __radd__(self, o): return self._sym("sym_add", o, True)
+    def __sub__(self, o): return self._sym("sym_sub", o)
+    def __rsub__(self, o): return self._sym("sym_sub", o, True)
+    def __mul__(self, o): return self._sym("sym_mul", o)
+    def __rmul__(self, o): return self._sym("sym_mul", o, True)
+    def __floordiv__(self, o): return self._sym("sym_floordiv", o)
+    def __rfloordiv__(self, o): return self._sym("sym_floordiv", o, True)
+    def __mod__(self, o): return self._sym("sym_mod", o)
+    def __rmod__(self, o): return self._sym("sym_mod", o, True)
+    def __neg__(self): return emit(self._st, "sym_sub", [0, self])
+    def __pos__(self): return self
+
+    # Needs the number: a float result, powers.
+    def __truediv__(self, o): return int(self) / _scalar_of(o)
+    def __rtruediv__(self, o): return _scalar_of(o) / int(self)
+    def __pow__(self, o): return int(self) ** _scalar_of(o)
+    def __rpow__(self, o): return _scalar_of(o) ** int(self)
+
+    def _cmp(self, cmp, o):
+        o = _sym_operand(o)
+        if o is None:
+            return NotImplemented
+        return SymBool(self._st, cmp, self, o)
+
+    def __eq__(self, o): return self._cmp("eq", o)
+    def __ne__(self, o): return self._cmp("ne", o)
+    def __lt__(self, o): return self._cmp("lt", o)
+    def __le__(self, o): return self._cmp("le", o)
+    def __gt__(self, o): return self._cmp("gt", o)
+    def __ge__(self, o): return self._cmp("ge", o)
+
+    def __int__(self): return self._st.tr.guard_int(self._id)
+    __index__ = __int__
+    def __float__(self): return float(int(self))
+    def __bool__(self): return bool(self != 0)
+    def __hash__(self): return hash(int(self))
+    def __repr__(self): return f"SymInt(v{self._id})"
+
+
+def _scalar_of(o):
+    return int(o) if isinstance(o, SymInt) else o
+
+
+# NumPy ufuncs and functions a Tensor answers to; anything else breaks the graph.
+_UFUNCS = {}
+_FUNCTIONS = {}
+
+
+class Tensor:
+    """A tensor of the graph being traced."""
+
+    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape")
+    __array_priority__ = 1000
+
+    def __init__(self, st, vid, dtype=None, rank=None):
+        if dtype is None:
+            _, dtype, rank = st.tr.info(vid)
+        self._st, self._id, self._dtype, self.ndim, self._shape = st, vid, dtype, rank, None
+
+    # -- what it is ---------------------------------------------------------
+    @property
+    def dtype(self):
+        return _DTYPES[self._dtype]
+
+    @property
+    def shape(self):
+        if self._shape is None:
+            self._shape = tuple(SymInt(self._st, self._st.tr.size(self._id, d)) for d in range(self.ndim))
+        return self._shape
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n = d * n
+        return n
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self.shape[0])
+
+    def __repr__(self):
+        return f"shapejit.Tensor(v{self._id}, dtype={self.dtype}, ndim={self.ndim})"
+
+    # -- what would need the data: graph breaks -----------------------------
+    def __bool__(self):
+        _break(self._st, "the function branches on tensor data (bool of a tensor)")
+
+    def item(self):
+        _break(self._st, "the function reads a tensor element (.item())")
+
+    def tolist(self):
+        _break(self._st, "the function reads tensor data (.tolist())")
+
+    def __float__(self):
+        _break(self._st, "the function reads a tensor as a float")
+
+    def __int__(self):
+        _break(self._st, "the function reads a tensor as an int")
+
+    __index__ = __int__
+
+    def __array__(self, *a, **k):
+        _break(self._st, "the function converts a tensor to a NumPy array")
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    __hash__ = object.__hash__
+
+    # -- operators ------------------------------------------------------------
+    def __add__(self, o): return binary("add", self, o)
+    def __radd__(self, o): return binary("add", o, self)
+    def __sub__(self, o): return binary("sub", self, o)
+    def __rsub__(self, o): return binary("sub", o, self)
+    def __mul__(self, o): return binary("mul", self, o)
+    def __rmul__(self, o): return binary("mul", o, self)
+    def __truediv__(self, o): return true_divide(self, o)
+    def __rtruediv__(self, o): return true_divide(o, self)
+    def __floordiv__(self, o): return floor_divide(self, o)
+    def __rfloordiv__(self, o): return floor_divide(o, self)
+    def __mod__(self, o): return remainder(self, o)
+    def __rmod__(self, o): return remainder(o, self)
+    def __pow__(self, o): return binary("pow", self, o)
+    def __rpow__(self, o): return binary("pow", o, self)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
+    def __eq__(self, o): return binary("eq", self, o)
+    def __ne__(self, o): return binary("ne", self, o)
+    def __lt__(self, o): return binary("lt", self, o)
+    def __le__(self, o): return binary("le", self, o)
+    def __gt__(self, o): return binary("gt", self, o)
+    def __ge__(self, o): return binary("ge", self, o)
+    def __neg__(self): return emit(self._st, "neg", [self])
+    def __pos__(self): return self
+    def __abs__(self): return emit(self._st, "abs", [self])
+
+    def __invert__(self):
+        if self._dtype == "bool":
+            return emit(self._st, "not", [self])
+        return emit(self._st, "sub", [emit(self._st, "neg", [self]), 1])  # NumPy's ~x on integers
+
+    def _logical(self, op, o, reverse=False):
+        st = self._st
+        o = as_tensor(st, o)
+        if self._dtype != "bool" or o._dtype != "bool":
+            _break(st, f"bitwise '{op}' on integer tensors has no op")
+        return emit(st, op, [o, self] if reverse else [self, o])
+
+    def __and__(self, o): return self._logical("and", o)
+    def __rand__(self, o): return self._logical("and", o, True)
+    def __or__(self, o): return self._logical("or", o)
+    def __ror__(self, o): return self._logical("or", o, True)
+    def __xor__(self, o): return self._logical("ne", o)
+    def __rxor__(self, o): return self._logical("ne", o, True)
+
+    def __setitem__(self, key, value):
+        raise TypeError("shapejit: traced tensors are immutable; build the result with where() or concatenate()")
+
+    # -- methods --------------------------------------------------------------
+    def astype(self, dtype, copy=True):
+        name = dtype_name(dtype)
+        if name == self._dtype:
+            return self
+        return emit(self._st, "cast", [self], {"dtype": name})
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return emit(self._st, "reshape", [self, *[_shape_operand(s) for s in shape]])
+
+    def flatten(self):
+        return self.reshape(-1)
+
+    ravel = flatten
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        perm = list(axes) if axes else list(range(self.ndim))[::-1]
+        return emit(self._st, "permute", [self], {"perm": [operator.index(p) for p in perm]})
+
+    def swapaxes(self, a, b):
+        return emit(self._st, "transpose", [self], {"dim0": operator.index(a), "dim1": operator.index(b)})
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            dims = [d for d in range(self.ndim) if self.shape[d] == 1]
+        else:
+            dims = _axes(axis, self.ndim)
+        if not dims:
+            return self
+        return emit(self._st, "squeeze", [self], {"dims": dims})
+
+    def _reduce(self, op, axis, keepdims, dtype=None):
+        x = self
+        if op == "mean" and x._dtype not in ("f32", "f64"):
+            x = x.astype("f64")
+        if op == "sum" and x._dtype == "bool":
+            x = x.astype("i64")
+        if dtype is not None:
+            x = x.astype(dtype)
+        return emit(self._st, op, [x], {"axes": _axes(axis, self.ndim), "keepdim": bool(keepdims)})
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        return self._reduce("sum", axis, keepdims, dtype)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        return self._reduce("mean", axis, keepdims, dtype)
+
+    def max(self, axis=None, keepdims=False):
+        return self._reduce("max", axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return self._reduce("min", axis, keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        x = self
+        if axis is None:
+            x, axis = self.reshape(-1), 0
+        return emit(self._st, "argmax", [x], {"dim": operator.index(axis), "keepdim": bool(keepdims)})
+
+    def argmin(self, axis=None, keepdims=False):
+        x = self if self._dtype != "bool" else self.astype("i64")
+        return (-x).argmax(axis, keepdims)
+
+    def clip(self, a_min=None, a_max=None):
+        x = self
+        if a_min is not None:
+            x = maximum(x, a_min)
+        if a_max is not None:
+            x = minimum(x, a_max)
+        return x
+
+    def copy(self):
+        return self
+
+    def __getitem__(self, key):
+        return getitem(self, key)
+
+    # -- NumPy protocols ------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            _break(self._st, f"np.{ufunc.__name__} with out=")
+        if method == "__call__" and ufunc in _UFUNCS and not kwargs:
+            return _UFUNCS[ufunc](*inputs)
+        if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
+            x = inputs[0]
+            op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
+            return op(axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+        _break(self._st, f"np.{ufunc.__name__}.{method} has no shapejit op")
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = _FUNCTIONS.get(func)
+        if impl is None:
+            _break(self._st, f"np.{func.__name__} has no shapejit op")
+        return impl(*args, **kwargs)
+
+
+def _shape_operand(s):
+    if isinstance(s, SymInt):
+        return s
+    return operator.index(s)
+
+
+def _normalize_index(key, rank):
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (rank - n_real))
+        else:
+            out.append(k)
+    if Ellipsis not in key:
+        out.extend([slice(None)] * (rank - n_real))
+    return out
+
+
+def getitem(x: Tensor, key):
+    st = x._st
+    if isinstance(key, (Tensor, np.ndarray)) or (is_array(key) and not isinstance(key, tuple)):
+        idx = as_tensor(st, key)
+        if idx._dtype == "bool":
+            return emit(st, "masked_select", [x, idx])
+        if idx.ndim == 1:
+            return emit(st, "index_select", [x, idx], {"dim": 0})
+        if x.ndim == 2:
+            return emit(st, "embedding", [x, idx])
+        flat = emit(st, "index_select", [x, idx.reshape(-1)], {"dim": 0})
+        return flat.reshape(*idx.shape, *x.shape[1:])
+    if isinstance(key, list):
+        return getitem(x, as_tensor(st, key, "i64"))
+    items = _normalize_index(key, x.ndim)
+    if sum(1 for k in items if k is not None) > x.ndim:
+        raise IndexError(f"too many indices for a tensor of rank {x.ndim}")
+    dim = 0
+    squeeze = []
+    for k in items:
+        if k is None:
+            x = emit(st, "unsqueeze", [x], {"dim": dim})
+            dim += 1
+        elif isinstance(k, slice):
+            if k != slice(None):
+                step = 1 if k.step is None else k.step
+                if not isinstance(step, SymInt) and operator.index(step) < 1:
+                    _break(st, "a slice with a step below 1 has no op")
+                start = 0 if k.start is None else _shape_operand(k.start)
+                stop = _END if k.stop is None else _shape_operand(k.stop)
+                x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
+            dim += 1
+        elif isinstance(k, (Tensor, np.ndarray, list)):
+            idx = as_tensor(st, k, "i64")
+            if idx.ndim != 1 or idx._dtype == "bool":
+                _break(st, "advanced indexing beyond one integer index array per dim")
+            x = emit(st, "index_select", [x, idx], {"dim": dim})
+            dim += 1
+        else:
+            i = _shape_operand(k)
+            if isinstance(i, int):
+                n = x.shape[dim]
+                if i < 0:
+                    if not bool(n >= -i):
+                        raise IndexError(f"index {i} is out of bounds for a dim of size {int(n)}")
+                    start, stop = i, (i + 1 if i != -1 else _END)
+                else:
+                    if not bool(n > i):
+                        raise IndexError(f"index {i} is out of bounds for a dim of size {int(n)}")
+                    start, stop = i, i + 1
+            else:
+                start, stop = i, i + 1
+            x = emit(st, "slice", [x, start, stop, 1], {"dim": dim})
+            squeeze.append(dim)
+            dim += 1
+    if squeeze:
+        x = emit(st, "squeeze", [x], {"dims": squeeze})
+    return x
+
+
+# -- functions of tensors (the traced side of shapejit's functions) -----------
+
+def matmul(a, b):
+    st = _state_of(a, b)
+    a, b = promote(st, as_tensor(st, a), as_tensor(st, b))
+    if a._dtype not in ("f32", "f64"):
+        a, b = a.astype("f64"), b.astype("f64")  # NumPy keeps ints; the op is float only
+    return emit(st, "matmul", [a, b])
+
+
+def where(c, a, b):
+    st = _state_of(c, a, b)
+    c = as_tensor(st, c)
+    if c._dtype != "bool":
+        c = emit(st, "ne", [c, 0])
+    a, b = promote(st, a, b)
+    return emit(st, "where", [c, a, b])
+
+
+def maximum(a, b): return binary("maximum", a, b)
+def minimum(a, b): return binary("minimum", a, b)
+
+
+def concatenate(arrays, axis=0):
+    arrays = list(arrays)
+    st = _state_of(*arrays)
+    ts = [as_tensor(st, a) for a in arrays]
+    target = ts[0]._dtype
+    for t in ts[1:]:
+        if t._dtype != target:
+            target = _NAMES[np.result_type(_DTYPES[target], t.dtype)]
+    ts = [t.astype(target) for t in ts]
+    if axis is None:
+        ts, axis = [t.reshape(-1) for t in ts], 0
+    return ts[0] if len(ts) == 1 else emit(st, "concat", ts, {"dim": operator.index(axis)})
+
+
+def stack(arrays, axis=0):
+    arrays = list(arrays)
+    st = _state_of(*arrays)
+    return concatenate([expand_dims(as_tensor(st, a), axis) for a in arrays], axis=axis)
+
+
+def expand_dims(x, axis):
+    st = _state_of(x)
+    x = as_tensor(st, x)
+    axes = _axes(axis, x.ndim)
+    rank = x.ndim + len(axes)
+    for a in sorted(d % rank for d in axes):
+        x = emit(st, "unsqueeze", [x], {"dim": a})
+    return x
+
+
+def unary(op, x):
+    st = _state_of(x)
+    x = as_tensor(st, x)
+    if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
+        x = x.astype("f64")  # NumPy's exp of an int array is float64
+    return emit(st, op, [x])
+
+
+def _install_numpy_protocols():
+    u = _UFUNCS
+    u.update({
+        np.add: lambda a, b: binary("add", a, b), np.subtract: lambda a, b: binary("sub", a, b),
+        np.multiply: lambda a, b: binary("mul", a, b), np.true_divide: true_divide,
+        np.floor_divide: floor_divide, np.remainder: remainder, np.power: lambda a, b: binary("pow", a, b),
+        np.matmul: matmul, np.maximum: maximum, np.minimum: minimum,
+        np.equal: lambda a, b: binary("eq", a, b), np.not_equal: lambda a, b: binary("ne", a, b),
+        np.less: lambda a, b: binary("lt", a, b), np.less_equal: lambda a, b: binary("le", a, b),
+        np.greater: lambda a, b: binary("gt", a, b), np.greater_equal: lambda a, b: binary("ge", a, b),
+        np.negative: lambda x: -x, np.positive: lambda x: x, np.absolute: abs,
+        np.exp: lambda x: unary("exp", x), np.log: lambda x: unary("log", x), np.sqrt: lambda x: unary("sqrt", x),
+        np.tanh: lambda x: unary("tanh", x), np.sin: lambda x: unary("sin", x), np.cos: lambda x: unary("cos", x),
+        np.square: lambda x: binary("mul", x, x), np.reciprocal: lambda x: true_divide(1.0, x),
+        np.floor: lambda x: floor(_float(x)),
+        np.logical_and: lambda a, b: where(a, as_tensor(_state_of(a, b), b) != 0, False),
+        np.logical_or: lambda a, b: where(a, True, as_tensor(_state_of(a, b), b) != 0),
+        np.logical_not: lambda x: ~(as_tensor(_state_of(x), x) != 0),
+        np.logical_xor: lambda a, b: (as_tensor(_state_of(a, b), a) != 0) != (as_tensor(_state_of(a, b), b) != 0),
+    })
+
+
+_install_numpy_protocols()

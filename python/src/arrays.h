@@ -1,0 +1,53 @@
+// Arrays across the boundary, without copies: arguments in as DLTensors
+// (NumPy through its C API, anything else through `__dlpack__`), results out
+// as NumPy arrays over the kernels' buffers.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "python/src/binding.h"
+
+namespace shapejit::python {
+
+// A call's arguments as DLTensors, and what keeps them valid until the call
+// returns (references, DLPack capsules whose deleters it runs).
+class ArgList {
+ public:
+  explicit ArgList(size_t n) { slots_.reserve(n); }
+  ~ArgList();
+  ArgList(const ArgList&) = delete;
+  ArgList& operator=(const ArgList&) = delete;
+
+  // Whether `o` is an array this package takes: a NumPy array, or an object
+  // with `__dlpack__` (PyTorch, JAX, CuPy...). NumPy scalars are values.
+  static bool is_array(PyObject* o);
+
+  // Appends `o` (an array, see is_array) as argument `index` (for messages).
+  // Raises TypeError for an array it cannot take (a dtype outside the five,
+  // a device other than the CPU).
+  void add(PyObject* o, size_t index);
+
+  size_t size() const { return ptrs_.size(); }
+  std::span<const DLTensor* const> span() const { return ptrs_; }
+
+ private:
+  struct Slot {
+    DLTensor dl{};
+    std::array<int64_t, 8> strides{};
+    std::vector<int64_t> more_strides;  // rank above 8
+    nb::object keep;                    // a copy made for a layout DLPack cannot say
+    DLManagedTensor* managed = nullptr;  // from __dlpack__: its deleter runs at the end
+  };
+  void add_numpy(PyArrayObject* a, size_t index);
+  void add_dlpack(PyObject* o, size_t index);
+
+  std::vector<Slot> slots_;
+  std::vector<const DLTensor*> ptrs_;
+};
+
+// A NumPy array over `t`'s buffer, which it keeps alive (no copy). A tensor
+// borrowed from a caller's memory (an output that is an input) is copied.
+nb::object to_numpy(ir::Tensor t);
+
+}  // namespace shapejit::python

@@ -1,0 +1,248 @@
+#include "python/src/function.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include "python/src/tracer.h"
+
+namespace shapejit::python {
+
+// What one call's trace function needs from the call, and what it hands back.
+struct Function::TraceContext {
+  nb::handle args, kwargs;
+  nb::list captures;            // the arrays after the call's own, in input order
+  nb::object found;             // captures the trace met that were not inputs
+  std::optional<nb::python_error> error;  // raised by the traced function
+};
+
+Function::Function(std::shared_ptr<Jit> jit, nb::object fn, std::string name, nb::object helpers)
+    : jit_(std::move(jit)),
+      fn_(std::move(fn)),
+      name_(std::move(name)),
+      flatten_(helpers.attr("flatten")),
+      trace_(helpers.attr("trace")),
+      unflatten_(helpers.attr("unflatten")),
+      eager_(helpers.attr("eager")) {}
+
+Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
+  if (key.is_none()) {  // the fast path
+    if (fast_arity < by_arity_.size() && by_arity_[fast_arity]) return *by_arity_[fast_arity];
+  } else if (PyObject* index = PyDict_GetItemWithError(by_key_.ptr(), key.ptr())) {
+    return *sites_[PyLong_AsSize_t(index)];
+  } else if (PyErr_Occurred()) {
+    throw nb::python_error();
+  }
+  auto s = std::make_unique<Site>();
+  s->key = nb::borrow(key);
+  s->name = name_;
+  if (!sites_.empty()) {
+    std::string k = key.is_none() ? std::to_string(fast_arity) + " arrays" : nb::cast<std::string>(nb::repr(key));
+    if (k.size() > 80) k = k.substr(0, 77) + "...";
+    s->name += "[" + k + "]";
+  }
+  s->site = &jit_->site(s->name);
+  s->generations.push_back(s->site);
+  Site& ref = *s;
+  if (key.is_none()) {
+    if (by_arity_.size() <= fast_arity) by_arity_.resize(fast_arity + 1, nullptr);
+    by_arity_[fast_arity] = &ref;
+  } else {
+    by_key_[key] = sites_.size();
+  }
+  sites_.push_back(std::move(s));
+  return ref;
+}
+
+void Function::next_generation(Site& s) {
+  ++s.generation;
+  s.site = &jit_->site(s.name + "~" + std::to_string(s.generation));
+  s.generations.push_back(s.site);
+}
+
+bool Function::refresh(Site& s) {
+  for (Capture& c : s.captures) {
+    if (c.source.is_none()) continue;
+    nb::object o = c.source[0];
+    for (nb::handle step : nb::cast<nb::tuple>(c.source[1])) {
+      PyObject* next = nb::cast<bool>(step[0]) ? PyObject_GetAttr(o.ptr(), step[1].ptr()) : PyObject_GetItem(o.ptr(), step[1].ptr());
+      if (!next) {
+        PyErr_Clear();
+        return false;
+      }
+      o = nb::steal(next);
+    }
+    if (o.ptr() == c.array.ptr()) continue;
+    if (!ArgList::is_array(o.ptr())) return false;
+    c.array = std::move(o);  // rebound: the new array is the input, its shape guarded as any input's
+  }
+  return true;
+}
+
+Status Function::trace(Site& s, TraceContext& ctx, Tracer& t) {
+  nb::gil_scoped_acquire gil;
+  auto* pt = new PyTracer(&t);
+  nb::object handle = nb::cast(pt, nb::rv_policy::take_ownership);
+  try {
+    nb::tuple r = nb::cast<nb::tuple>(trace_(handle, fn_, ctx.args, ctx.kwargs, ctx.captures));
+    pt->close();
+    if (nb::len(nb::object(r[1])) > 0) {
+      ctx.found = r[1];
+      return Status(Code::kRetry, "the function reads arrays that are not yet its inputs");
+    }
+    nb::object spec = r[0];
+    if (!s.traced) {
+      s.out_spec = spec;
+      s.traced = true;
+    } else if (!s.out_spec.equal(spec)) {
+      PyErr_SetString(PyExc_ValueError, ("shapejit: " + name_ + " returns results of another structure than on its first trace (" +
+                                         nb::cast<std::string>(nb::repr(spec)) + ", was " +
+                                         nb::cast<std::string>(nb::repr(s.out_spec)) + "); a jitted function keeps one")
+                                            .c_str());
+      ctx.error.emplace();
+      return invalid("the traced function's results changed structure");
+    }
+    return Status::ok();
+  } catch (nb::python_error& e) {
+    pt->close();
+    if (const std::optional<Status>& b = pt->declared_break()) return *b;  // a branch on tensor data: cached
+    if (e.matches(graph_break_error)) return graph_break(e.what());
+    ctx.error.emplace(std::move(e));
+    return invalid("the traced function raised");
+  } catch (...) {
+    pt->close();
+    throw;
+  }
+}
+
+nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs) {
+  if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
+  if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
+  nb::list arrays;
+  for (ir::Tensor& t : outputs) arrays.append(to_numpy(std::move(t)));
+  return unflatten_(s.out_spec, arrays);
+}
+
+nb::object Function::call(nb::args args, nb::kwargs kwargs) {
+  const size_t n = nb::len(args);
+  bool fast = nb::len(kwargs) == 0;
+  for (size_t i = 0; fast && i < n; ++i) fast = PyArray_Check(PyTuple_GET_ITEM(args.ptr(), i));
+  nb::object arrays, key = nb::none();
+  if (!fast) {
+    nb::object flat = flatten_(args, kwargs);
+    if (flat.is_none()) return fn_(*args, **kwargs);  // called on tracing values: trace through it
+    arrays = flat[0];
+    key = flat[1];
+  }
+  Site& s = site_for(key, n);
+
+  for (int attempt = 0;; ++attempt) {
+    if (!refresh(s)) {  // a captured array's source is gone or no longer an array
+      s.captures.clear();
+      next_generation(s);
+    }
+    const size_t own = fast ? n : nb::len(arrays);
+    ArgList in(own + s.captures.size());
+    for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : nb::handle(arrays[i]).ptr(), i);
+    TraceContext ctx{args, kwargs, nb::list(), nb::object(), std::nullopt};
+    for (const Capture& c : s.captures) {
+      in.add(c.array.ptr(), in.size());
+      ctx.captures.append(c.array);
+    }
+    CallSite& site = *s.site;
+    const TraceFn trace_fn = [&](Tracer& t) { return trace(s, ctx, t); };
+    std::vector<ir::Tensor> outputs;
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = site.call(in.span(), trace_fn, outputs);
+    }
+    if (st.is_ok()) return results(s, outputs);
+    if (ctx.error) throw std::move(*ctx.error);
+    if (st.code() == Code::kRetry) {
+      ++retries_;
+      if (attempt >= 8) raise(internal_error(name_ + ": the arrays it captures keep changing while it is traced"));
+      if (&site == s.site) {  // another thread has not moved the site on already
+        for (nb::handle f : ctx.found) {
+          bool known = false;
+          for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
+          if (!known) s.captures.push_back({nb::borrow(f[0]), nb::borrow(f[1])});
+        }
+        next_generation(s);
+      }
+      continue;
+    }
+    if (st.code() == Code::kGraphBreak) return eager_(fn_, args, kwargs);
+    raise(st);
+  }
+}
+
+nb::dict Function::stats() const {
+  std::vector<CallSite*> all;
+  std::vector<const CallSite*> current;
+  for (const auto& s : sites_) {
+    all.insert(all.end(), s->generations.begin(), s->generations.end());
+    current.push_back(s->site);
+  }
+  SiteStats total;
+  size_t entries = 0;
+  {
+    nb::gil_scoped_release release;  // a miss in progress holds its site and may be waiting for the GIL
+    for (const CallSite* site : all) {
+      SiteStats s = site->stats();
+      total.calls += s.calls, total.hits += s.hits, total.compiles += s.compiles, total.traces += s.traces;
+      total.graph_breaks += s.graph_breaks, total.recompiles += s.recompiles, total.errors += s.errors;
+      total.eager_calls += s.eager_calls, total.fallbacks += s.fallbacks;
+      total.compile_ms += s.compile_ms, total.trace_ms += s.trace_ms, total.run_ms += s.run_ms;
+      for (const auto& [why, count] : s.recompile_reasons) total.recompile_reasons[why] += count;
+    }
+    for (const CallSite* site : current) entries += site->num_entries();
+  }
+  nb::dict reasons;
+  for (const auto& [why, count] : total.recompile_reasons) reasons[nb::str(why.c_str())] = count;
+  nb::dict d;
+  d["calls"] = total.calls - retries_;
+  d["hits"] = total.hits;
+  d["compiles"] = total.compiles;
+  d["traces"] = total.traces;
+  d["graph_breaks"] = total.graph_breaks;
+  d["recompiles"] = total.recompiles;
+  d["recompile_reasons"] = reasons;
+  d["eager_calls"] = total.eager_calls;
+  d["errors"] = total.errors;
+  d["fallbacks"] = total.fallbacks;
+  d["entries"] = entries;
+  d["sites"] = sites_.size();
+  d["compile_ms"] = total.compile_ms;
+  d["trace_ms"] = total.trace_ms;
+  return d;
+}
+
+std::string Function::explain() const {
+  std::string out;
+  for (const auto& s : sites_) {
+    std::string text;
+    {
+      nb::gil_scoped_release release;
+      text = s->site->explain();
+    }
+    out += "site " + s->site->name() + " (key " + (s->key.is_none() ? std::string("all arrays") : nb::cast<std::string>(nb::repr(s->key))) +
+           ", " + std::to_string(s->captures.size()) + " captured arrays):\n" + (text.empty() ? "  no entries\n" : text);
+  }
+  return out;
+}
+
+void bind_function(nb::module_& m) {
+  nb::class_<Function>(m, "Function", nb::dynamic_attr())  // functools.update_wrapper sets __name__, __doc__...
+      .def("__call__", &Function::call)
+      .def("__get__",  // a jitted method: the instance is an argument like any other (guarded by identity)
+           [](nb::handle self, nb::handle obj, nb::handle) -> nb::object {
+             if (obj.is_none()) return nb::borrow(self);
+             return nb::module_::import_("functools").attr("partial")(self, obj);
+           },
+           nb::arg("obj").none(), nb::arg("type").none() = nb::none())
+      .def("stats", &Function::stats)
+      .def("explain", &Function::explain)
+      .def_prop_ro("name", &Function::name);
+}
+
+}  // namespace shapejit::python

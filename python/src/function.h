@@ -1,0 +1,75 @@
+// A jitted Python function: the call path from Python into a CallSite.
+//
+// A call's arrays (top-level NumPy arrays on the fast path; any pytree of
+// arrays and values through the package's flatten otherwise) are the
+// inputs; the non-array values make the key that picks a site, so they are
+// guarded by value. Arrays the function reads from its closure or globals
+// (weights) are inputs too, after the call's own: the first trace that meets
+// one returns kRetry with what it found, and the call is made again with
+// them, on a new generation of the site (its input count changed). Each
+// capture keeps where it was found (a global's name, a closure cell) and is
+// read from there on every call, so rebinding a weight takes effect without
+// a recompile.
+//
+// The GIL is released while the site runs (guards, kernel, compile) and
+// taken back by the trace function and the log.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "python/src/arrays.h"
+
+namespace shapejit::python {
+
+class Function {
+ public:
+  // `helpers` is shapejit._jit: flatten, trace, unflatten, eager, Tensor.
+  Function(std::shared_ptr<Jit> jit, nb::object fn, std::string name, nb::object helpers);
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  nb::object call(nb::args args, nb::kwargs kwargs);
+  nb::dict stats() const;
+  std::string explain() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  struct Capture {
+    nb::object array;
+    nb::object source;  // (root, ((is_attr, key), ...)), or None: held as it was found
+  };
+  struct Site {
+    std::string name;  // of generation 0
+    nb::object key;
+    int generation = 0;
+    CallSite* site = nullptr;
+    std::vector<CallSite*> generations;  // every one, for stats
+    std::vector<Capture> captures;
+    bool traced = false;
+    nb::object out_spec;  // the result's structure; None: one array
+  };
+  struct TraceContext;
+
+  Site& site_for(nb::handle key, size_t fast_arity);
+  void next_generation(Site& s);
+  // Reads each capture from its source; false when one is gone (retrace).
+  bool refresh(Site& s);
+  Status trace(Site& s, TraceContext& ctx, Tracer& t);
+  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs);
+
+  std::shared_ptr<Jit> jit_;
+  nb::object fn_;
+  std::string name_;
+  nb::object flatten_, trace_, unflatten_, eager_;
+  std::vector<std::unique_ptr<Site>> sites_;
+  std::vector<Site*> by_arity_;  // the fast path: all arguments NumPy arrays, by count
+  nb::dict by_key_;             // the other calls: flatten's key -> index in sites_
+  uint64_t retries_ = 0;
+};
+
+void bind_function(nb::module_& m);
+
+}  // namespace shapejit::python

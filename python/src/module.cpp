@@ -1,0 +1,113 @@
+// shapejit._shapejit: the extension module under the `shapejit` package.
+#define SHAPEJIT_NUMPY_IMPORT
+#include "python/src/binding.h"
+
+#include <nanobind/stl/string.h>
+
+#include "jit/runtime/trace_recorder.h"
+#include "python/src/function.h"
+#include "python/src/tracer.h"
+
+namespace shapejit::python {
+
+PyObject* shape_error = nullptr;
+PyObject* graph_break_error = nullptr;
+
+void raise(const Status& s, bool shape) {
+  const std::string& m = s.message();
+  PyObject* type = PyExc_RuntimeError;
+  switch (s.code()) {
+    case Code::kInvalidArgument:
+      type = m.find("dtype") != std::string::npos ? PyExc_TypeError : shape ? shape_error : PyExc_ValueError;
+      break;
+    case Code::kGraphBreak: type = graph_break_error; break;
+    case Code::kUnsupported: type = PyExc_TypeError; break;
+    case Code::kRuntime: type = m.find("out of range") != std::string::npos ? PyExc_IndexError : PyExc_RuntimeError; break;
+    case Code::kIo: type = PyExc_OSError; break;
+    default: break;
+  }
+  PyErr_SetString(type, m.c_str());
+  throw nb::python_error();
+}
+
+namespace {
+
+// One Jit per config (the package keeps them); its log goes to a Python callable.
+class PyJit {
+ public:
+  explicit PyJit(const std::string& config_json) {
+    Expected<std::unique_ptr<Jit>> j = Jit::create(config_json);
+    if (!j.is_ok()) raise(j.status());
+    jit_ = std::move(j).value();
+  }
+  ~PyJit() {
+    jit_->set_log(nullptr);
+    Py_XDECREF(log_);
+  }
+
+  const std::shared_ptr<Jit>& get() const { return jit_; }
+
+  void set_log(nb::object sink) {
+    PyObject* old = log_;
+    log_ = sink.release().ptr();
+    PyObject* cb = log_;
+    jit_->set_log([cb](const std::string& line) {
+      if (!Py_IsInitialized()) return;
+      nb::gil_scoped_acquire gil;
+      PyObject* r = PyObject_CallFunction(cb, "s#", line.data(), static_cast<Py_ssize_t>(line.size()));
+      if (r) Py_DECREF(r);
+      else PyErr_WriteUnraisable(cb);
+    });
+    Py_XDECREF(old);
+  }
+
+  std::string stats_json() const {
+    nb::gil_scoped_release release;
+    return jit_->stats_json().dump();
+  }
+
+ private:
+  std::shared_ptr<Jit> jit_;
+  PyObject* log_ = nullptr;
+};
+
+struct PyRecorder {
+  std::shared_ptr<TraceRecorder> recorder;
+};
+
+}  // namespace
+
+}  // namespace shapejit::python
+
+NB_MODULE(_shapejit, m) {
+  using namespace shapejit::python;
+  if (_import_array() < 0) throw nb::python_error();
+  // Jits and jitted functions live in module globals until the interpreter
+  // exits, where nothing is collected in order: that is not a leak.
+  nb::set_leak_warnings(false);
+  m.doc() = "shapejit's extension: the Jit, jitted functions' call path, the tracer";
+
+  shape_error = PyErr_NewExceptionWithDoc("shapejit.ShapeError", "A shape the traced function cannot take.", PyExc_ValueError, nullptr);
+  graph_break_error = PyErr_NewExceptionWithDoc(
+      "shapejit.GraphBreak", "Raised while tracing where the function cannot be traced; the call runs eagerly.", nullptr, nullptr);
+  m.attr("ShapeError") = nb::handle(shape_error);
+  m.attr("GraphBreak") = nb::handle(graph_break_error);
+
+  nb::class_<PyJit>(m, "Jit")
+      .def(nb::init<const std::string&>(), nb::arg("config_json"))
+      .def("set_log", &PyJit::set_log)
+      .def("stats_json", &PyJit::stats_json)
+      .def("record", [](PyJit& j, PyRecorder* r) { j.get()->record(r ? r->recorder : nullptr); }, nb::arg("recorder").none());
+
+  nb::class_<PyRecorder>(m, "Recorder").def("__init__", [](PyRecorder* self, const std::string& path) {
+    shapejit::Expected<std::unique_ptr<shapejit::TraceRecorder>> r = shapejit::TraceRecorder::open(path);
+    if (!r.is_ok()) raise(r.status());
+    new (self) PyRecorder{std::shared_ptr<shapejit::TraceRecorder>(std::move(r).value().release())};
+  });
+
+  bind_tracer(m);
+  bind_function(m);
+  m.def("_make_function", [](PyJit& jit, nb::object fn, const std::string& name, nb::object helpers) {
+    return new Function(jit.get(), std::move(fn), name, std::move(helpers));
+  }, nb::rv_policy::take_ownership);
+}

@@ -1,0 +1,43 @@
+// The tracer as Python sees it while a jitted function is traced: the
+// package's Tensor and SymInt values (python/shapejit/_tracing.py) call these
+// methods with value ids. It is valid only during its trace; afterwards every
+// method raises, so a tracing value that escaped cannot reach freed memory.
+#pragma once
+
+#include <optional>
+
+#include "python/src/binding.h"
+
+namespace shapejit::python {
+
+class PyTracer {
+ public:
+  explicit PyTracer(Tracer* t) : t_(t) {}
+
+  // Ends the trace's access (the function returned).
+  void close() { t_ = nullptr; }
+  Tracer& get() const;
+  // The break the Python side declared (a branch on tensor data), if any.
+  const std::optional<Status>& declared_break() const { return break_; }
+
+  int num_inputs() const { return get().num_inputs(); }
+  // An op of TRACE_FORMAT.md by name; operands are value ids (objects with
+  // an `_id`), ints and floats; attrs by their TRACE_FORMAT names.
+  int op(const std::string& name, nb::handle operands, nb::handle attrs);
+  // (is_tensor, dtype name, rank).
+  nb::tuple info(int value) const;
+  int size(int value, int dim);
+  int64_t guard_int(int value);
+  bool guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs);
+  void output(int value);
+  // Records the break and returns; the caller raises GraphBreak.
+  void break_graph(const std::string& why);
+
+ private:
+  Tracer* t_;
+  std::optional<Status> break_;
+};
+
+void bind_tracer(nb::module_& m);
+
+}  // namespace shapejit::python
