@@ -142,17 +142,21 @@ int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
       in[d] = t.aux[0] + idx[d] * t.aux[1];
       return value(node.in[0].value, in);
     }
-    case OpClass::kSqueeze:
-    case OpClass::kUnsqueeze: {
-      // The dims that are not 1 keep their order.
-      const std::vector<Expr>& s = in_shape(0);
-      std::vector<Expr> kept;
-      for (size_t d = 0; d < idx.size(); ++d) {
-        if (!is_one(t.shape[d])) kept.push_back(idx[d]);
-      }
+    case OpClass::kSqueeze: {
+      // The squeezed dims (size 1, checked by inference though their size
+      // may be an expression, not the literal 1) read index 0; the others
+      // take the result's indices in order.
+      const size_t rank = in_shape(0).size();
+      std::vector<bool> squeezed(rank, false);
+      for (int64_t d : a.dims) squeezed[norm_axis(d, rank)] = true;
       std::vector<Expr> in;
       size_t k = 0;
-      for (size_t d = 0; d < s.size(); ++d) in.push_back(is_one(s[d]) ? Expr(0) : kept[k++]);
+      for (size_t d = 0; d < rank; ++d) in.push_back(squeezed[d] ? Expr(0) : idx[k++]);
+      return value(node.in[0].value, in);
+    }
+    case OpClass::kUnsqueeze: {
+      std::vector<Expr> in = idx;
+      in.erase(in.begin() + norm_axis(a.dim, idx.size()));
       return value(node.in[0].value, in);
     }
     case OpClass::kReshape: {

@@ -54,7 +54,8 @@ class PyJit {
     jit_->set_log([cb](const std::string& line) {
       if (!Py_IsInitialized()) return;
       nb::gil_scoped_acquire gil;
-      PyObject* r = PyObject_CallFunction(cb, "s#", line.data(), static_cast<Py_ssize_t>(line.size()));
+      nb::object text = nb::steal(PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "replace"));
+      PyObject* r = text.is_valid() ? PyObject_CallOneArg(cb, text.ptr()) : nullptr;
       if (r) Py_DECREF(r);
       else PyErr_WriteUnraisable(cb);
     });

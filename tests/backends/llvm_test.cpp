@@ -330,6 +330,14 @@ TEST(Llvm, LayoutOpsFoldIntoIndexing) {
     Tensor strided = random_tensor(DType::kF32, {s[2], s[1], s[0]}, rng).view(s, {1, s[0], s[0] * s[1]});
     expect_agrees(g(n, shape_str(s)), {strided}, n + " strided");
   }
+  // Squeezing a dim that a slice cut to one: its size is an expression the
+  // env proves 1, not the literal 1 (numpy's x[-1] from Python).
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n", 4, 5]}],
+      "nodes": [{"op": "exp", "in": ["x"], "out": "e"},
+                {"op": "slice", "in": ["e", -1, 4611686018427387904, 1], "out": "s", "attrs": {"dim": 0}},
+                {"op": "slice", "in": ["s", 0, 4611686018427387904, 2], "out": "t", "attrs": {"dim": 1}},
+                {"op": "squeeze", "in": ["t"], "out": "y", "attrs": {"dims": [0]}}], "outputs": ["y"]})",
+                {random_tensor(DType::kF32, {3, 4, 5}, rng)}, "squeeze of a slice to one");
   // Reshape of a reshape of a computed value: the index unravels.
   expect_agrees(R"({"inputs": [{"name": "x", "dtype": "i64", "shape": [4, 6]}],
       "nodes": [{"op": "neg", "in": ["x"], "out": "n"}, {"op": "reshape", "in": ["n", 3, 8], "out": "r"},
