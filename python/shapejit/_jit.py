@@ -136,6 +136,7 @@ def trace(tracer, fn, args, kwargs, captures):
     flat = flatten(args, kwargs)
     arrays = flat[0]
     inputs = [Tensor(st, i) for i in range(len(arrays) + len(captures))]
+    st.captures = list(captures)
     for a, t in zip(itertools.chain(arrays, captures), inputs):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)

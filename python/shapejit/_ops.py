@@ -317,7 +317,7 @@ def stack(arrays, axis=0):
 def take(x, indices, axis=None):
     if _tracing(x, indices):
         st = _st(x, indices)
-        x, idx = T.as_tensor(st, x), T.as_tensor(st, indices, "i64")
+        x, idx = T.as_tensor(st, x), T.as_tensor(st, indices, "i64", index=True)
         if axis is None:
             x, axis = x.reshape(-1), 0
         if idx.ndim != 1:

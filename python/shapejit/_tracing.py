@@ -64,6 +64,7 @@ class TraceState:
         self.by_id = {}      # id(array) -> Tensor, for arrays that are inputs
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
+        self.captures = []   # the arrays that are inputs after the call's own
         self._sources = None
 
     def __enter__(self):
@@ -80,10 +81,20 @@ class TraceState:
         if t is not None:
             return t
         a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
+        source = self.source_of(array)
+        if source is None:
+            # Made by the function (np.array([2, 0]) in its body): a constant,
+            # a new object on every trace, so it is matched by value.
+            for c in self.captures:
+                if _same_value(c, a):
+                    t = self.by_id[id(c)]
+                    self.by_id[id(array)] = t
+                    self.keep.append(array)
+                    return t
         # Not an input yet: note it, and stand in a tensor of its dtype and
         # shape so the trace goes on and finds the others in one pass; the
         # call is made again with all of them as inputs.
-        self.found.append((array, self.source_of(array)))
+        self.found.append((array, source))
         t = Tensor(self, self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": dtype_name(a.dtype)}))
         self.by_id[id(array)] = t
         self.keep.append(array)
@@ -94,6 +105,11 @@ class TraceState:
         if self._sources is None:
             self._sources = _index_sources(self.fn)
         return self._sources.get(id(array))
+
+
+def _same_value(a, b) -> bool:
+    a = a if isinstance(a, np.ndarray) else np.from_dlpack(a)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
 
 
 def _index_sources(fn, depth=3):
@@ -158,8 +174,9 @@ def emit(st, op, operands, attrs=None):
     return _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
 
 
-def as_tensor(st, x, like=None) -> "Tensor":
-    """x as a tensor: tensors as they are, arrays lifted, SymInts and numbers as 0-d tensors."""
+def as_tensor(st, x, like=None, index=False) -> "Tensor":
+    """x as a tensor: tensors as they are, arrays lifted, SymInts and numbers as
+    0-d tensors; lists of numbers only as indices (x[[0, 2]])."""
     if isinstance(x, Tensor):
         return x
     if is_array(x):
@@ -174,6 +191,8 @@ def as_tensor(st, x, like=None) -> "Tensor":
     if isinstance(x, (float, np.floating)):
         return emit(st, "full", [], {"value": float(x), "dtype": like if like in ("f32", "f64") else "f64"})
     if isinstance(x, (list, tuple)):
+        if not index:
+            raise TypeError(f"shapejit: a {type(x).__name__} is not an array; pass np.asarray(...) to compute with it")
         parts = [as_tensor(st, e, like) for e in x]
         if not parts:
             return emit(st, "full", [0], {"value": 0, "dtype": like or "f64"})
@@ -188,13 +207,23 @@ def _scalar(x):
     return x
 
 
+def _weak_size(st, n, other):
+    t = as_tensor(st, n)
+    if isinstance(other, Tensor) and other._dtype != "bool":
+        return t.astype(other._dtype)
+    if isinstance(other, float):
+        return t.astype("f64")
+    return t
+
+
 def promote(st, a, b):
     """The operands of a binary op, cast as NumPy would promote them."""
     a, b = _scalar(a), _scalar(b)
+    # A size meets a tensor as a Python int would: it takes the tensor's dtype.
     if isinstance(a, SymInt):
-        a = as_tensor(st, a)
+        a = _weak_size(st, a, b)
     if isinstance(b, SymInt):
-        b = as_tensor(st, b)
+        b = _weak_size(st, b, a)
     if is_array(a):
         a = st.lift(a)
     if is_array(b):
@@ -399,7 +428,7 @@ class Tensor:
     @property
     def shape(self):
         if self._shape is None:
-            self._shape = tuple(SymInt(self._st, self._st.tr.size(self._id, d)) for d in range(self.ndim))
+            self._shape = tuple(emit(self._st, "sym_size", [self], {"dim": d}) for d in range(self.ndim))
         return self._shape
 
     @property
@@ -631,7 +660,7 @@ def getitem(x: Tensor, key):
         flat = emit(st, "index_select", [x, idx.reshape(-1)], {"dim": 0})
         return flat.reshape(*idx.shape, *x.shape[1:])
     if isinstance(key, list):
-        return getitem(x, as_tensor(st, key, "i64"))
+        return getitem(x, as_tensor(st, key, "i64", index=True))
     items = _normalize_index(key, x.ndim)
     if sum(1 for k in items if k is not None) > x.ndim:
         raise IndexError(f"too many indices for a tensor of rank {x.ndim}")
@@ -651,7 +680,7 @@ def getitem(x: Tensor, key):
                 x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
             dim += 1
         elif isinstance(k, (Tensor, np.ndarray, list)):
-            idx = as_tensor(st, k, "i64")
+            idx = as_tensor(st, k, "i64", index=True)
             if idx.ndim != 1 or idx._dtype == "bool":
                 _break(st, "advanced indexing beyond one integer index array per dim")
             x = emit(st, "index_select", [x, idx], {"dim": dim})

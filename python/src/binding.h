@@ -31,7 +31,8 @@ extern PyObject* shape_error;
 extern PyObject* graph_break_error;
 
 // Raises `s` as the Python exception its code maps to: kInvalidArgument a
-// ValueError (a TypeError when it is about dtypes, a ShapeError when `shape`),
+// ValueError (a TypeError when it is about dtypes, a ShapeError when `shape`:
+// an op's inference failed),
 // kGraphBreak a GraphBreak, kUnsupported a TypeError, kRuntime a
 // RuntimeError (an IndexError for indices out of range), kIo an OSError.
 [[noreturn]] void raise(const Status& s, bool shape = false);

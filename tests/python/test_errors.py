@@ -1,0 +1,113 @@
+"""Bad input raises a clear Python exception carrying the C++ message, and
+leaves the cache usable."""
+import json
+import subprocess
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import shapejit as sj
+from conftest import jit
+
+
+def test_a_dtype_shapejit_does_not_take():
+    f = jit(lambda x: x + 1)
+    with pytest.raises(TypeError, match=r"argument 0: dtype float16 is not one shapejit takes"):
+        f(np.ones(3, np.float16))
+    with pytest.raises(TypeError, match="uint8"):
+        f(np.ones(3, np.uint8))
+    assert f(np.ones(3, np.float32)).tolist() == [2, 2, 2]
+
+
+def test_a_list_instead_of_an_array():
+    f = jit(lambda x: sj.exp(x))
+    with pytest.raises(TypeError, match="list"):
+        f([1.0, 2.0])
+    np.testing.assert_allclose(f(np.zeros(2, np.float32)), [1, 1])
+
+
+def test_a_shape_the_graph_cannot_take():
+    f = jit(lambda x, y: x + y)
+    with pytest.raises(sj.ShapeError, match="broadcast"):
+        f(np.ones((3, 4), np.float32), np.ones((5,), np.float32))
+    assert issubclass(sj.ShapeError, ValueError)
+    np.testing.assert_array_equal(f(np.ones((3, 4), np.float32), np.ones((4,), np.float32)), np.full((3, 4), 2, np.float32))
+    g = jit(lambda x: x.reshape(5, -1))
+    with pytest.raises(sj.ShapeError, match="reshape"):
+        g(np.ones(12, np.float32))
+    assert g(np.ones(10, np.float32)).shape == (5, 2)
+
+
+def test_mixed_dtypes_where_the_op_set_has_none():
+    f = jit(lambda x, i: sj.embedding(x, i))
+    with pytest.raises(TypeError, match="i32 or i64"):
+        f(np.ones((3, 2), np.float32), np.zeros(2, np.float32))
+
+
+def test_an_index_out_of_range_at_run_time():
+    f = jit(lambda t, i: t[i])
+    t = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        f(t, np.array([0, 7]))
+    np.testing.assert_array_equal(f(t, np.array([2, 0])), t[[2, 0]])
+
+
+def test_the_functions_own_errors_come_through_unchanged():
+    def bad(x):
+        raise KeyError("mine")
+    f = jit(bad)
+    with pytest.raises(KeyError, match="mine"):
+        f(np.ones(2, np.float32))
+    assert f.stats()["errors"] == 1
+
+
+def test_traced_values_do_not_escape():
+    kept = []
+    f = jit(lambda x: kept.append(x) or x + 1)
+    f(np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="outside the call that traced it"):
+        kept[0] + 1
+
+
+def test_bad_configs():
+    with pytest.raises(ValueError, match="/policy/mode"):
+        sj.jit(lambda x: x, config={"policy": {"mode": "sometimes"}})
+    with pytest.raises(ValueError, match="unknown"):
+        sj.jit(lambda x: x, config={"polcy": {}})
+    with pytest.raises(OSError, match="no-such.json"):
+        sj.jit(lambda x: x, config="/no-such.json")
+    with pytest.raises(TypeError):
+        sj.jit(lambda x: x, config=3)
+    with pytest.raises(TypeError):
+        sj.jit(3)
+
+
+def test_setting_items_of_traced_tensors():
+    def f(x):
+        x[0] = 1
+        return x
+    with pytest.raises(TypeError, match="immutable"):
+        jit(f)(np.ones(2, np.float32))
+
+
+def test_record_then_replay(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    f = jit(lambda x, w: sj.gelu(x @ w))
+    w = np.ones((4, 3), np.float32)
+    f(np.ones((2, 4), np.float32), w)  # before recording: its graph is written at the next call
+    with sj.record(path):
+        for n in (2, 5, 7):
+            f(np.ones((n, 4), np.float32), w)
+    f(np.ones((9, 4), np.float32), w)  # after: not recorded
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["format"] == "shapejit-trace"
+    assert [line["kind"] for line in lines[1:]] == ["graph", "call", "call", "call"]
+    assert [c["inputs"][0]["shape"] for c in lines[2:]] == [[2, 4], [5, 4], [7, 4]]
+    tool = os.environ.get("SHAPEJIT_TOOL")
+    if not tool or not pathlib.Path(tool).exists():
+        pytest.skip("the shapejit command is not built here (SHAPEJIT_TOOL)")
+    out = subprocess.run([tool, "replay", str(path), "--config", "/dev/stdin", "--json", "--no-progress"], input="{}",
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[0])["calls"] == 3

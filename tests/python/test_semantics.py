@@ -1,0 +1,238 @@
+"""The seeds' semantics from Python, with recompile counts: start dynamic,
+specialize only what the code reads as a number, back off, the 0/1 rule,
+graph breaks, the recompile limit, values guarded by value, captures."""
+import logging
+
+import numpy as np
+import pytest
+
+import shapejit as sj
+from conftest import jit
+
+
+def ones(*shape):
+    return np.ones(shape, np.float32)
+
+
+def test_a_size_read_as_int_specializes_then_backs_off():
+    f = jit(lambda x: x * int(x.shape[1]))
+    for n in (4, 5, 6, 7, 8):
+        np.testing.assert_array_equal(f(ones(3, n)), np.full((3, n), n, np.float32))
+    s = f.stats()
+    # 4 and 5 compile (the second a recompile caused by dim 1); the next
+    # change backs the dim off, and int() of a backed-off dim breaks the graph.
+    assert (s["compiles"], s["recompiles"], s["graph_breaks"]) == (2, 1, 3)
+    assert s["recompile_reasons"] == {"interpreter needs int": 1}
+    # The break is cached: the calls after it did not trace again.
+    assert s["traces"] == 3
+
+
+def test_backed_off_int_recompile_keeps_specializing():
+    f = sj.jit(lambda x: x * int(x.shape[1]), config={"policy": {"backed_off_int": "recompile", "cache_size_limit": 4}})
+    for n in (4, 5, 6, 7):
+        np.testing.assert_array_equal(f(ones(2, n)), np.full((2, n), n, np.float32))
+    assert f.stats()["compiles"] == 4 and f.stats()["graph_breaks"] == 0
+
+
+def test_a_compared_size_guards_only_the_predicate():
+    f = jit(lambda x: x + 1 if x.shape[1] > 512 else x - 1)
+    for n in (4, 5, 600, 7, 800):
+        want = ones(3, n) + (1 if n > 512 else -1)
+        np.testing.assert_array_equal(f(ones(3, n)), want)
+    s = f.stats()
+    assert (s["compiles"], s["hits"]) == (2, 3)  # one entry per outcome, each dynamic in n
+    assert s["recompile_reasons"] == {"interpreter branch": 1}
+
+
+def test_range_and_indexing_read_the_number():
+    def f(x):
+        return sj.concatenate([x[i:i + 1] * i for i in range(x.shape[0])], axis=0)
+    g = jit(f)
+    for n in (2, 3, 2):
+        np.testing.assert_array_equal(g(ones(n, 4)), np.arange(n, dtype=np.float32)[:, None] * ones(n, 4))
+    assert g.stats()["compiles"] == 2 and g.stats()["hits"] == 1
+
+
+def test_zero_one_rule():
+    f = jit(lambda x: x + 1)
+    for n in (1, 4, 5, 1, 6, 0):
+        assert f(ones(n, 3)).shape == (n, 3)
+    s = f.stats()
+    assert s["compiles"] == 3  # size 1, then one dynamic entry for n >= 2, then size 0
+    assert s["recompile_reasons"] == {"0/1 specialization": 2}
+    g = sj.jit(lambda x: x + 1, config={"policy": {"specialize_zero_one": False}})
+    for n in (1, 4, 0):
+        assert g(ones(n, 3)).shape == (n, 3)
+    assert g.stats()["compiles"] == 1
+
+
+def test_graph_break_runs_eagerly_and_is_cached():
+    def f(x):
+        if x.sum() > 0:  # a branch on tensor data
+            return sj.gelu(x) * 2
+        return x * 3
+    g = jit(f)
+    x = np.linspace(-1, 1, 5, dtype=np.float32) + 0.5
+    np.testing.assert_allclose(g(x), f(x), rtol=1e-6)
+    np.testing.assert_allclose(g(-x), f(-x), rtol=1e-6)
+    s = g.stats()
+    assert (s["graph_breaks"], s["compiles"], s["traces"]) == (2, 0, 1)
+
+
+@pytest.mark.parametrize("breaker", [
+    lambda x: x * x.max().item(),
+    lambda x: x + np.asarray(x).sum(),
+    lambda x: x + float(x[0]),
+    lambda x: np.cumsum(x),            # a NumPy function with no op
+    lambda x: np.arctan(x),            # a ufunc with no op
+    lambda x: x[::-1] * 2,             # a negative step
+])
+def test_what_cannot_be_traced_breaks_the_graph(breaker):
+    f = jit(breaker)
+    x = np.array([0.5, 2.0, -1.0], np.float32)
+    np.testing.assert_allclose(f(x), breaker(x), rtol=1e-6)
+    assert f.stats()["graph_breaks"] == 1
+
+
+def test_recompile_limit():
+    f = sj.jit(lambda x: x + 1, config={"policy": {"mode": "always_static", "cache_size_limit": 2}})
+    for n in (2, 3, 4, 5, 6):
+        assert f(ones(n)).shape == (n,)
+    s = f.stats()
+    assert (s["compiles"], s["hits"]) == (3, 2)  # 2 static entries, then the generic one
+    g = sj.jit(lambda x: x + 1, config={"policy": {"mode": "always_static", "cache_size_limit": 2, "on_limit": "eager"}})
+    for n in (2, 3, 4, 5):
+        np.testing.assert_array_equal(g(ones(n)), ones(n) + 1)
+    assert g.stats()["compiles"] == 2
+
+
+def test_every_mode_runs_the_same_function():
+    def f(x, y):
+        return sj.softmax(x @ y, axis=-1)
+    rng = np.random.default_rng(0)
+    for mode in ("start_dynamic", "start_static", "always_static", "always_dynamic", "bucketed"):
+        g = sj.jit(f, config={"policy": {"mode": mode}})
+        for n in (3, 5, 9, 5):
+            x, y = rng.random((n, 4), np.float32), rng.random((4, 6), np.float32)
+            np.testing.assert_allclose(g(x, y), sj.softmax(x @ y), rtol=1e-5, atol=1e-6)
+
+
+def test_python_values_are_guarded_by_value():
+    f = jit(lambda x, a, scale=1.0: x * a * scale)
+    x = ones(2)
+    assert f(x, 2.0).tolist() == [2, 2]
+    assert f(x, 3.0).tolist() == [3, 3]
+    assert f(x, 2.0).tolist() == [2, 2]
+    assert f(x, 2.0, scale=0.5).tolist() == [1, 1]
+    assert f(x, 2).tolist() == [2, 2]  # an int is another value than the float 2.0
+    s = f.stats()
+    assert (s["compiles"], s["hits"], s["sites"]) == (4, 1, 4)
+
+
+def test_pytrees_in_and_out():
+    @sj.jit
+    def f(xs, d):
+        a, b = xs
+        return {"sum": a + b, "both": (a * d["k"], b.shape[0])}
+    out = f([ones(3), ones(3) * 2], {"k": ones(3) * 4})
+    assert set(out) == {"sum", "both"}
+    np.testing.assert_array_equal(out["sum"], ones(3) * 3)
+    np.testing.assert_array_equal(out["both"][0], ones(3) * 4)
+    assert out["both"][1] == 3 and isinstance(out["both"][1], int)
+
+
+def test_results_must_keep_one_structure():
+    f = jit(lambda x: (x, x) if x.shape[0] > 3 else x)
+    f(ones(2))
+    with pytest.raises(ValueError, match="another structure"):
+        f(ones(5))
+    assert f(ones(2)).shape == (2,)  # the site still works
+
+
+W = np.full((4, 3), 0.5, np.float32)
+
+
+def uses_global(x):
+    return x @ W
+
+
+def test_closure_and_global_arrays_are_inputs():
+    global W
+    f = jit(uses_global)
+    x = ones(2, 4)
+    np.testing.assert_array_equal(f(x), x @ W)
+    W[:] = 2.0  # in place: seen, no recompile
+    np.testing.assert_array_equal(f(x), x @ W)
+    W = np.full((4, 3), 3.0, np.float32)  # rebound: the new array, same entry
+    np.testing.assert_array_equal(f(x), x @ W)
+    W = np.full((4, 5), 1.0, np.float32)  # rebound to another shape: guarded like any input
+    np.testing.assert_array_equal(f(x), x @ W)
+    assert f.stats()["compiles"] == 1  # every dim of W is dynamic
+
+    b = np.zeros(3, np.float32)
+    params = {"w": np.eye(3, dtype=np.float32), "b": b}
+    g = jit(lambda x: x @ params["w"] + params["b"])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(g(x), x)
+    params["b"] = np.ones(3, np.float32)
+    np.testing.assert_array_equal(g(x), x + 1)
+    assert g.stats()["compiles"] == 1
+    assert "2 captured arrays" in g.explain()
+
+
+def test_arrays_made_in_the_body_are_constants():
+    f = jit(lambda x: x[np.array([2, 0])] + np.array([1.0, 2.0], np.float32))
+    x = np.arange(3, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x), np.array([3.0, 2.0], np.float32))
+    assert f.stats()["compiles"] == 1
+
+
+def test_nested_jit_functions_trace_through():
+    inner = jit(lambda x: sj.tanh(x) * 2)
+    outer = jit(lambda x: inner(x) + 1)
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    np.testing.assert_allclose(outer(x), np.tanh(x) * 2 + 1, rtol=1e-6)
+    assert inner.stats()["calls"] == 0  # traced into outer's graph
+    np.testing.assert_allclose(inner(x), np.tanh(x) * 2, rtol=1e-6)
+
+
+def test_methods():
+    class Layer:
+        def __init__(self, w):
+            self.w = w
+
+        @sj.jit
+        def __call__(self, x):
+            return x @ self.w
+
+    a, b = Layer(np.eye(2, dtype=np.float32)), Layer(2 * np.eye(2, dtype=np.float32))
+    x = ones(1, 2)
+    np.testing.assert_array_equal(a(x), x)
+    np.testing.assert_array_equal(b(x), 2 * x)
+
+
+def test_recompile_lines_go_to_logging(caplog):
+    f = jit(lambda x: x + 1)
+    with caplog.at_level(logging.INFO, logger="shapejit"):
+        f(ones(1, 3))
+        f(ones(4, 3))
+    lines = [r.getMessage() for r in caplog.records if r.name == "shapejit"]
+    assert any("recompile #1" in line and "0/1 specialization" in line for line in lines), lines
+
+
+def test_explain_lists_entries_and_guards():
+    f = jit(lambda x: x * int(x.shape[0]))
+    f(ones(3, 2))
+    text = f.explain()
+    assert "entry 0" in text and "input 0 dim 0 == 3" in text and "input 0 dtype == f32" in text
+
+
+def test_config_from_a_path(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text('{"policy": {"mode": "always_static"}}')
+    f = sj.jit(lambda x: x + 1, config=p)
+    f(ones(2))
+    f(ones(3))
+    assert f.stats()["compiles"] == 2
+    assert sj.get_jit(p) is sj.get_jit({"policy": {"mode": "always_static"}})  # one Jit per config
