@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Set up, build, and run the test suite.
-#   scripts/test.sh               the suite
+# Set up, build, and run the test suite: the C++ suite (CTest), then the
+# Python package's (pytest).
+#   scripts/test.sh               the suite; the Python tests run against the package
+#                                 that `pip install .` builds (into build/venv)
 #   scripts/test.sh --sanitize    the suite under AddressSanitizer and
-#                                 UndefinedBehaviorSanitizer; any report fails it
+#                                 UndefinedBehaviorSanitizer; any report fails it (the
+#                                 Python tests run on the sanitized build's extension)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "${1:-}"
@@ -13,3 +16,16 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+python=build/venv/bin/python
+export SHAPEJIT_TOOL="$PWD/$build/shapejit"
+if [ "${1:-}" = "--sanitize" ]; then
+  # CPython is not instrumented: the sanitizers' runtimes load first, and
+  # leaks are not checked (the interpreter keeps what it allocates until exit).
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
+  (cd tests/python && PYTHONPATH="$PWD/../../$build/python" "../../$python" -m pytest -q -p no:cacheprovider)
+else
+  "$python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --config-settings=build-dir=build/wheel .
+  (cd tests/python && "../../$python" -m pytest -q -p no:cacheprovider)
+fi

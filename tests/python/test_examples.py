@@ -1,0 +1,23 @@
+"""The examples, on small sizes: the encoder against NumPy, the decoder serving
+loop against the same loop in NumPy."""
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+
+import decoder_serving  # noqa: E402
+import encoder  # noqa: E402
+
+
+def test_encoder_matches_numpy_and_compiles_once(capsys):
+    worst = encoder.main(["--batches", "3", "--batch-size", "4", "--layers", "2", "--hidden", "64", "--heads", "4",
+                          "--ffn", "128", "--vocab", "2000"])
+    assert worst < 1e-4
+    out = capsys.readouterr().out
+    assert "compiles 1," in out  # three batches of different shapes, one dynamic entry
+
+
+def test_decoder_serving_matches_numpy():
+    server, mismatches = decoder_serving.main(["--requests", "3", "--max-decode", "4", "--max-context", "48", "--check"])
+    assert mismatches == 0
+    assert server.block.stats()["compiles"] == 2  # prefill and decode, each dynamic in its sizes
