@@ -76,6 +76,16 @@ Expected<LoopProgram> Lowering::run() {
     if (first_output[v] == static_cast<int>(i)) continue;
     SJ_TRY(materialize(v, out_buffer[i], -1));
   }
+  // Which steps have runtime checks (gather bounds, integer pow): a gather
+  // is folded into whatever step reads it, a reduction's or a norm's too.
+  for (Step& st : p_.steps) {
+    if (st.kind != Step::Kind::kLoops) continue;
+    for (const Phase& ph : st.loops.phases) {
+      for (const Inst& i : ph.body) {
+        st.loops.may_fail |= i.kind == InstKind::kCheckIndex || (i.kind == InstKind::kOp && i.op == Op::kPow && ir::is_int(i.dtype));
+      }
+    }
+  }
   p_.num_symbols = next_symbol_;
   return std::move(p_);
 }

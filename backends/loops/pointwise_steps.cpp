@@ -25,7 +25,6 @@ Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& stor
   ph.stores.push_back({buffer, offset(buffer, at), r});
   SJ_TRY(check_budget(ph, std::max(node, 0)));
   finish_pointwise(st.loops, vars, s);
-  for (const Inst& i : ph.body) st.loops.may_fail |= i.kind == InstKind::kCheckIndex || (i.kind == InstKind::kOp && i.op == Op::kPow && ir::is_int(i.dtype));
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }

@@ -359,6 +359,13 @@ TEST(Llvm, GathersAndTheirRangeErrors) {
     Tensor neg = from_values(dt(it), {1, 1}, std::vector<int>{-1});
     expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {1, 1}}}), {table, neg}, "negative id");
   }
+  // A gather folded into a reduction's step (an embedding feeding a
+  // layer_norm, as a BERT embedding does): its bounds check still defers.
+  const std::string gather_norm = R"({"inputs": [{"name": "t", "dtype": "f32", "shape": [10, 7]}, {"name": "i", "dtype": "i64", "shape": [2, 3]}],
+      "nodes": [{"op": "embedding", "in": ["t", "i"], "out": "e"}, {"op": "layer_norm", "in": ["e"], "out": "y"}], "outputs": ["y"]})";
+  Tensor table = random_tensor(DType::kF32, {10, 7}, rng);
+  expect_agrees(gather_norm, {table, from_values(DType::kI64, {2, 3}, std::vector<int>{0, 9, 3, 3, 1, 0})}, "gather into a norm");
+  expect_agrees(gather_norm, {table, from_values(DType::kI64, {2, 3}, std::vector<int>{0, 90, 3, 3, 1, 0})}, "gather into a norm, out of range");
 }
 
 TEST(Llvm, CreationOps) {

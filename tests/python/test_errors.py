@@ -111,3 +111,13 @@ def test_record_then_replay(tmp_path):
     out = subprocess.run([tool, "replay", str(path), "--config", "/dev/stdin", "--json", "--no-progress"], input="{}",
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out.splitlines()[0])["calls"] == 3
+
+
+def test_an_index_out_of_range_inside_a_fused_step():
+    # The gather folds into the layer_norm's step; its bounds check must
+    # still send the call to the reference, which names the index.
+    f = jit(lambda t, i: sj.layer_norm(sj.embedding(t, i) * 2))
+    t = np.random.default_rng(0).random((5, 4), np.float32)
+    with pytest.raises(IndexError, match="index 9 at position 1 is out of range"):
+        f(t, np.array([[1, 9]]))
+    assert f(t, np.array([[1, 4]])).shape == (1, 2, 4)
