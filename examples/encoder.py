@@ -62,7 +62,7 @@ def encoder(p, heads=HEADS, eps=1e-12):
 
     def encode(ids, mask):
         b, t = ids.shape
-        h = sj.embedding(p["word"], ids) + sj.embedding(p["pos"], sj.arange(t)) + p["type"][0]
+        h = sj.embedding(p["word"], ids) + sj.embedding(p["pos"], sj.arange(t)) + sj.embedding(p["type"], ids * 0)
         h = layer_norm(h, p["ln"])
         hidden = h.shape[-1]
         head_dim = hidden // heads

@@ -442,7 +442,22 @@ def ndim(x):
     return x.ndim if isinstance(x, Tensor) else np.ndim(x)
 
 
-# NumPy functions a Tensor answers to through __array_function__.
+def floor(x):
+    return T.floor(T._float(x)) if _tracing(x) else np.floor(x)
+
+
+# NumPy ufuncs and functions a Tensor answers to (__array_ufunc__, __array_function__).
+T._UFUNCS.update({
+    np.add: add, np.subtract: subtract, np.multiply: multiply, np.true_divide: divide,
+    np.floor_divide: floor_divide, np.remainder: remainder, np.power: power, np.matmul: matmul,
+    np.maximum: maximum, np.minimum: minimum, np.equal: equal, np.not_equal: not_equal,
+    np.less: less, np.less_equal: less_equal, np.greater: greater, np.greater_equal: greater_equal,
+    np.negative: negative, np.positive: lambda x: x, np.absolute: abs, np.exp: exp, np.log: log,
+    np.sqrt: sqrt, np.tanh: tanh, np.sin: sin, np.cos: cos, np.floor: floor,
+    np.square: lambda x: multiply(x, x), np.reciprocal: lambda x: divide(1.0, x),
+    np.logical_and: logical_and, np.logical_or: logical_or, np.logical_not: logical_not,
+    np.logical_xor: lambda a, b: not_equal(astype(a, bool), astype(b, bool)),
+})
 T._FUNCTIONS.update({
     np.sum: sum, np.mean: mean, np.max: max, np.amax: max, np.min: min, np.amin: min,
     np.argmax: argmax, np.argmin: argmin, np.reshape: reshape, np.transpose: transpose,

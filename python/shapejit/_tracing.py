@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import operator
 import threading
+import types
 
 import numpy as np
 
@@ -131,10 +132,8 @@ def _index_sources(fn, depth=3):
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
                 walk(v, root, steps + ((False, i),), d - 1)
-        elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__ not in ("builtins", "module"):
-            if callable(obj) or type(obj).__name__ == "module":
-                return
-            for k, v in list(vars(obj).items()):
+        elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)) and not callable(obj):
+            for k, v in list(vars(obj).items()):  # a plain object's attributes (params.w)
                 walk(v, root, steps + ((True, k),), d - 1)
 
     code = getattr(fn, "__code__", None)
@@ -181,9 +180,8 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
         return x
     if is_array(x):
         return st.lift(x)
-    if isinstance(x, SymInt):
-        t = emit(st, "reshape", [emit(st, "arange", [x, emit(st, "sym_add", [x, 1]), 1]), ])
-        return t
+    if isinstance(x, SymInt):  # [n] from arange(n, n + 1), reshaped to 0-d
+        return emit(st, "reshape", [emit(st, "arange", [x, emit(st, "sym_add", [x, 1]), 1])])
     if isinstance(x, (bool, np.bool_)):
         return emit(st, "full", [], {"value": int(x), "dtype": "bool"})
     if isinstance(x, (int, np.integer)):
@@ -404,7 +402,8 @@ def _scalar_of(o):
     return int(o) if isinstance(o, SymInt) else o
 
 
-# NumPy ufuncs and functions a Tensor answers to; anything else breaks the graph.
+# NumPy ufuncs and functions a Tensor answers to (filled by _ops with
+# shapejit's functions of the same names); anything else breaks the graph.
 _UFUNCS = {}
 _FUNCTIONS = {}
 
@@ -766,28 +765,3 @@ def unary(op, x):
     if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
         x = x.astype("f64")  # NumPy's exp of an int array is float64
     return emit(st, op, [x])
-
-
-def _install_numpy_protocols():
-    u = _UFUNCS
-    u.update({
-        np.add: lambda a, b: binary("add", a, b), np.subtract: lambda a, b: binary("sub", a, b),
-        np.multiply: lambda a, b: binary("mul", a, b), np.true_divide: true_divide,
-        np.floor_divide: floor_divide, np.remainder: remainder, np.power: lambda a, b: binary("pow", a, b),
-        np.matmul: matmul, np.maximum: maximum, np.minimum: minimum,
-        np.equal: lambda a, b: binary("eq", a, b), np.not_equal: lambda a, b: binary("ne", a, b),
-        np.less: lambda a, b: binary("lt", a, b), np.less_equal: lambda a, b: binary("le", a, b),
-        np.greater: lambda a, b: binary("gt", a, b), np.greater_equal: lambda a, b: binary("ge", a, b),
-        np.negative: lambda x: -x, np.positive: lambda x: x, np.absolute: abs,
-        np.exp: lambda x: unary("exp", x), np.log: lambda x: unary("log", x), np.sqrt: lambda x: unary("sqrt", x),
-        np.tanh: lambda x: unary("tanh", x), np.sin: lambda x: unary("sin", x), np.cos: lambda x: unary("cos", x),
-        np.square: lambda x: binary("mul", x, x), np.reciprocal: lambda x: true_divide(1.0, x),
-        np.floor: lambda x: floor(_float(x)),
-        np.logical_and: lambda a, b: where(a, as_tensor(_state_of(a, b), b) != 0, False),
-        np.logical_or: lambda a, b: where(a, True, as_tensor(_state_of(a, b), b) != 0),
-        np.logical_not: lambda x: ~(as_tensor(_state_of(x), x) != 0),
-        np.logical_xor: lambda a, b: (as_tensor(_state_of(a, b), a) != 0) != (as_tensor(_state_of(a, b), b) != 0),
-    })
-
-
-_install_numpy_protocols()

@@ -95,8 +95,6 @@ nb::tuple PyTracer::info(int value) const {
   return nb::make_tuple(t.is_tensor(v), ir::dtype_name(t.dtype(v)), rank);
 }
 
-int PyTracer::size(int value, int dim) { return value_or_raise(get().size({value}, dim), true).id; }
-
 int64_t PyTracer::guard_int(int value) { return value_or_raise(get().guard_int({value})); }
 
 bool PyTracer::guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs) {
@@ -118,7 +116,6 @@ void bind_tracer(nb::module_& m) {
       .def_prop_ro("num_inputs", &PyTracer::num_inputs)
       .def("op", &PyTracer::op, nb::arg("name"), nb::arg("operands"), nb::arg("attrs").none() = nb::none())
       .def("info", &PyTracer::info)
-      .def("size", &PyTracer::size)
       .def("guard_int", &PyTracer::guard_int)
       .def("guard_bool", &PyTracer::guard_bool)
       .def("output", &PyTracer::output)

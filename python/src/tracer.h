@@ -26,7 +26,6 @@ class PyTracer {
   int op(const std::string& name, nb::handle operands, nb::handle attrs);
   // (is_tensor, dtype name, rank).
   nb::tuple info(int value) const;
-  int size(int value, int dim);
   int64_t guard_int(int value);
   bool guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs);
   void output(int value);
