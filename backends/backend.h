@@ -97,7 +97,11 @@ Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedG
     }
     int64_t shape[ir::kMaxRank];  // specialize() bounds output ranks
     const size_t rank = type.shape.size();
-    for (size_t d = 0; d < rank; ++d) shape[d] = type.shape[d].run([&](int32_t id, int32_t) { return symbols[id]; });
+    for (size_t d = 0; d < rank; ++d) {
+      const std::optional<int64_t> size = type.shape[d].run([&](int32_t id, int32_t) { return symbols[id]; });
+      if (!size || *size < 0) return invalid("output " + std::to_string(i) + " dim " + std::to_string(d) + ": its size overflows int64 at this call");
+      shape[d] = *size;
+    }
     bool reuse = out.is_unique() && out.dtype() == type.dtype && out.rank() == rank && std::equal(shape, shape + rank, out.shape().begin()) &&
                  out.is_contiguous() && out.device().device_type == backend.device().device_type;
     // Kernels assume their outputs are apart from their inputs: an earlier

@@ -48,7 +48,11 @@ bool check_guard(const Guard& g, Args args) {
     }
     case Kind::kDimsEq: return t->shape[g.dim] == args[g.input2]->shape[g.dim2];
     case Kind::kExpr: {
-      int64_t v = g.expr.run([&](int32_t input, int32_t dim) { return args[input]->shape[dim]; });
+      // A value that overflows int64 satisfies no guard: the call misses, and
+      // shape inference says what overflowed.
+      const std::optional<int64_t> r = g.expr.run([&](int32_t input, int32_t dim) { return args[input]->shape[dim]; });
+      if (!r) return false;
+      const int64_t v = *r;
       switch (g.rel) {
         case sym::Rel::kEq: return v == 0;
         case sym::Rel::kNe: return v != 0;
@@ -143,7 +147,8 @@ std::vector<Failure> GuardSet::explain(Args args) const {
       case Kind::kDimRange: actual = std::to_string(t->shape[g.dim]); break;
       case Kind::kDimsEq: actual = std::to_string(t->shape[g.dim]) + " and " + std::to_string(args[g.input2]->shape[g.dim2]); break;
       case Kind::kExpr:
-        actual = std::to_string(g.expr.run([&](int32_t input, int32_t dim) { return args[input]->shape[dim]; }));
+        if (auto v = g.expr.run([&](int32_t input, int32_t dim) { return args[input]->shape[dim]; })) actual = std::to_string(*v);
+        else actual = "overflows int64";
         break;
     }
     out.push_back({&g, actual});

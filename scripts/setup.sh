@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks, then configures and builds.
-#   scripts/setup.sh [--sanitize]   (build/ or, with --sanitize, build-asan/)
+#   scripts/setup.sh [--sanitize | --tsan | --deps-only]
+#     build/; with --sanitize, build-asan/ (ASan and UBSan); with --tsan,
+#     build-tsan/ (ThreadSanitizer: the library and the thread tests only);
+#     with --deps-only, the packages and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +20,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "${1:-}" = "--deps-only" ] && exit 0
 
 # The Python package's tools (nanobind, scikit-build-core, NumPy, pytest), pinned,
 # in a venv of Debian's Python; installed again only when the pins change.

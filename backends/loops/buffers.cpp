@@ -3,7 +3,10 @@
 // (not fusible), and a pointwise value that a view or gather reads at other
 // indices besides another use (recomputing it per index would repeat its
 // work). Inputs and outputs have buffers of their own. Everything else is
-// folded into the loops that read it (fold_index.cpp).
+// folded into the loops that read it (fold_index.cpp), up to a depth: a
+// chain of more than kMaxFusedDepth folded ops gets a buffer, so that the
+// folding (which recurses once per folded op) and the loop bodies stay
+// bounded however long a chain the graph has.
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops::detail {
@@ -34,6 +37,21 @@ Status Lowering::plan_buffers() {
     if (producer_[v] < 0 || !types_[v].is_tensor) continue;
     const OpClass cls = ir::op_info(g_.nodes[producer_[v]].op).cls;
     if (is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need_[v] = true;
+  }
+  // The folding depth of each value: 0 where it is read from a buffer.
+  std::vector<int> depth(nv, 0);
+  for (const ir::Node& n : g_.nodes) {
+    const int v = n.out[0];
+    if (!types_[v].is_tensor || need_[v]) continue;
+    int d = 0;
+    for (const ir::Operand& o : n.in) {
+      if (o.is_value() && types_[o.value].is_tensor) d = std::max(d, depth[o.value]);
+    }
+    depth[v] = d + 1;
+    if (depth[v] > kMaxFusedDepth) {
+      need_[v] = true;
+      depth[v] = 0;
+    }
   }
   return Status::ok();
 }

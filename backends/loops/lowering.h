@@ -35,6 +35,9 @@ inline bool is_view(OpClass c) {
 
 inline bool is_gather(OpClass c) { return c == OpClass::kIndexSelect || c == OpClass::kEmbedding; }
 
+// The longest chain of ops folded into one loop (buffers.cpp).
+inline constexpr int kMaxFusedDepth = 128;
+
 // Folded into the loops that read it.
 inline bool is_fusible(OpClass c) {
   return is_pointwise(c) || is_view(c) || is_gather(c) || c == OpClass::kFull || c == OpClass::kArange;

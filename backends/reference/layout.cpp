@@ -45,7 +45,9 @@ Tensor arange(const NodeCtx& c, const std::vector<int64_t>& shape) {
   const int64_t start = c.eval(c.type.aux[0]), step = c.eval(c.type.aux[1]);
   ir::visit_dtype(out.dtype(), [&]<typename T>() {
     T* p = out.ptr<T>();
-    for (int64_t i = 0; i < shape[0]; ++i) p[i] = static_cast<T>(start + i * step);
+    // start + i*step lies between start and stop, though i*step alone may
+    // not fit int64 (arange(-2**63, 2**63 - 1, 2**62)): wrapping arithmetic.
+    for (int64_t i = 0; i < shape[0]; ++i) p[i] = static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(step)));
   });
   return out;
 }
@@ -85,9 +87,11 @@ Expected<Tensor> run_layout(const NodeCtx& c) {
     case Op::kSlice: {
       int d = norm_axis(a.dim, x.rank());
       const int64_t start = c.eval(c.type.aux[0]), step = c.eval(c.type.aux[1]);
+      // A dim of one element keeps its stride: step may be as large as
+      // int64 allows (x[0:3:2**63-1]) and is only a stride past one element.
       std::vector<int64_t> s = st;
-      s[d] *= step;
-      return x.view(shape, s, shape[d] > 0 ? start * st[d] : 0);
+      if (shape[d] > 1) s[d] *= step;
+      return x.view(shape, s, shape[d] > 0 && x.numel() > 0 ? start * st[d] : 0);
     }
     case Op::kSqueeze:
     case Op::kUnsqueeze: {

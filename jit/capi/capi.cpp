@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/capi/shapejit.h"
+#include "jit/support/json.h"
 #include "jit/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 
@@ -226,8 +227,7 @@ sj_status sj_tracer_op(sj_tracer* t, const char* op, const sj_operand* operands,
     if (!parsed) return shapejit::invalid(std::string("unknown op '") + op + "'");
     shapejit::ir::Node node{*parsed, {}, {}, {}};
     if (attrs_json) {
-      nlohmann::json j = nlohmann::json::parse(attrs_json, nullptr, false);
-      if (j.is_discarded()) return shapejit::invalid(std::string("attrs of '") + op + "': not valid JSON");
+      const nlohmann::json j = SJ_TRY(shapejit::parse_json(attrs_json, std::string("attrs of '") + op + "'"));
       SJ_TRY(shapejit::ir::parse_node_attrs(j, "/attrs", node));
     }
     std::vector<shapejit::Tracer::Arg> in;

@@ -3,6 +3,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "jit/support/json.h"
+
 namespace shapejit::ir {
 
 using nlohmann::json;
@@ -11,7 +13,7 @@ namespace {
 
 Status err(const std::string& ptr, const std::string& msg) { return invalid("graph: " + (ptr.empty() ? "/" : ptr) + ": " + msg); }
 
-std::string kind_of(const json& j) { return j.type_name(); }
+std::string kind_of(const json& j) { return json_kind(j); }
 
 Status check_keys(const json& obj, const std::string& ptr, std::initializer_list<const char*> allowed) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -27,8 +29,9 @@ Status check_keys(const json& obj, const std::string& ptr, std::initializer_list
 }
 
 Expected<int64_t> get_int(const json& j, const std::string& ptr) {
-  if (!j.is_number_integer()) return err(ptr, "expected an integer, got " + kind_of(j));
-  return j.get<int64_t>();
+  auto v = json_int64(j);
+  if (!v) return err(ptr, "expected an integer, got " + kind_of(j));
+  return *v;
 }
 
 Expected<std::vector<int64_t>> get_int_list(const json& j, const std::string& ptr) {
@@ -72,7 +75,7 @@ Status parse_node_attrs(const json& j, const std::string& ptr, Node& node) {
         break;
       case kAttrDtype: {
         auto t = v.is_string() ? parse_dtype(v.get<std::string>()) : std::nullopt;
-        if (!t) return err(p, "expected a dtype (f32, f64, i32, i64, bool), got " + v.dump());
+        if (!t) return err(p, "expected a dtype (f32, f64, i32, i64, bool), got " + json_excerpt(v));
         a.dtype = *t;
         break;
       }
@@ -83,13 +86,13 @@ Status parse_node_attrs(const json& j, const std::string& ptr, Node& node) {
         break;
       case kAttrValue:
         if (v.is_boolean()) a.value = {false, v.get<bool>() ? 1 : 0, 0};
-        else if (v.is_number_integer()) a.value = {false, v.get<int64_t>(), 0};
+        else if (auto i = json_int64(v)) a.value = {false, *i, 0};
         else if (v.is_number_float()) a.value = {true, 0, v.get<double>()};
         else return err(p, "expected a number or a boolean, got " + kind_of(v));
         break;
       case kAttrApproximate: {
         std::string s = v.is_string() ? v.get<std::string>() : "";
-        if (s != "none" && s != "tanh") return err(p, "expected \"none\" or \"tanh\", got " + v.dump());
+        if (s != "none" && s != "tanh") return err(p, "expected \"none\" or \"tanh\", got " + json_excerpt(v));
         a.approximate_tanh = s == "tanh";
         break;
       }
@@ -128,14 +131,14 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
     const json& shape = in["shape"];
     for (size_t d = 0; d < shape.size(); ++d) {
       const std::string pd = p + "/shape/" + std::to_string(d);
-      if (shape[d].is_number_integer()) {
-        int64_t v = shape[d].get<int64_t>();
+      if (auto dim = json_int64(shape[d])) {
+        int64_t v = *dim;
         if (v < 0) return err(pd, "a dim must be >= 0, got " + std::to_string(v));
         spec.shape.push_back(DimSpec::pinned(v));
       } else if (shape[d].is_string() && !shape[d].get<std::string>().empty()) {
         spec.shape.push_back(DimSpec::symbol(shape[d].get<std::string>()));
       } else {
-        return err(pd, "a dim is an integer or a symbol name, got " + shape[d].dump());
+        return err(pd, "a dim is an integer or a symbol name, got " + json_excerpt(shape[d]));
       }
     }
     SJ_TRY(define(spec.name, p + "/name"));
@@ -162,8 +165,8 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
         auto it = names.find(ins[i].get<std::string>());
         if (it == names.end()) return err(pi, "unknown value '" + ins[i].get<std::string>() + "' (not defined earlier)");
         node.in.push_back(Operand::of(it->second));
-      } else if (ins[i].is_number_integer()) {
-        node.in.push_back(Operand::integer(ins[i].get<int64_t>()));
+      } else if (auto literal = json_int64(ins[i])) {
+        node.in.push_back(Operand::integer(*literal));
       } else if (ins[i].is_number_float()) {
         node.in.push_back(Operand::real(ins[i].get<double>()));
       } else if (ins[i].is_boolean()) {
@@ -215,8 +218,7 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
 }
 
 Expected<Graph> parse_graph(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid("graph: not valid JSON");
+  const json j = SJ_TRY(parse_json(text, "graph"));
   return graph_from_json(j);
 }
 

@@ -344,10 +344,10 @@ Expected<std::vector<ValueType>> infer_inputs(const Graph& g, sym::ShapeEnv& env
   return types;
 }
 
-Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& types, sym::ShapeEnv& env) {
-  detail::Ctx c{g, node, types, env};
-  types[node.out[0]] = ValueType{};
-  switch (op_info(node.op).cls) {
+namespace {
+
+Status infer_rule(detail::Ctx& c) {
+  switch (op_info(c.node.op).cls) {
     case OpClass::kUnary:
     case OpClass::kCast:
     case OpClass::kNot:
@@ -365,6 +365,42 @@ Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& type
     case OpClass::kSymBinary: return detail::infer_symint(c);
     default: return detail::infer_layout(c);
   }
+}
+
+// The operands' values as this call has them, for a message about overflow.
+std::string operand_values(const detail::Ctx& c) {
+  std::string out;
+  for (size_t i = 0; i < c.node.in.size() && out.size() < 200; ++i) {
+    const Operand& o = c.node.in[i];
+    std::string v;
+    if (o.kind == Operand::Kind::kInt) v = std::to_string(o.i);
+    else if (o.kind == Operand::Kind::kFloat) v = std::to_string(o.f);
+    else if (!c.types[o.value].is_tensor) v = "'" + c.g.value_names[o.value] + "' = " + c.str(c.types[o.value].scalar);
+    else continue;
+    out += (out.empty() ? "" : ", ") + ("operand " + std::to_string(i) + " " + v);
+  }
+  return out.empty() ? "" : " (" + out + ")";
+}
+
+}  // namespace
+
+Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& types, sym::ShapeEnv& env) {
+  detail::Ctx c{g, node, types, env};
+  types[node.out[0]] = ValueType{};
+  // Sizes are int64 and their expressions stay shallow (sym/expr.h): a rule
+  // whose arithmetic overflowed, or whose result nests too deep, rejects the
+  // node here, whatever rule it was.
+  sym::OverflowWatch watch;
+  SJ_TRY(infer_rule(c));
+  if (watch.overflowed()) return c.error("a size it computes overflows int64" + operand_values(c));
+  const ValueType& r = types[node.out[0]];
+  int depth = r.scalar.depth();
+  for (const Expr& d : r.shape) depth = std::max(depth, d.depth());
+  for (const Expr& d : r.aux) depth = std::max(depth, d.depth());
+  if (depth > sym::kMaxDepth) {
+    return c.error("its size expressions nest " + std::to_string(depth) + " operations deep (at most " + std::to_string(sym::kMaxDepth) + ")");
+  }
+  return Status::ok();
 }
 
 void resolve_types(std::vector<ValueType>& types, const sym::ShapeEnv& env) {

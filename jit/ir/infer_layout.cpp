@@ -89,7 +89,9 @@ Status infer_slice(Ctx& c, const ValueType& x) {
   Expr hi = c.env.resolve(SJ_TRY(clamp_bound(c, stop, n)));
   r.dtype = x.dtype;
   r.shape = x.shape;
-  r.shape[d] = c.env.resolve(sym::max(Expr(0), sym::floordiv(hi - lo + step - Expr(1), step)));
+  // ceil((hi - lo) / step) as floor((hi - lo - 1) / step) + 1: lo and hi lie
+  // in [0, n], so nothing overflows, whatever step is (Python: x[0:3:2**63-1]).
+  r.shape[d] = c.env.resolve(sym::max(Expr(0), sym::floordiv(hi - lo - Expr(1), step) + Expr(1)));
   r.aux = {lo, step};
   return Status::ok();
 }
@@ -146,17 +148,28 @@ Status infer_creation(Ctx& c) {
     return Status::ok();
   }
   if (r.dtype == DType::kBool) return c.error("arange cannot produce bool");
-  Expr start = SJ_TRY(c.symint(0)), stop = SJ_TRY(c.symint(1)), step = SJ_TRY(c.symint(2));
+  Expr start = c.env.resolve(SJ_TRY(c.symint(0))), stop = c.env.resolve(SJ_TRY(c.symint(1))), step = c.env.resolve(SJ_TRY(c.symint(2)));
+  r.aux = {start, step};
+  if (start.is_const() && stop.is_const() && step.is_const()) {
+    // Exact, as NumPy is: stop - start may not fit int64 though the
+    // length does (arange(-2**63, 2**63 - 1, 2**62) has 4 values).
+    const __int128 a = start.const_value(), b = stop.const_value(), s = step.const_value();
+    if (s == 0) return c.error("step must not be 0");
+    const __int128 len = s > 0 ? (b > a ? (b - a - 1) / s + 1 : 0) : (a > b ? (a - b - 1) / -s + 1 : 0);
+    if (len > INT64_MAX) return c.error("it would have more than 2^63 - 1 values (start " + c.str(start) + ", stop " + c.str(stop) + ", step " + c.str(step) + ")");
+    r.shape = {Expr(static_cast<int64_t>(len))};
+    return Status::ok();
+  }
+  // ceil((stop - start) / step) as floor((stop - start - 1) / step) + 1.
   Expr len;
   if (SJ_TRY(decide(c, step - Expr(1), Rel::kGe))) {
-    len = sym::floordiv(stop - start + step - Expr(1), step);
+    len = sym::floordiv(stop - start - Expr(1), step) + Expr(1);
   } else if (SJ_TRY(decide(c, -step - Expr(1), Rel::kGe))) {
-    len = sym::floordiv(start - stop - step - Expr(1), -step);
+    len = sym::floordiv(start - stop - Expr(1), -step) + Expr(1);
   } else {
     return c.error("step must not be 0");
   }
   r.shape = {c.env.resolve(sym::max(Expr(0), len))};
-  r.aux = {start, step};
   return Status::ok();
 }
 

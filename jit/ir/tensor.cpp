@@ -24,15 +24,18 @@ size_t Tensor::dense_bytes(DType dtype, const std::vector<int64_t>& shape) {
   // Sizes come from callers' shapes: an impossible size is std::bad_alloc
   // (the runtime, the C API and the tool turn it into an error), checked
   // before any arithmetic on the shape can overflow.
-  unsigned __int128 bytes = dtype_size(dtype);
-  bool zero = false;
+  // A zero size empties the tensor whatever the others are (a [0, 2^62]
+  // tensor holds nothing and needs no memory).
   for (int64_t d : shape) {
     if (d < 0) throw std::bad_alloc();
-    zero |= d == 0;
-    bytes *= static_cast<uint64_t>(d > 0 ? d : 1);
+    if (d == 0) return 0;
+  }
+  unsigned __int128 bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    bytes *= static_cast<uint64_t>(d);
     if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
   }
-  return zero ? 0 : static_cast<size_t>(bytes);
+  return static_cast<size_t>(bytes);
 }
 
 Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
@@ -75,10 +78,12 @@ int64_t Tensor::numel() const {
 }
 
 bool Tensor::is_contiguous() const {
-  int64_t expect = 1;
+  // Unsigned: beside a 0 dim the others may be huge, and the running product
+  // wraps (as dense_strides' does, so the two still agree) instead of overflowing.
+  uint64_t expect = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] != 1 && strides_[i] != expect) return false;
-    expect *= shape_[i];
+    if (shape_[i] != 1 && static_cast<uint64_t>(strides_[i]) != expect) return false;
+    expect *= static_cast<uint64_t>(shape_[i]);
   }
   return true;
 }

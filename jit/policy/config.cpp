@@ -1,9 +1,11 @@
 #include "jit/policy/config.h"
 
+#include <filesystem>
 #include <functional>
 #include <set>
 
 #include "jit/policy/recompile_policy.h"
+#include "jit/support/json.h"
 
 namespace shapejit::policy {
 
@@ -25,8 +27,9 @@ class Object {
   Status integer(const char* key, int64_t& out, int64_t lo, int64_t hi) {
     const json* v = take(key);
     if (!v) return Status::ok();
-    if (!v->is_number_integer()) return err(at(key), std::string("expected an integer, got ") + v->type_name());
-    int64_t x = v->get<int64_t>();
+    const auto i = json_int64(*v);
+    if (!i) return err(at(key), "expected an integer, got " + json_kind(*v));
+    const int64_t x = *i;
     if (x < lo || x > hi) {
       return err(at(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
     }
@@ -74,13 +77,13 @@ class Object {
       if (!seen_.count(it.key())) {
         std::string list;
         for (const auto& k : seen_all_) list += std::string(list.empty() ? "" : ", ") + k;
-        return err(ptr_ + "/" + it.key(), "unknown key" + (list.empty() ? std::string() : " (expected one of: " + list + ")"));
+        return err(at(it.key()), "unknown key" + (list.empty() ? std::string() : " (expected one of: " + list + ")"));
       }
     }
     return Status::ok();
   }
   const json& raw() const { return j_; }
-  std::string at(const std::string& key) const { return ptr_ + "/" + key; }
+  std::string at(const std::string& key) const { return ptr_ + "/" + json_pointer_token(key); }
   // Consumes `key`: its value, or null when absent.
   const json* take(const char* key) {
     seen_all_.insert(key);
@@ -102,12 +105,57 @@ Status read_pairs(const json& j, const std::string& ptr, std::vector<std::pair<i
   for (size_t i = 0; i < j.size(); ++i) {
     const json& p = j[i];
     const std::string pp = ptr + "/" + std::to_string(i);
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer()) {
-      return err(pp, "expected an [input, dim] pair of integers, got " + p.dump());
+    int64_t a = -1, b = -1;
+    bool pair = p.is_array() && p.size() == 2;
+    if (pair) {
+      const std::optional<int64_t> x = json_int64(p[0]), y = json_int64(p[1]);
+      pair = x.has_value() && y.has_value();
+      a = x.value_or(-1);
+      b = y.value_or(-1);
     }
-    int64_t a = p[0].get<int64_t>(), b = p[1].get<int64_t>();
-    if (a < 0 || b < 0 || a > 1'000'000 || b > 64) return err(pp, "input and dim must be >= 0 (and dim < 64)");
+    if (!pair) return err(pp, "expected an [input, dim] pair of integers, got " + json_excerpt(p));
+    if (a < 0 || b < 0 || a > 1'000'000 || b >= 64) {
+      return err(pp, "input must be in [0, 1000000] and dim in [0, 63], got " + json_excerpt(p));
+    }
     out.emplace_back(static_cast<int>(a), static_cast<int>(b));
+  }
+  return Status::ok();
+}
+
+// A folder for the disk tier: empty (the default folder), or a path with no
+// NUL that is a folder if it exists (it is made when missing).
+Status check_disk_path(const std::string& path, const std::string& ptr) {
+  if (path.find('\0') != std::string::npos) return err(ptr, "a path cannot hold a NUL character");
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec)) {
+    return err(ptr, "\"" + path + "\" exists and is not a folder");
+  }
+  return Status::ok();
+}
+
+// "redis://HOST[:PORT][/DB]", or empty for no remote tier.
+Status check_redis_url(const std::string& url, const std::string& ptr) {
+  if (url.empty()) return Status::ok();
+  const std::string form = "expected redis://HOST[:PORT][/DB], got \"" + url.substr(0, 64) + (url.size() > 64 ? "...\"" : "\"");
+  const std::string scheme = "redis://";
+  if (url.rfind(scheme, 0) != 0) return err(ptr, form);
+  std::string rest = url.substr(scheme.size());
+  auto digits = [](const std::string& s, int64_t lo, int64_t hi) {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    const int64_t v = std::stoll(s);
+    return v >= lo && v <= hi;
+  };
+  if (size_t slash = rest.find('/'); slash != std::string::npos) {
+    if (!digits(rest.substr(slash + 1), 0, 1 << 20)) return err(ptr, form + " (DB is a number)");
+    rest.resize(slash);
+  }
+  std::string host = rest;
+  if (size_t colon = rest.rfind(':'); colon != std::string::npos && rest.find(']') == std::string::npos) {
+    if (!digits(rest.substr(colon + 1), 1, 65535)) return err(ptr, form + " (PORT is 1 to 65535)");
+    host = rest.substr(0, colon);
+  }
+  if (host.empty() || host.find_first_of(" \t\r\n@?#") != std::string::npos || host.find('\0') != std::string::npos) {
+    return err(ptr, form + " (HOST is a name or an address)");
   }
   return Status::ok();
 }
@@ -171,10 +219,14 @@ Expected<Config> config_from_json(const json& j) {
     SJ_TRY(o.integer("memory_mb", c.cache.memory_mb, 0, int64_t{1} << 30));
     SJ_TRY(o.object("disk", [&](Object& d) -> Status {
       SJ_TRY(d.string("path", c.cache.disk_path));
+      SJ_TRY(check_disk_path(c.cache.disk_path, d.at("path")));
       SJ_TRY(d.integer("max_mb", c.cache.disk_max_mb, 0, int64_t{1} << 30));
       return Status::ok();
     }));
-    SJ_TRY(o.object("remote", [&](Object& r) { return r.string("redis", c.cache.redis); }));
+    SJ_TRY(o.object("remote", [&](Object& r) -> Status {
+      SJ_TRY(r.string("redis", c.cache.redis));
+      return check_redis_url(c.cache.redis, r.at("redis"));
+    }));
     return Status::ok();
   }));
   SJ_TRY(root.object("log", [&](Object& o) -> Status {
@@ -188,8 +240,7 @@ Expected<Config> config_from_json(const json& j) {
 }
 
 Expected<Config> parse_config(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid("config: not valid JSON");
+  const json j = SJ_TRY(parse_json(text, "config"));
   return config_from_json(j);
 }
 

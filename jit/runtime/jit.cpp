@@ -1,7 +1,9 @@
 #include "jit/runtime/jit.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "jit/runtime/trace_recorder.h"
@@ -38,6 +40,12 @@ Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config) {
 Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config, std::unique_ptr<backends::Backend> backend) {
   if (!backend) return invalid("Jit::create: no backend");
   if (!policy::has_mode(config.policy.mode)) return invalid("config: /policy/mode: \"" + config.policy.mode + "\" is not a registered mode");
+  if (!config.log.stats.empty()) {
+    // Checked now, so that the stats written at the end are not lost to a
+    // path nobody can write (append mode: an existing file is kept as is).
+    std::ofstream probe(config.log.stats, std::ios::app);
+    if (!probe) return Status(Code::kIo, "config: /log/stats: cannot write \"" + config.log.stats + "\": " + std::strerror(errno));
+  }
   std::unique_ptr<Jit> jit(new Jit(config, std::move(backend)));
   if (!config.log.record.empty()) jit->record(SJ_TRY(TraceRecorder::open(config.log.record)));
   return jit;
@@ -57,7 +65,8 @@ Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
 Jit::~Jit() {
   if (config_.log.stats.empty()) return;
   std::ofstream out(config_.log.stats);
-  if (out) out << stats_json().dump(2) << "\n";
+  if (out) out << stats_json().dump(2) << "\n" << std::flush;
+  if (!out) log_("shapejit: log.stats: could not write \"" + config_.log.stats + "\"; the stats are lost");
 }
 
 void Jit::record(std::shared_ptr<TraceRecorder> recorder) {

@@ -16,9 +16,12 @@ struct Node {
   std::vector<const Node*> args;    // kAdd: monomials; kMul: sorted factors; others: operands
   std::vector<int64_t> coeffs;      // kAdd: one per monomial
   uint64_t hash = 0;
+  int depth = 1;
 };
 
 namespace {
+
+thread_local uint64_t t_overflows = 0;
 
 uint64_t structural_hash(const Node& n) {
   uint64_t h = hash_combine(static_cast<uint64_t>(n.kind) + 1, static_cast<uint64_t>(n.value));
@@ -66,11 +69,21 @@ Expr make(Kind kind, int64_t value, std::vector<const Node*> args = {}, std::vec
   n.value = value;
   n.args = std::move(args);
   n.coeffs = std::move(coeffs);
+  for (const Node* a : n.args) n.depth = std::max(n.depth, a->depth + 1);
   return Expr(interner().intern(std::move(n)));
 }
 
-int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+// int64 arithmetic that wraps, counting each overflow (OverflowWatch).
+int64_t wrap_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) ++t_overflows;
+  return r;
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) ++t_overflows;
+  return r;
+}
 
 int compare_nodes(const Node* a, const Node* b) {
   if (a == b) return 0;
@@ -189,12 +202,34 @@ Expr Expr::arg(size_t i) const { return Expr(n_->args[i]); }
 int64_t Expr::coeff(size_t i) const { return n_->coeffs[i]; }
 int64_t Expr::add_constant() const { return n_->value; }
 uint64_t Expr::hash() const { return n_->hash; }
+int Expr::depth() const { return n_->depth; }
+
+OverflowWatch::OverflowWatch() : start_(t_overflows) {}
+bool OverflowWatch::overflowed() const { return t_overflows != start_; }
+
+std::optional<Expr> difference(Expr a, Expr b) {
+  const uint64_t before = t_overflows;
+  Expr d = a - b;
+  if (t_overflows != before) {
+    t_overflows = before;
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<int64_t> constant_difference(Expr a, Expr b) {
+  const std::optional<Expr> d = difference(a, b);
+  return d ? d->as_const() : std::nullopt;
+}
 
 int compare(Expr a, Expr b) { return compare_nodes(a.node(), b.node()); }
 
 int64_t floordiv_i64(int64_t a, int64_t b) {
   if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // INT64_MIN // -1 wraps
+  if (b == -1) {
+    if (a == INT64_MIN) ++t_overflows;  // wraps to INT64_MIN
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  }
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -284,13 +319,15 @@ Expr mod(Expr a, Expr b) {
 
 Expr min(Expr a, Expr b) {
   if (a == b) return a;
-  if (auto d = (a - b).as_const()) return *d <= 0 ? a : b;
+  if (a.is_const() && b.is_const()) return a.const_value() <= b.const_value() ? a : b;
+  if (auto d = constant_difference(a, b)) return *d <= 0 ? a : b;
   return sorted_pair(Kind::kMin, a, b);
 }
 
 Expr max(Expr a, Expr b) {
   if (a == b) return a;
-  if (auto d = (a - b).as_const()) return *d >= 0 ? a : b;
+  if (a.is_const() && b.is_const()) return a.const_value() >= b.const_value() ? a : b;
+  if (auto d = constant_difference(a, b)) return *d >= 0 ? a : b;
   return sorted_pair(Kind::kMax, a, b);
 }
 

@@ -14,10 +14,19 @@
 // range-aware simplification lives in ShapeEnv.
 //
 // Symbols are small integer ids, numbered per graph (s0, s1, ...).
-// Evaluation is 64-bit two's complement arithmetic that wraps on overflow
-// (shapes in practice stay far below 2^62), and `x // 0` and `x % 0`
-// evaluate to 0: every division that comes from user input is guarded
-// non-zero by ShapeEnv, so these values are never observed.
+//
+// Overflow: sizes are int64, and a size that int64 cannot hold is an error,
+// never a wrapped value. Construction folds constants and evaluate() computes
+// in int64; a step that overflows wraps (so the code stays defined) and is
+// counted, and an OverflowWatch tells whoever builds or evaluates sizes
+// whether that happened (shape inference rejects the node, naming it).
+// Program::run (the dispatch path's evaluator) reports overflow itself.
+// `x // 0` and `x % 0` evaluate to 0: every division that comes from user
+// input is guarded non-zero by ShapeEnv, so these values are never observed.
+//
+// Depth: an expression records how deeply it nests; the recursive walks here
+// (evaluate, substitute, str, compare) go that deep, so shape inference
+// bounds it (kMaxDepth) before input can make it deep.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +65,7 @@ class Expr {
   int64_t add_constant() const;   // kAdd only
 
   uint64_t hash() const;  // structural; stable across runs
+  int depth() const;      // 1 for constants and symbols
   const Node* node() const { return n_; }
   bool operator==(const Expr& o) const { return n_ == o.n_; }
 
@@ -74,6 +84,27 @@ Expr floordiv(Expr a, Expr b);
 Expr mod(Expr a, Expr b);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
+
+// The deepest expression shape inference accepts for a size.
+inline constexpr int kMaxDepth = 64;
+
+// Counts the int64 overflows of construction and evaluate() on this thread
+// from its creation on (nesting is fine: each watch compares counts).
+class OverflowWatch {
+ public:
+  OverflowWatch();
+  bool overflowed() const;
+
+ private:
+  uint64_t start_;
+};
+
+// a - b built as a probe (comparisons that simplify or fold min and max):
+// nullopt when its construction overflowed, which is then not counted (it
+// only means "not comparable").
+std::optional<Expr> difference(Expr a, Expr b);
+// The probe's value when it is a constant.
+std::optional<int64_t> constant_difference(Expr a, Expr b);
 
 // A deterministic total order on expressions (not pointer order), so that
 // canonical forms and hashes are identical across processes.

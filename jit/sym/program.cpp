@@ -67,18 +67,20 @@ struct Emitter {
 Program Program::compile(Expr e, const std::function<std::pair<int32_t, int32_t>(int)>& load) {
   Emitter em{load, {}, 0, 0};
   em.emit(e);
-  SJ_CHECK(em.max_depth <= kMaxStack, "shape expression too deep for the evaluator");
   Program p;
   p.code_ = std::move(em.code);
+  p.stack_size_ = em.max_depth;
   return p;
 }
 
-int64_t Program::apply(Op op, int64_t x, int64_t y) {
-  auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+int64_t Program::apply(Op op, int64_t x, int64_t y, bool& overflow) {
+  int64_t r = 0;
   switch (op) {
-    case Op::kAdd: return static_cast<int64_t>(ux + uy);
-    case Op::kMul: return static_cast<int64_t>(ux * uy);
-    case Op::kFloorDiv: return floordiv_i64(x, y);
+    case Op::kAdd: overflow |= __builtin_add_overflow(x, y, &r); return r;
+    case Op::kMul: overflow |= __builtin_mul_overflow(x, y, &r); return r;
+    case Op::kFloorDiv:
+      overflow |= x == INT64_MIN && y == -1;
+      return floordiv_i64(x, y);
     case Op::kMod: return mod_i64(x, y);
     case Op::kMin: return std::min(x, y);
     case Op::kMax: return std::max(x, y);

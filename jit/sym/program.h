@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "jit/sym/expr.h"
@@ -22,7 +23,7 @@ class Program {
     int32_t a = 0, b = 0;
     int64_t imm = 0;
   };
-  static constexpr int kMaxStack = 32;
+  static constexpr int kInlineStack = 32;  // deeper programs (rare) take a heap stack
 
   Program() = default;
   // `load(symbol)` gives the (a, b) operands of the load for that symbol.
@@ -31,11 +32,20 @@ class Program {
   bool is_const() const { return code_.size() == 1 && code_[0].op == Op::kConst; }
   const std::vector<Instr>& code() const { return code_; }
 
-  // `load(a, b)` returns the value of a load instruction.
+  // `load(a, b)` returns the value of a load instruction. The arithmetic is
+  // checked: nullopt when a step overflows int64 (Python's ints would not;
+  // a guard that overflows fails, a size that overflows is an error).
   template <typename Load>
-  int64_t run(Load&& load) const {
-    int64_t stack[kMaxStack];
+  std::optional<int64_t> run(Load&& load) const {
+    int64_t inline_stack[kInlineStack];
+    std::vector<int64_t> heap;
+    int64_t* stack = inline_stack;
+    if (stack_size_ > kInlineStack) {
+      heap.resize(stack_size_);
+      stack = heap.data();
+    }
     int sp = 0;
+    bool overflow = false;
     for (const Instr& in : code_) {
       switch (in.op) {
         case Op::kConst: stack[sp++] = in.imm; break;
@@ -43,16 +53,18 @@ class Program {
         default: {
           int64_t y = stack[--sp];
           int64_t x = stack[sp - 1];
-          stack[sp - 1] = apply(in.op, x, y);
+          stack[sp - 1] = apply(in.op, x, y, overflow);
         }
       }
     }
+    if (overflow) return std::nullopt;
     return stack[0];
   }
 
  private:
-  static int64_t apply(Op op, int64_t x, int64_t y);
+  static int64_t apply(Op op, int64_t x, int64_t y, bool& overflow);
   std::vector<Instr> code_;
+  int stack_size_ = 0;
 };
 
 }  // namespace shapejit::sym

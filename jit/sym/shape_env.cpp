@@ -45,7 +45,9 @@ Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
 // Canonical sign for == and != facts: e == 0 and -e == 0 are one fact. The
 // form that reads naturally wins: a non-sum, or a sum led by a positive term.
 Expr canonical_sign(Expr e) {
-  Expr n = -e;
+  const std::optional<Expr> negated = difference(Expr(0), e);
+  if (!negated) return e;
+  Expr n = *negated;
   if (e.kind() != Kind::kAdd) return e;
   if (n.kind() != Kind::kAdd) return n;
   return e.coeff(0) > 0 ? e : n;
@@ -180,8 +182,10 @@ Expr ShapeEnv::simplify(Expr e) const {
     case Kind::kMin:
     case Kind::kMax: {
       Expr a = simplify(e.arg(0)), b = simplify(e.arg(1));
-      Range d = range(a - b);
       bool is_min = e.kind() == Kind::kMin;
+      const std::optional<Expr> diff = difference(a, b);
+      if (!diff) return is_min ? min(a, b) : max(a, b);
+      Range d = range(*diff);
       if (d.hi <= 0) return is_min ? a : b;
       if (d.lo >= 0) return is_min ? b : a;
       return is_min ? min(a, b) : max(a, b);
@@ -274,7 +278,8 @@ std::optional<bool> ShapeEnv::known(Expr e, Rel rel) const {
       break;
   }
   Expr eq_key = canonical_sign(e);
-  Expr negated_ge = -e - Expr(1);  // not (e >= 0)  <=>  -e - 1 >= 0
+  // not (e >= 0)  <=>  -e - 1 >= 0 (when -e - 1 does not overflow)
+  const Expr negated_ge = difference(Expr(-1), e).value_or(e);
   for (const Fact& f : facts_) {
     if (rel == Rel::kEq && f.expr == eq_key) {
       if (f.rel == Rel::kEq) return true;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "jit/ir/graph_json.h"
+#include "jit/support/json.h"
 
 namespace shapejit {
 
@@ -17,7 +18,7 @@ Status keys_in(const json& j, const std::string& ptr, std::initializer_list<cons
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool ok = false;
     for (const char* k : allowed) ok |= it.key() == k;
-    if (!ok) return invalid(ptr + "/" + it.key() + ": unknown key");
+    if (!ok) return invalid(ptr + "/" + json_pointer_token(it.key()) + ": unknown key");
   }
   return Status::ok();
 }
@@ -44,10 +45,11 @@ Expected<TraceGraph> read_graph_line(const json& j) {
       if (!o.is_object()) return invalid(p + ": expected an object");
       SJ_TRY(keys_in(o, p, {"input", "dim", "as", "cmp", "value"}));
       Observation ob;
-      if (!o.contains("input") || !o["input"].is_number_integer()) return invalid(p + "/input: expected an integer");
-      if (!o.contains("dim") || !o["dim"].is_number_integer()) return invalid(p + "/dim: expected an integer");
-      ob.input = o["input"].get<int>();
-      ob.dim = o["dim"].get<int>();
+      const std::optional<int64_t> in = o.contains("input") ? json_int64(o["input"]) : std::nullopt;
+      const std::optional<int64_t> d = o.contains("dim") ? json_int64(o["dim"]) : std::nullopt;
+      if (!in) return invalid(p + "/input: expected an integer");
+      if (!d) return invalid(p + "/dim: expected an integer");
+      const int64_t input = *in, dim = *d;
       const std::string as = o.contains("as") && o["as"].is_string() ? o["as"].get<std::string>() : "";
       if (as == "int") {
         ob.as_int = true;
@@ -57,15 +59,18 @@ Expected<TraceGraph> read_graph_line(const json& j) {
         auto c = o.contains("cmp") && o["cmp"].is_string() ? parse_cmp(o["cmp"].get<std::string>()) : std::nullopt;
         if (!c) return invalid(p + "/cmp: expected one of eq, ne, lt, le, gt, ge");
         ob.cmp = *c;
-        if (!o.contains("value") || !o["value"].is_number_integer()) return invalid(p + "/value: expected an integer");
-        ob.value = o["value"].get<int64_t>();
+        const auto value = o.contains("value") ? json_int64(o["value"]) : std::nullopt;
+        if (!value) return invalid(p + "/value: expected an integer");
+        ob.value = *value;
       } else {
         return invalid(p + "/as: expected \"int\" or \"bool\"");
       }
-      if (ob.input < 0 || ob.input >= static_cast<int>(g.graph.inputs.size()) || ob.dim < 0 ||
-          ob.dim >= static_cast<int>(g.graph.inputs[ob.input].shape.size())) {
-        return invalid(p + ": the graph has no input " + std::to_string(ob.input) + " dim " + std::to_string(ob.dim));
+      if (input < 0 || input >= static_cast<int64_t>(g.graph.inputs.size()) || dim < 0 ||
+          dim >= static_cast<int64_t>(g.graph.inputs[input].shape.size())) {
+        return invalid(p + ": the graph has no input " + std::to_string(input) + " dim " + std::to_string(dim));
       }
+      ob.input = static_cast<int>(input);
+      ob.dim = static_cast<int>(dim);
       g.observed.push_back(ob);
     }
   }
@@ -77,8 +82,9 @@ Expected<TraceCall> read_call_line(const json& j) {
   TraceCall c;
   c.site = SJ_TRY(site_of(j));
   if (j.contains("t_us")) {
-    if (!j["t_us"].is_number_integer()) return invalid("/t_us: expected an integer");
-    c.t_us = j["t_us"].get<int64_t>();
+    const auto t = json_int64(j["t_us"]);
+    if (!t) return invalid("/t_us: expected an integer");
+    c.t_us = *t;
   }
   if (!j.contains("inputs") || !j["inputs"].is_array()) return invalid("/inputs: expected a list");
   for (size_t i = 0; i < j["inputs"].size(); ++i) {
@@ -92,8 +98,9 @@ Expected<TraceCall> read_call_line(const json& j) {
     TraceInput ti{*dt, {}};
     for (size_t d = 0; d < in["shape"].size(); ++d) {
       const json& v = in["shape"][d];
-      if (!v.is_number_integer() || v.get<int64_t>() < 0) return invalid(p + "/shape/" + std::to_string(d) + ": expected a size >= 0");
-      ti.shape.push_back(v.get<int64_t>());
+      const auto size = json_int64(v);
+      if (!size || *size < 0) return invalid(p + "/shape/" + std::to_string(d) + ": expected a size >= 0, got " + json_excerpt(v));
+      ti.shape.push_back(*size);
     }
     c.inputs.push_back(std::move(ti));
   }
@@ -120,9 +127,14 @@ Expected<std::optional<json>> TraceReader::next_json() {
     bytes_ += line_.size() + 1;
     if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
     where_ = name_ + ":" + std::to_string(number_);
-    json j = json::parse(line_, nullptr, false);
-    if (j.is_discarded()) return invalid(where_ + ": not valid JSON");
-    return std::optional<json>(std::move(j));
+    auto j = parse_json(line_, where_);
+    if (!j.is_ok()) {
+      // One line of JSON: its column is enough.
+      std::string m = j.status().message();
+      if (size_t at = m.find(": line 1, column "); at != std::string::npos) m.replace(at, 17, ": column ");
+      return invalid(m);
+    }
+    return std::optional<json>(std::move(j).value());
   }
   if (in_->bad()) return Status(Code::kIo, name_ + ":" + std::to_string(number_ + 1) + ": read error");
   return std::optional<json>();
@@ -133,7 +145,7 @@ Status TraceReader::read_header() {
   std::optional<json> line = SJ_TRY(next_json());
   if (!line) return invalid(name_ + ": empty trace (no header line)");
   const json& j = *line;
-  if (!j.is_object() || j.value("format", "") != "shapejit-trace") {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "shapejit-trace") {
     return invalid(where_ + ": /format: the first line must be the header {\"format\": \"shapejit-trace\", \"version\": 1}");
   }
   if (!j.contains("version") || j["version"] != 1) return invalid(where_ + ": /version: this reader understands version 1");

@@ -102,7 +102,10 @@ Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
       return graph_break("trace: " + use.why);
     }
   }
-  int64_t value = env_.hint(e).value();
+  sym::OverflowWatch watch;
+  const std::optional<int64_t> hint = env_.hint(e);
+  if (!hint || watch.overflowed()) return invalid("trace: the value of " + env_.str(e) + " overflows int64 at this call");
+  const int64_t value = *hint;
   if (e.is_symbol()) {
     const sym::Symbol& s = env_.symbols()[e.symbol_id()];
     observed_.push_back({s.input, s.dim, true, Cmp::kEq, 0});
@@ -116,6 +119,7 @@ Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
 Expected<bool> Tracer::guard_bool_expr(Cmp cmp, Expr a, Expr b, const std::string& label) {
   a = env_.resolve(a);
   b = env_.resolve(b);
+  sym::OverflowWatch watch;
   Expr d = a - b;
   bool out = false;
   switch (cmp) {
@@ -126,6 +130,7 @@ Expected<bool> Tracer::guard_bool_expr(Cmp cmp, Expr a, Expr b, const std::strin
     case Cmp::kGt: out = SJ_TRY(env_.decide(d - Expr(1), Rel::kGe, Origin::kObservedBool, label)); break;
     case Cmp::kGe: out = SJ_TRY(env_.decide(d, Rel::kGe, Origin::kObservedBool, label)); break;
   }
+  if (watch.overflowed()) return invalid("trace: comparing " + env_.str(a) + " with " + env_.str(b) + " overflows int64 at this call");
   if (a.is_symbol() && b.is_const() && !env_.symbols()[a.symbol_id()].unbacked) {
     const sym::Symbol& s = env_.symbols()[a.symbol_id()];
     observed_.push_back({s.input, s.dim, false, cmp, b.const_value()});

@@ -93,6 +93,7 @@ class Tracer {
   bool is_tensor(Value v) const { return types_[v.id].is_tensor; }
   ir::DType dtype(Value v) const { return types_[v.id].dtype; }
   int rank(Value v) const { return static_cast<int>(types_[v.id].shape.size()); }
+  const std::vector<ir::ValueType>& types() const { return types_; }
 
   Expected<int64_t> guard_int(Value symint, const std::string& label = {});
   Expected<bool> guard_bool(Cmp cmp, Arg lhs, Arg rhs, const std::string& label = {});

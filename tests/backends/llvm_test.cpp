@@ -379,6 +379,45 @@ TEST(Llvm, CreationOps) {
   expect_agrees(g, {Tensor::empty(DType::kF32, {5})}, "creation");
 }
 
+// Sizes at int64's ends: exact where NumPy and Python are, an error that
+// names the node where the size itself does not fit.
+TEST(Llvm, SizeArithmeticAtInt64sEndsIsExactOrAnError) {
+  const std::string arange = R"({"inputs": [], "nodes": [{"op": "arange", "in": [-9223372036854775808, 9223372036854775807, 4611686018427387904], "out": "r"}], "outputs": ["r"]})";
+  expect_agrees(arange, {}, "arange(-2**63, 2**63-1, 2**62)");
+  Outcome four = run_with(arange, {}, R"({"compile": {"backend": "llvm"}})");
+  ASSERT_TRUE(four.status.is_ok()) << four.status.to_string();
+  EXPECT_EQ(testing::values_of<int64_t>(four.out[0]), (std::vector<int64_t>{INT64_MIN, -(int64_t{1} << 62), 0, int64_t{1} << 62}));
+  Outcome huge = run_with(R"({"inputs": [], "nodes": [{"op": "arange", "in": [-9223372036854775808, 9223372036854775807, 1], "out": "r"}], "outputs": ["r"]})",
+                          {}, R"({"compile": {"backend": "llvm"}})");
+  EXPECT_EQ(huge.status.code(), Code::kInvalidArgument);
+  EXPECT_NE(huge.status.message().find("node 0 (arange -> 'r'): it would have more than 2^63 - 1 values"), std::string::npos) << huge.status.message();
+
+  // Python's x[-2**63:2], x[0:3:2**63-1] and x[-2**63:2**63-1] on 3 rows.
+  const std::vector<std::pair<std::string, int64_t>> slices = {
+      {"-9223372036854775808, 2, 1", 2}, {"0, 3, 9223372036854775807", 1}, {"-9223372036854775808, 9223372036854775807, 1", 3}};
+  std::mt19937 rng(7);
+  for (const auto& [bounds, rows] : slices) {
+    const std::string g = one_op("slice", {{"f32", {3, 2}}}, bounds, R"({"dim": 0})");
+    expect_agrees(g, {random_tensor(DType::kF32, {3, 2}, rng)}, "slice " + bounds);
+    Outcome r = run_with(g, {random_tensor(DType::kF32, {3, 2}, rng)}, R"({"compile": {"backend": "llvm"}})");
+    ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+    EXPECT_EQ(r.out[0].shape()[0], rows) << bounds;
+  }
+}
+
+TEST(Llvm, AChainOfSevenThousandOpsCompilesAndAgrees) {
+  std::string nodes;
+  std::string prev = "x";
+  for (int i = 0; i < 7000; ++i) {
+    const std::string out = "v" + std::to_string(i);
+    nodes += std::string(i ? ", " : "") + R"({"op": ")" + (i % 2 ? "mul" : "add") + R"(", "in": [")" + prev + R"(", )" + (i % 2 ? "0.999" : "0.001") + R"(], "out": ")" + out + ""}";
+    prev = out;
+  }
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}], "nodes": [)" + nodes + R"(], "outputs": [")" + prev + ""]}";
+  std::mt19937 rng(3);
+  expect_agrees(g, {random_tensor(DType::kF32, {37}, rng)}, "7000 pointwise ops", 1e-4, 1e-5);
+}
+
 TEST(Llvm, WhatItCannotCompileRunsOnTheReferenceAndSaysWhy) {
   Tensor x = from_values(DType::kF32, {2, 3}, std::vector<double>{0, 1, 0, 2, 0, 3});
   Outcome r = run_with(one_op("nonzero", {{"f32", {2, 3}}}), {x}, R"({"compile": {"backend": "llvm"}})");

@@ -116,3 +116,32 @@ TEST(GraphJson, ErrorsNameTheJsonPointer) {
 
 }  // namespace
 }  // namespace shapejit::ir
+
+namespace shapejit::ir {
+namespace {
+
+std::string deep(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(GraphJson, DeepValuesInAttributesAndShapesAreQuotedShort) {
+  for (const std::string& g : {
+           R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2]}], "nodes": [{"op": "gelu", "in": ["x"], "out": "y", "attrs": {"approximate": )" + deep(100000) + "}}], \"outputs\": [\"y\"]}",
+           R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [)" + deep(100000) + "]}], \"nodes\": [], \"outputs\": [\"x\"]}",
+           R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2]}], "nodes": [{"op": "cast", "in": ["x"], "out": "y", "attrs": {"dtype": )" + deep(100000) + "}}], \"outputs\": [\"y\"]}"}) {
+    auto r = parse_graph(g);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_LT(r.status().message().size(), 200u) << r.status().message().substr(0, 200);
+  }
+}
+
+TEST(GraphJson, DuplicateKeysAndHugeIntegersAreRejectedWhereTheyAre) {
+  auto dup = parse_graph(R"({"inputs": [], "nodes": [], "outputs": [], "nodes": []})");
+  ASSERT_FALSE(dup.is_ok());
+  EXPECT_EQ(dup.status().message(), "graph: /nodes: a duplicate key (each key may appear once in an object)");
+  auto big = parse_graph(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [18446744073709551615]}], "nodes": [], "outputs": ["x"]})");
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_NE(big.status().message().find("/inputs/0/shape/0"), std::string::npos) << big.status().message();
+}
+
+}  // namespace
+}  // namespace shapejit::ir

@@ -68,3 +68,33 @@ TEST(Config, ErrorsNameTheJsonPointer) {
 
 }  // namespace
 }  // namespace shapejit::policy
+
+namespace shapejit::policy {
+namespace {
+
+TEST(Config, DeepSiteListsAndDuplicateKeysAreClearErrors) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto c = parse_config(R"({"policy": {"sites": {"f": {"static": [)" + deep + "]}}}}");
+  ASSERT_FALSE(c.is_ok());
+  EXPECT_NE(c.status().message().find("/policy/sites/f/static/0"), std::string::npos) << c.status().message().substr(0, 200);
+  EXPECT_LT(c.status().message().size(), 200u);
+  auto dup = parse_config(R"({"policy": {"mode": "always_static", "mode": "always_dynamic"}})");
+  ASSERT_FALSE(dup.is_ok());
+  EXPECT_EQ(dup.status().message(), "config: /policy/mode: a duplicate key (each key may appear once in an object)");
+}
+
+TEST(Config, CachePlacesAreChecked) {
+  EXPECT_TRUE(parse_config(R"({"cache": {"remote": {"redis": "redis://cache.internal:6380/2"}}})").is_ok());
+  for (const char* bad : {"localhost:6379", "redis://", "redis://host:0", "redis://host:99999", "redis://h st", "redis://host/x"}) {
+    auto c = parse_config(std::string(R"({"cache": {"remote": {"redis": ")") + bad + "\"}}}");
+    ASSERT_FALSE(c.is_ok()) << bad;
+    EXPECT_NE(c.status().message().find("config: /cache/remote/redis: expected redis://HOST[:PORT][/DB]"), std::string::npos)
+        << c.status().message();
+  }
+  auto file = parse_config(R"({"cache": {"disk": {"path": "/etc/hostname"}}})");
+  ASSERT_FALSE(file.is_ok());
+  EXPECT_EQ(file.status().message(), "config: /cache/disk/path: \"/etc/hostname\" exists and is not a folder");
+}
+
+}  // namespace
+}  // namespace shapejit::policy

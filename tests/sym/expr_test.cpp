@@ -125,7 +125,7 @@ TEST(SymExpr, PropertySimplifiedAgreesWithUnsimplifiedAtRandomPoints) {
       for (auto& x : v) x = std::uniform_int_distribution<int64_t>(-20, 20)(rng);
       const int64_t expect = ast->eval(v);
       ASSERT_EQ(evaluate(e, v), expect) << e.str() << " at trial " << trial;
-      ASSERT_EQ(p.run([&](int32_t id, int32_t) { return v[id]; }), expect) << e.str();
+      ASSERT_EQ(p.run([&](int32_t id, int32_t) { return v[id]; }), std::optional<int64_t>(expect)) << e.str();
     }
   }
 }
@@ -206,6 +206,40 @@ TEST(ShapeEnv, SpecializationRoundTripsAndHashesStably) {
   ShapeEnv other(true);
   ASSERT_TRUE(other.input_dim("a", 0, 0, 5).is_ok());
   EXPECT_NE(other.specialization().hash(), spec.hash());
+}
+
+}  // namespace
+}  // namespace shapejit::sym
+
+namespace shapejit::sym {
+namespace {
+
+TEST(SymExpr, OverflowIsCountedNotSilentlyWrapped) {
+  {
+    OverflowWatch w;
+    Expr e = Expr(INT64_MAX) + Expr(1);
+    (void)e;
+    EXPECT_TRUE(w.overflowed());
+  }
+  {
+    OverflowWatch w;
+    Expr s = Expr::symbol(0);
+    Expr e = (s + Expr(INT64_MAX)) + Expr(INT64_MAX);  // the constant term overflows
+    (void)e;
+    EXPECT_TRUE(w.overflowed());
+  }
+  OverflowWatch quiet;
+  EXPECT_EQ(min(Expr(INT64_MAX), Expr(-5)), Expr(-5));  // no difference needed: nothing overflows
+  EXPECT_EQ(difference(Expr(INT64_MIN), Expr(1)), std::nullopt);
+  EXPECT_FALSE(quiet.overflowed());
+}
+
+TEST(SymExpr, ProgramsReportOverflowInsteadOfWrapping) {
+  Expr e = Expr::symbol(0) * Expr::symbol(1) + Expr(1);
+  Program p = Program::compile(e, [](int id) { return std::make_pair(int32_t{id}, int32_t{0}); });
+  std::vector<int64_t> ok = {3, 4}, big = {int64_t{1} << 62, 4};
+  EXPECT_EQ(p.run([&](int32_t id, int32_t) { return ok[id]; }), std::optional<int64_t>(13));
+  EXPECT_EQ(p.run([&](int32_t id, int32_t) { return big[id]; }), std::nullopt);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/shapejit/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -67,6 +68,10 @@ Expected<ir::Tensor> parse_npy(const std::string& bytes, const std::string& name
   else return invalid(name + ": dtype '" + descr + "' is not supported (<f4 <f8 <i4 <i8 |b1)");
   if (fortran != "False" && fortran != "True") return invalid(name + ": fortran_order must be True or False");
 
+  // "(2, 3)", "(5,)" or "()": sizes of at most 18 digits (so each fits int64).
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') {
+    return invalid(name + ": 'shape' must be a tuple of sizes, got '" + shape_text.substr(0, 40) + "'");
+  }
   std::vector<int64_t> shape;
   {
     std::string inner = shape_text.substr(1, shape_text.size() - 2);
@@ -75,23 +80,34 @@ Expected<ir::Tensor> parse_npy(const std::string& bytes, const std::string& name
     while (std::getline(ss, item, ',')) {
       size_t a = item.find_first_not_of(" "), b = item.find_last_not_of(" L");
       if (a == std::string::npos) continue;
-      std::string digits = item.substr(a, b - a + 1);
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 15) {
-        return invalid(name + ": bad shape " + shape_text);
+      std::string digits = b >= a ? item.substr(a, b - a + 1) : std::string();
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) {
+        return invalid(name + ": bad shape " + shape_text.substr(0, 80) + " (sizes are integers below 10^18)");
       }
       shape.push_back(std::stoll(digits));
     }
   }
-  __int128 numel = 1;
-  for (int64_t d : shape) numel *= d;
-  const __int128 need = numel * static_cast<__int128>(ir::dtype_size(dt));
+  if (shape.size() > static_cast<size_t>(ir::kMaxRank)) {
+    return invalid(name + ": rank " + std::to_string(shape.size()) + " is more than shapejit's " + std::to_string(ir::kMaxRank));
+  }
+  // The data's size, in bytes: 0 when any size is 0, whatever the others.
+  uint64_t need = 0;
+  if (std::find(shape.begin(), shape.end(), 0) == shape.end()) {
+    need = ir::dtype_size(dt);
+    for (int64_t d : shape) {
+      if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need) || need > (uint64_t{1} << 62)) {
+        return invalid(name + ": shape " + shape_text.substr(0, 80) + " holds more than 2^62 bytes");
+      }
+    }
+  }
   const size_t data_at = offset + header_len;
-  if (need > static_cast<__int128>(bytes.size() - data_at)) {
-    return invalid(name + ": truncated: the header promises " + std::to_string(static_cast<int64_t>(need)) + " bytes of data, the file has " +
+  if (need > bytes.size() - data_at) {
+    return invalid(name + ": truncated: the header promises " + std::to_string(need) + " bytes of data, the file has " +
                    std::to_string(bytes.size() - data_at));
   }
+  const int64_t numel = static_cast<int64_t>(need / ir::dtype_size(dt));
   ir::Tensor t = ir::Tensor::empty(dt, shape);
-  if (fortran == "True" && shape.size() > 1) {
+  if (fortran == "True" && shape.size() > 1 && numel > 0) {
     // Column-major data: read through Fortran strides, then make it dense.
     std::vector<int64_t> fstrides(shape.size());
     int64_t acc = 1;
@@ -99,11 +115,11 @@ Expected<ir::Tensor> parse_npy(const std::string& bytes, const std::string& name
       fstrides[i] = acc;
       acc *= shape[i];
     }
-    ir::Tensor raw = ir::Tensor::empty(dt, {static_cast<int64_t>(numel)});
-    std::memcpy(raw.data(), bytes.data() + data_at, static_cast<size_t>(need));
+    ir::Tensor raw = ir::Tensor::empty(dt, {numel});
+    std::memcpy(raw.data(), bytes.data() + data_at, need);
     t.copy_from(raw.view(shape, fstrides));
   } else if (need > 0) {
-    std::memcpy(t.data(), bytes.data() + data_at, static_cast<size_t>(need));
+    std::memcpy(t.data(), bytes.data() + data_at, need);
   }
   if (dt == ir::DType::kBool) {  // any non-zero byte is true; normalize so bool loads stay defined
     auto* p = static_cast<unsigned char*>(t.data());

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets (tests/fuzz/*_fuzzer.cpp) with clang 16 and
+# libFuzzer under ASan and UBSan in build-fuzz/, then runs each for SECONDS
+# (default 60) from its committed seeds (tests/fuzz/corpus/TARGET; what a run
+# finds goes to build-fuzz/corpus/TARGET, so the tree stays as committed).
+#   scripts/fuzz.sh [SECONDS] [TARGET...]    e.g. scripts/fuzz.sh 600 graph_runner
+# Any crash, leak, sanitizer report or timeout fails the run and leaves the
+# input that caused it in build-fuzz/artifacts/. Prints each target's
+# executions per second and final coverage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+
+packages=(clang-16 libclang-rt-16-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "fuzz: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+scripts/setup.sh --deps-only
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in tests/fuzz/*_fuzzer.cpp; do targets+=("$(basename "$f" _fuzzer.cpp)"); done
+fi
+build=build-fuzz
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
+  -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_FUZZ=ON \
+  -DSHAPEJIT_BUILD_TESTS=OFF -DSHAPEJIT_BUILD_BENCH=OFF -DSHAPEJIT_CUDA=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/%/_fuzzer}"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+mkdir -p "$build/artifacts"
+status=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  mkdir -p "$corpus"
+  log="$build/$t.log"
+  echo "fuzz: $t for ${seconds}s"
+  if ! "$build/${t}_fuzzer" "$corpus" "tests/fuzz/corpus/$t" -max_total_time="$seconds" -timeout=20 \
+      -rss_limit_mb=4096 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/artifacts/${t}-" >"$log" 2>&1; then
+    echo "fuzz: $t FAILED (log: $log)"
+    grep -E 'ERROR|SUMMARY|graph runner|reader|==[0-9]+==' "$log" | head -20 || true
+    status=1
+    continue
+  fi
+  done_line=$(grep -E '^#[0-9]+\s+DONE' "$log" | tail -1)
+  execs=$(grep -E 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
+  echo "fuzz: $t ok: ${done_line:-?} (${execs:-?} execs/s)"
+done
+exit $status
