@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks, then configures and builds.
-#   scripts/setup.sh [--sanitize | --tsan | --deps-only]
-#     build/; with --sanitize, build-asan/ (ASan and UBSan); with --tsan,
-#     build-tsan/ (ThreadSanitizer: the library and the thread tests only);
-#     with --deps-only, the packages and nothing else.
+#   scripts/setup.sh [--sanitize | --deps-only]
+#     build/; with --sanitize, build-asan/ (ASan and UBSan); with
+#     --deps-only, the packages and nothing else (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
