@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks, then configures and builds.
-#   scripts/setup.sh [--sanitize | --deps-only]
+#   scripts/setup.sh [--sanitize | --deps-only [PACKAGE...]]
 #     build/; with --sanitize, build-asan/ (ASan and UBSan); with
-#     --deps-only, the packages and nothing else (scripts/fuzz.sh).
+#     --deps-only, the packages (and the extra ones named) and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libtbb-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
           llvm-16-dev lld libopenblas-dev)
+[ "${1:-}" = "--deps-only" ] && packages+=("${@:2}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
