@@ -410,10 +410,10 @@ TEST(Llvm, AChainOfSevenThousandOpsCompilesAndAgrees) {
   std::string prev = "x";
   for (int i = 0; i < 7000; ++i) {
     const std::string out = "v" + std::to_string(i);
-    nodes += std::string(i ? ", " : "") + R"({"op": ")" + (i % 2 ? "mul" : "add") + R"(", "in": [")" + prev + R"(", )" + (i % 2 ? "0.999" : "0.001") + R"(], "out": ")" + out + ""}";
+    nodes += std::string(i ? ", " : "") + R"({"op": ")" + (i % 2 ? "mul" : "add") + R"(", "in": [")" + prev + R"(", )" + (i % 2 ? "0.999" : "0.001") + R"(], "out": ")" + out + R"("})";
     prev = out;
   }
-  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}], "nodes": [)" + nodes + R"(], "outputs": [")" + prev + ""]}";
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}], "nodes": [)" + nodes + R"(], "outputs": [")" + prev + R"("]})";
   std::mt19937 rng(3);
   expect_agrees(g, {random_tensor(DType::kF32, {37}, rng)}, "7000 pointwise ops", 1e-4, 1e-5);
 }
