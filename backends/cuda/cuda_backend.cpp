@@ -251,9 +251,10 @@ Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<c
   const StepPlan& plan = src_.steps[k];
   const std::string& what = p_.steps[k].label;
   const size_t base = static_cast<size_t>(src_.num_buffers + src_.num_symbols);
-  int64_t rows = 1;
-  for (const Expr& e : st.outer_extents) rows *= eval(e, values);
-  if (rows <= 0) return Status::ok();
+  const std::optional<int64_t> outer = loops::outer_rows(st, values);
+  if (!outer) return runtime_error("cuda: " + what + ": a loop runs more than 2^63 - 1 times");
+  const int64_t rows = *outer;
+  if (rows == 0) return Status::ok();
   int64_t longest = 0;
   for (const loops::Phase& ph : st.phases) {
     Expr e = 1;

@@ -99,17 +99,10 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
       matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values);
       continue;
     }
-    // A step over nothing is skipped before any product: beside a 0 extent
-    // the others may be as large as int64 allows (an empty tensor's dims).
-    bool empty = false;
-    for (const Expr& e : step.loops.outer_extents) empty |= eval(e, values) <= 0;
-    if (empty) continue;
-    int64_t rows = 1;
-    for (const Expr& e : step.loops.outer_extents) {
-      if (__builtin_mul_overflow(rows, eval(e, values), &rows)) {
-        return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
-      }
-    }
+    const std::optional<int64_t> outer = loops::outer_rows(step.loops, values);
+    if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
+    const int64_t rows = *outer;
+    if (rows == 0) continue;
     cpu::StepFn fn = code_->steps()[s];
     const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);

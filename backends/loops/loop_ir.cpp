@@ -30,6 +30,19 @@ std::string LoopProgram::dump() const {
   return s;
 }
 
+std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values) {
+  for (const auto* extents : {&step.outer_extents, &step.empty_if_zero}) {
+    for (const sym::Expr& e : *extents) {
+      if (sym::evaluate(e, values) <= 0) return 0;
+    }
+  }
+  int64_t rows = 1;
+  for (const sym::Expr& e : step.outer_extents) {
+    if (__builtin_mul_overflow(rows, sym::evaluate(e, values), &rows)) return std::nullopt;
+  }
+  return rows;
+}
+
 std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols) {
   std::vector<int64_t> values(symbols.begin(), symbols.begin() + p.num_graph_symbols);
   for (auto [input, dim] : p.params) {

@@ -18,6 +18,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -91,6 +92,10 @@ struct Phase {
 struct LoopStep {
   std::vector<int> outer_vars;  // split across threads; flattened row-major
   std::vector<sym::Expr> outer_extents;
+  // Extents besides the outer ones whose 0 leaves the step nothing to do: a
+  // pointwise step's innermost extent (before tiling, so in graph symbols).
+  // A reduction's own axes are not here: empty, they still store identities.
+  std::vector<sym::Expr> empty_if_zero;
   std::vector<Phase> phases;
   bool may_fail = false;  // has checks (gather bounds, integer pow)
   // Elements of work per outer iteration, for the thread grain.
@@ -156,6 +161,12 @@ struct LoopProgram {
 // The values of the symbols a kernel's code reads on a call: the graph's
 // (`symbols`), then each strided input's stride (`p.params`).
 std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols);
+
+// A loop step's outer iterations on a call: 0 when a 0 among its extents
+// leaves it nothing to do (checked before any product: beside a 0, an empty
+// tensor's other dims may be as large as int64 allows), nullopt when the
+// count passes int64.
+std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values);
 
 // Whether `e` is never negative in `p`: sizes, loop variables and checked
 // indices are not; strides (params) may be.

@@ -10,6 +10,7 @@ void Lowering::tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& 
   Phase& ph = step.phases[0];
   auto rewrite = [&](const std::function<std::optional<Expr>(int)>& f) { substitute_indices(ph, f); };
   Expr work = vars.empty() ? Expr(1) : extents.back();
+  if (!vars.empty()) step.empty_if_zero = {extents.back()};
   if (!vars.empty() && options_.tile > 0) {
     Expr last = extents.back();
     auto c = last.as_const();

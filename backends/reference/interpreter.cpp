@@ -62,15 +62,34 @@ Expected<Tensor> run_node(const NodeCtx& c) {
   }
 }
 
+// The nodes some output depends on, found by walking operands back from the
+// outputs; nodes are in topological order, so one backward pass does.
+std::vector<bool> live_nodes(const ir::Graph& g) {
+  std::vector<bool> live_value(g.num_values(), false);
+  for (int o : g.outputs) live_value[o] = true;
+  std::vector<bool> live(g.nodes.size(), false);
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const ir::Node& n = g.nodes[i];
+    for (int o : n.out) live[i] = live[i] || live_value[o];
+    if (!live[i]) continue;
+    for (const ir::Operand& o : n.in) {
+      if (o.is_value()) live_value[o.value] = true;
+    }
+  }
+  return live;
+}
+
 }  // namespace
 
 Status interpret(const ir::Graph& g, const std::vector<ir::ValueType>& types, std::span<const DLTensor* const> args,
                  std::span<int64_t> symbols, std::span<Tensor> outputs) {
   std::vector<Tensor> values(g.num_values());
   for (size_t i = 0; i < g.inputs.size(); ++i) values[i] = Tensor::borrow(*args[i], g.inputs[i].dtype);
-  for (const ir::Node& node : g.nodes) {
+  const std::vector<bool> live = live_nodes(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
     const ir::ValueType& type = types[node.out[0]];
-    if (!type.is_tensor) continue;  // SymInts are evaluated from their expressions
+    if (!live[i] || !type.is_tensor) continue;  // SymInts are evaluated from their expressions
     NodeCtx c{g, node, type, types, values, symbols};
     Tensor t = SJ_TRY(run_node(c));
     // Every result must have the shape inference promised: a cheap check

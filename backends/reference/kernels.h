@@ -51,7 +51,9 @@ Expected<ir::Tensor> run_matmul(const NodeCtx& c);
 Expected<ir::Tensor> run_layout(const NodeCtx& c);
 Expected<ir::Tensor> run_indexing(const NodeCtx& c);
 
-// Runs the whole graph; see Kernel::run.
+// Runs the graph's live nodes (those an output depends on); see Kernel::run.
+// A dead node has no effect, its runtime errors included, as in the compiled
+// backends, which never emit it.
 Status interpret(const ir::Graph& g, const std::vector<ir::ValueType>& types, std::span<const DLTensor* const> args,
                  std::span<int64_t> symbols, std::span<ir::Tensor> outputs);
 

@@ -405,6 +405,25 @@ TEST(Llvm, SizeArithmeticAtInt64sEndsIsExactOrAnError) {
   }
 }
 
+// An empty tensor's other dims may be as large as int64 allows. A step with
+// nothing to do must finish at once, whichever of its loops holds the 0: an
+// outer one, the innermost one tiled (y, a symbolic 0) or untiled (w, a
+// constant 0 beside 2^63 - 1 rows), or a transposed one (z). The backend
+// skips such steps; it does not count on LLVM deleting an empty row loop.
+TEST(Llvm, EmptyTensorsWithHugeDimsFinishAtOnce) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "mul", "in": ["x", 2.0], "out": "y"},
+              {"op": "transpose", "in": ["x"], "attrs": {"dim0": 0, "dim1": 1}, "out": "xt"},
+              {"op": "add", "in": ["xt", 1.0], "out": "z"},
+              {"op": "slice", "in": ["x", 0, 0, 1], "attrs": {"dim": 1}, "out": "x0"},
+              {"op": "exp", "in": ["x0"], "out": "w"}],
+    "outputs": ["y", "z", "w"]})";
+  const int64_t huge = int64_t{1} << 40;
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{huge, 0}, {0, huge}, {INT64_MAX, 0}, {0, INT64_MAX}}) {
+    expect_agrees(g, {Tensor::empty(DType::kF32, shape)}, "shape [" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + "]");
+  }
+}
+
 TEST(Llvm, AChainOfSevenThousandOpsCompilesAndAgrees) {
   std::string nodes;
   std::string prev = "x";

@@ -87,6 +87,16 @@ TEST_P(HandChecked, IntegerOpsWrapAndFloorDivide) {
   EXPECT_NE(s.message().find("negative integer powers"), std::string::npos);
 }
 
+// A node no output depends on has no effect, its runtime error included: the
+// compiled backends never emit it, and the oracle agrees with them.
+TEST_P(HandChecked, ADeadNodeHasNoEffectNotEvenItsError) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "i64", "shape": [2]}],
+    "nodes": [{"op": "pow", "in": ["x", -1], "out": "dead"}, {"op": "sum", "in": ["dead"], "attrs": {"axes": [0]}, "out": "dead_too"},
+              {"op": "add", "in": ["x", 1], "out": "y"}],
+    "outputs": ["y"]})";
+  EXPECT_EQ(values_of<int64_t>(run1(g, {from_values(DType::kI64, {2}, std::vector<int64_t>{2, 3})})), (std::vector<int64_t>{3, 4}));
+}
+
 TEST_P(HandChecked, CastSaturatesAndMapsNaNToZero) {
   Tensor x = from_values(DType::kF64, {5}, std::vector<double>{1.9, -1.9, 1e30, kNaN, -1e30});
   EXPECT_EQ(values_of<int64_t>(run1(one_op("cast", {{"f64", {5}}}, "", R"({"dtype": "i32"})"), {x})),
