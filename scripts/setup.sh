@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks, then configures and builds.
-#   scripts/setup.sh [--sanitize | --deps-only [PACKAGE...]]
-#     build/; with --sanitize, build-asan/ (ASan and UBSan); with
-#     --deps-only, the packages (and the extra ones named) and nothing else.
+#   scripts/setup.sh [--sanitize | --tsan | --deps-only [PACKAGE...]]
+#     build/; with --sanitize, build-asan/ (ASan and UBSan); with --tsan,
+#     build-tsan/ (ThreadSanitizer: the library and its thread tests only);
+#     with --deps-only, the packages (and the extra ones named) and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,11 +38,17 @@ if ! cmp -s python/requirements-dev.txt "$venv/requirements-dev.txt"; then
 fi
 
 build=build
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-if [ "${1:-}" = "--sanitize" ]; then
-  build=build-asan
-  flags=(-DCMAKE_BUILD_TYPE=Debug -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_BUILD_BENCH=OFF)
-fi
-flags+=(-DSHAPEJIT_PYTHON=ON "-DPython_EXECUTABLE=$PWD/$venv/bin/python")
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHAPEJIT_PYTHON=ON "-DPython_EXECUTABLE=$PWD/$venv/bin/python")
+targets=(all)
+case "${1:-}" in
+  --sanitize)
+    build=build-asan
+    flags=(-DCMAKE_BUILD_TYPE=Debug -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_BUILD_BENCH=OFF
+           -DSHAPEJIT_PYTHON=ON "-DPython_EXECUTABLE=$PWD/$venv/bin/python") ;;
+  --tsan)
+    build=build-tsan
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHAPEJIT_SANITIZE=thread -DSHAPEJIT_BUILD_BENCH=OFF)
+    targets=(shapejit_tests) ;;
+esac
 cmake -S . -B "$build" -G Ninja "${flags[@]}" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"

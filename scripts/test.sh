@@ -6,6 +6,8 @@
 #   scripts/test.sh --sanitize    the suite under AddressSanitizer and
 #                                 UndefinedBehaviorSanitizer; any report fails it (the
 #                                 Python tests run on the sanitized build's extension)
+#   scripts/test.sh --tsan        the tests that run threads (the runtime's, the cache's,
+#                                 the C API's churn) under ThreadSanitizer; any report fails it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "${1:-}"
@@ -14,6 +16,12 @@ if [ "${1:-}" = "--sanitize" ]; then
   build=build-asan
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+if [ "${1:-}" = "--tsan" ]; then
+  # One test at a time: each runs threads of its own.
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan --output-on-failure
+  exit 0
 fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
