@@ -2,22 +2,14 @@
 
 #include <algorithm>
 
+#include "jit/ir/tensor.h"
+
 namespace shapejit::guards {
 
 using sym::Expr;
 using sym::Origin;
 
 namespace {
-
-bool dense(const DLTensor* t) {
-  if (t->strides == nullptr) return true;
-  int64_t expect = 1;
-  for (int i = t->ndim; i-- > 0;) {
-    if (t->shape[i] != 1 && t->strides[i] != expect) return false;
-    expect *= t->shape[i];
-  }
-  return true;
-}
 
 std::string dim_name(int input, int dim) { return "input " + std::to_string(input) + " dim " + std::to_string(dim); }
 
@@ -40,7 +32,7 @@ bool check_guard(const Guard& g, Args args) {
     case Kind::kDType: return ir::dl_word(t->dtype) == static_cast<uint32_t>(g.a);
     case Kind::kRank: return t->ndim == g.a;
     case Kind::kDevice: return t->device.device_type == g.a && t->device.device_id == g.b;
-    case Kind::kContiguous: return dense(t);
+    case Kind::kContiguous: return ir::is_dense(t->ndim, t->shape, t->strides);
     case Kind::kDimEq: return t->shape[g.dim] == g.a;
     case Kind::kDimRange: {
       int64_t v = t->shape[g.dim];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jit/ir/tensor.h"
 #include "jit/support/hash.h"
 
 namespace shapejit::guards {
@@ -105,35 +106,29 @@ bool GuardTree::Compiled::check_dims_flat(const int64_t* dims) const {
 
 namespace {
 
-// Dense row-major: each stride is the product of the dims after it (dims of
-// size 1 may have any stride). Straight-line for ranks up to 4, whose
-// products do not form a loop-carried chain.
+// ir::is_dense, straight-line for ranks up to 4, whose products do not form
+// a loop-carried chain. Unsigned: beside a 0 the other dims may be as large
+// as int64 allows (such a tensor is dense: it addresses nothing).
 bool dense(const DLTensor* t) {
-  const int64_t* st = t->strides;
+  const auto* st = reinterpret_cast<const uint64_t*>(t->strides);
   if (st == nullptr) return true;
-  const int64_t* sh = t->shape;
+  const auto* sh = reinterpret_cast<const uint64_t*>(t->shape);
   switch (t->ndim) {
     case 0: return true;
-    case 1: return (st[0] == 1) | (sh[0] == 1);
-    case 2: return ((st[1] == 1) | (sh[1] == 1)) & ((st[0] == sh[1]) | (sh[0] == 1));
+    case 1: return (st[0] == 1) | (sh[0] <= 1);
+    case 2: return (((st[1] == 1) | (sh[1] == 1)) & ((st[0] == sh[1]) | (sh[0] == 1))) | (sh[0] == 0) | (sh[1] == 0);
     case 3: {
-      const int64_t p2 = sh[2], p1 = sh[1] * sh[2];
-      return ((st[2] == 1) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) & ((st[0] == p1) | (sh[0] == 1));
+      const uint64_t p2 = sh[2], p1 = sh[1] * sh[2];
+      return (((st[2] == 1) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) & ((st[0] == p1) | (sh[0] == 1))) | (sh[0] == 0) |
+             (sh[1] == 0) | (sh[2] == 0);
     }
     case 4: {
-      const int64_t p3 = sh[3], p2 = sh[2] * sh[3], p1 = p2 * sh[1];
-      return ((st[3] == 1) | (sh[3] == 1)) & ((st[2] == p3) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) &
-             ((st[0] == p1) | (sh[0] == 1));
+      const uint64_t p3 = sh[3], p2 = sh[2] * sh[3], p1 = p2 * sh[1];
+      return (((st[3] == 1) | (sh[3] == 1)) & ((st[2] == p3) | (sh[2] == 1)) & ((st[1] == p2) | (sh[1] == 1)) &
+              ((st[0] == p1) | (sh[0] == 1))) |
+             (sh[0] == 0) | (sh[1] == 0) | (sh[2] == 0) | (sh[3] == 0);
     }
-    default: {
-      bool ok = true;
-      int64_t expect = 1;
-      for (int i = t->ndim; i-- > 0;) {
-        ok &= (sh[i] == 1) | (st[i] == expect);
-        expect *= sh[i];
-      }
-      return ok;
-    }
+    default: return ir::is_dense(t->ndim, t->shape, t->strides);
   }
 }
 

@@ -77,16 +77,19 @@ int64_t Tensor::numel() const {
   return static_cast<int64_t>(n);
 }
 
-bool Tensor::is_contiguous() const {
-  // Unsigned: beside a 0 dim the others may be huge, and the running product
-  // wraps (as dense_strides' does, so the two still agree) instead of overflowing.
+bool is_dense(int ndim, const int64_t* shape, const int64_t* strides) {
+  if (strides == nullptr) return true;
+  bool dense = true, empty = false;
   uint64_t expect = 1;
-  for (size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] != 1 && static_cast<uint64_t>(strides_[i]) != expect) return false;
-    expect *= static_cast<uint64_t>(shape_[i]);
+  for (int i = ndim; i-- > 0;) {
+    dense &= shape[i] == 1 || static_cast<uint64_t>(strides[i]) == expect;
+    empty |= shape[i] == 0;
+    expect *= static_cast<uint64_t>(shape[i]);
   }
-  return true;
+  return dense || empty;
 }
+
+bool Tensor::is_contiguous() const { return is_dense(static_cast<int>(shape_.size()), shape_.data(), strides_.data()); }
 
 Tensor Tensor::view(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t extra_offset) const {
   Tensor t = *this;

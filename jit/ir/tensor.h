@@ -19,6 +19,13 @@ namespace shapejit::ir {
 // The largest rank of a call's inputs and outputs.
 inline constexpr int kMaxRank = 64;
 
+// Dense row-major: each stride is the product of the dims after it (a dim of
+// 1 may have any stride); null strides are dense, as in DLPack, and so is a
+// tensor with no elements, whatever its strides (it addresses nothing). The
+// product is unsigned: beside a 0 the other dims may be as large as int64
+// allows.
+bool is_dense(int ndim, const int64_t* shape, const int64_t* strides);
+
 class Tensor {
  public:
   Tensor() = default;

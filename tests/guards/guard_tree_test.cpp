@@ -169,6 +169,52 @@ TEST(GuardTree, LookupAllocatesNothing) {
   EXPECT_EQ(g_allocations.load(), 0);
 }
 
+// The hit path's straight-line contiguity check (ranks up to 4) and the
+// loop (higher ranks) say what ir::is_dense says, on edge shapes: dims of 1
+// with any stride, tensors with no elements (dense whatever their strides,
+// their other dims up to 2^63 - 1), and products past int64.
+TEST(GuardTree, ContiguityAgreesWithIrOnEdgeShapes) {
+  const int64_t big = INT64_MAX, half = int64_t{1} << 62;
+  struct Case {
+    std::vector<int64_t> shape, strides;
+    bool dense;
+  } cases[] = {
+      {{5}, {1}, true},
+      {{5}, {2}, false},
+      {{1}, {7}, true},
+      {{0}, {3}, true},
+      {{3, 4}, {4, 1}, true},
+      {{3, 4}, {1, 3}, false},
+      {{1, 4}, {99, 1}, true},
+      {{3, 0}, {1, 1}, true},  // PyTorch's strides for an empty tensor
+      {{3, 0}, {0, 1}, true},  // NumPy's
+      {{big, 0}, {5, 5}, true},
+      {{0, big, big}, {1, 1, 1}, true},
+      {{half, 7}, {7, 1}, true},
+      {{7, half, 2}, {5, 2, 1}, false},  // the products run past int64
+      {{2, 3, 4, 5}, {60, 20, 5, 1}, true},
+      {{2, 3, 4, 5}, {60, 20, 1, 4}, false},
+      {{2, 3, 0, big}, {-1, -1, -1, -1}, true},
+      {{2, 1, 3, 1, 2}, {6, 0, 2, 0, 1}, true},
+      {{2, 2, 3, 1, 2}, {6, 6, 2, 0, 1}, false},
+      {{2, 2, 3, 0, big, big}, {1, 2, 3, 4, 5, 6}, true},
+  };
+  for (Case& c : cases) {
+    DLTensor t = meta(c.shape);
+    t.strides = c.strides.data();
+    const DLTensor* args[] = {&t};
+    const int r = static_cast<int>(c.shape.size());
+    GuardSet set(1, {rank(0, r), {Kind::kContiguous, Origin::kStructural, 0, -1, -1, -1, 0}});
+    GuardTree tree;
+    tree.add(0, set);
+    std::string what = "rank " + std::to_string(r) + ", dims";
+    for (int64_t d : c.shape) what += " " + std::to_string(d);
+    EXPECT_EQ(ir::is_dense(t.ndim, t.shape, t.strides), c.dense) << what;
+    EXPECT_EQ(set.check(args), c.dense) << what;
+    EXPECT_EQ(tree.lookup(args) == 0, c.dense) << what;
+  }
+}
+
 TEST(GuardTree, EntriesWithDifferentRanksNeverReadMissingDims) {
   GuardTree tree;
   tree.add(0, GuardSet(1, {rank(0, 1), dim_eq(0, 0, 5)}));
