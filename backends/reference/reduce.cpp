@@ -2,6 +2,7 @@
 // log_softmax, layer_norm, rms_norm): an outer loop over the kept dims and
 // an inner loop over the reduced ones.
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "backends/reference/kernels.h"
@@ -44,9 +45,16 @@ Split split(const Tensor& x, const std::vector<int>& axes, const std::vector<int
   return s;
 }
 
+// The number of elements of a shape; beside a 0 the other dims may be as
+// large as int64 allows, so a 0 anywhere is 0 and a product past int64
+// (possible only then, e.g. for the axes kept when the reduced one is 0)
+// saturates.
 int64_t product(const std::vector<int64_t>& v) {
+  if (std::find(v.begin(), v.end(), 0) != v.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : v) n *= d;
+  for (int64_t d : v) {
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  }
   return n;
 }
 
