@@ -12,6 +12,18 @@
 #include "jit/ir/tensor.h"
 #include "jit/runtime/jit.h"
 
+// Built with AddressSanitizer (gcc says so with a macro, clang with a feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define SHAPEJIT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHAPEJIT_TEST_ASAN 1
+#endif
+#endif
+#ifndef SHAPEJIT_TEST_ASAN
+#define SHAPEJIT_TEST_ASAN 0
+#endif
+
 namespace shapejit::testing {
 
 // Owns tensors and exposes them as the DLTensor* span a call takes.

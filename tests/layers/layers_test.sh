@@ -20,7 +20,7 @@ check() {
   if "$cxx" -std=gnu++20 -E -o /dev/null "${flags[@]}" "$work/bad.cpp" 2> "$work/bad.log"; then
     echo "layers: $layer can include $forbidden, a layer above it"; exit 1
   fi
-  grep -q "No such file" "$work/bad.log" || { echo "layers: $layer including $forbidden failed for another reason:"; cat "$work/bad.log"; exit 1; }
+  grep -qE "No such file|file not found" "$work/bad.log" || { echo "layers: $layer including $forbidden failed for another reason:"; cat "$work/bad.log"; exit 1; }
   echo "ok: $layer sees $own, not $forbidden"
 }
 check sym "support" jit/sym/shape_env.h jit/ir/graph.h
