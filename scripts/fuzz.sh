@@ -1,28 +1,24 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets (tests/fuzz/*_fuzzer.cpp) with clang 16 and
-# libFuzzer under ASan and UBSan in build-fuzz/, then runs each for SECONDS
-# (default 60) from its committed seeds (tests/fuzz/corpus/TARGET; what a run
-# finds goes to build-fuzz/corpus/TARGET, so the tree stays as committed).
+# Runs each fuzz target (tests/fuzz/*_fuzzer.cpp, libFuzzer, ASan and UBSan,
+# built in the sanitizer tree build-asan/ by scripts/setup.sh --sanitize) for
+# SECONDS (default 60) from its committed seeds (tests/fuzz/corpus/TARGET;
+# what a run finds goes to build-asan/corpus/TARGET, so the tree stays as
+# committed). `scripts/test.sh --sanitize` runs each for a short smoke.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    e.g. scripts/fuzz.sh 600 graph_runner
 # Any crash, leak, sanitizer report or timeout fails the run and leaves the
-# input that caused it in build-fuzz/artifacts/. Prints each target's
+# input that caused it in build-asan/artifacts/. Prints each target's
 # executions per second and final coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 
-scripts/setup.sh --deps-only clang-16 libclang-rt-16-dev
-
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in tests/fuzz/*_fuzzer.cpp; do targets+=("$(basename "$f" _fuzzer.cpp)"); done
 fi
-build=build-fuzz
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
-  -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_FUZZ=ON \
-  -DSHAPEJIT_BUILD_TESTS=OFF -DSHAPEJIT_BUILD_BENCH=OFF -DSHAPEJIT_CUDA=OFF >/dev/null
+build=build-asan
+[ -f "$build/graph_reader_fuzzer" ] || scripts/setup.sh --sanitize
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/%/_fuzzer}"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks, then configures and builds.
 #   scripts/setup.sh [--sanitize | --tsan | --deps-only [PACKAGE...]]
-#     build/; with --sanitize, build-asan/ (ASan and UBSan); with --tsan,
+#     build/; with --sanitize, build-asan/ (clang 16, ASan and UBSan, with the
+#     fuzz targets, whose coverage instrumentation the library gets); with --tsan,
 #     build-tsan/ (ThreadSanitizer: the library and its thread tests only);
 #     with --deps-only, the packages (and the extra ones named) and nothing else.
 set -euo pipefail
@@ -11,6 +12,7 @@ packages=(build-essential cmake ninja-build python3 python3-venv python3-dev lib
           libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
           llvm-16-dev lld libopenblas-dev)
 [ "${1:-}" = "--deps-only" ] && packages+=("${@:2}")
+[ "${1:-}" = "--sanitize" ] && packages+=(clang-16 libclang-rt-16-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,7 +45,8 @@ targets=(all)
 case "${1:-}" in
   --sanitize)
     build=build-asan
-    flags=(-DCMAKE_BUILD_TYPE=Debug -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_BUILD_BENCH=OFF
+    flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16
+           -DSHAPEJIT_SANITIZE=address,undefined -DSHAPEJIT_FUZZ=ON -DSHAPEJIT_BUILD_BENCH=OFF
            -DSHAPEJIT_PYTHON=ON "-DPython_EXECUTABLE=$PWD/$venv/bin/python") ;;
   --tsan)
     build=build-tsan

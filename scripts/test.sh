@@ -4,8 +4,9 @@
 #   scripts/test.sh               the suite; the Python tests run against the package
 #                                 that `pip install .` builds (into build/venv)
 #   scripts/test.sh --sanitize    the suite under AddressSanitizer and
-#                                 UndefinedBehaviorSanitizer; any report fails it (the
-#                                 Python tests run on the sanitized build's extension)
+#                                 UndefinedBehaviorSanitizer (clang); any report fails it (the
+#                                 Python tests run on the sanitized build's extension); then
+#                                 each fuzz target for a 20-second smoke (scripts/fuzz.sh)
 #   scripts/test.sh --tsan        the tests that run threads (the runtime's, the cache's,
 #                                 the C API's churn) under ThreadSanitizer; any report fails it
 set -euo pipefail
@@ -28,11 +29,13 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 python=build/venv/bin/python
 export SHAPEJIT_TOOL="$PWD/$build/shapejit"
 if [ "${1:-}" = "--sanitize" ]; then
-  # CPython is not instrumented: the sanitizers' runtimes load first, and
-  # leaks are not checked (the interpreter keeps what it allocates until exit).
-  export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
-  (cd tests/python && PYTHONPATH="$PWD/../../$build/python" "../../$python" -m pytest -q -p no:cacheprovider)
+  # CPython is not instrumented: ASan's shared runtime (UBSan's comes with it)
+  # loads first, and leaks are not checked (the interpreter keeps what it
+  # allocates until exit).
+  (cd tests/python && LD_PRELOAD="$(clang-16 -print-file-name=libclang_rt.asan-x86_64.so)" \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
+    PYTHONPATH="$PWD/../../$build/python" "../../$python" -m pytest -q -p no:cacheprovider)
+  scripts/fuzz.sh 20
 else
   "$python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --config-settings=build-dir=build/wheel .
   (cd tests/python && "../../$python" -m pytest -q -p no:cacheprovider)

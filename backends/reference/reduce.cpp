@@ -34,13 +34,17 @@ std::vector<int> normalize_axes(const std::vector<int64_t>& given, bool present,
   return axes;
 }
 
+// An empty x is walked with strides of 0: its kept axes may still be walked
+// (to store each one's empty sum), and its own strides, beside a 0 dim, may be
+// as large as int64 allows.
 Split split(const Tensor& x, const std::vector<int>& axes, const std::vector<int64_t>* out_strides = nullptr) {
   Split s;
+  const bool empty = x.numel() == 0;
   for (size_t i = 0; i < x.rank(); ++i) {
     bool inner = std::find(axes.begin(), axes.end(), static_cast<int>(i)) != axes.end();
     (inner ? s.inner_shape : s.outer_shape).push_back(x.shape()[i]);
-    (inner ? s.x_inner : s.x_outer).push_back(x.strides()[i]);
-    if (out_strides) (inner ? s.out_inner : s.out_outer).push_back((*out_strides)[i]);
+    (inner ? s.x_inner : s.x_outer).push_back(empty ? 0 : x.strides()[i]);
+    if (out_strides) (inner ? s.out_inner : s.out_outer).push_back(empty ? 0 : (*out_strides)[i]);
   }
   return s;
 }
