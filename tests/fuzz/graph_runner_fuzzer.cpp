@@ -2,7 +2,8 @@
 // on the reference interpreter (the oracle) and on the LLVM backend under a
 // policy mode the bytes choose. The two must agree: equal results (floats
 // within a tolerance for reassociated sums and vector math), or errors of the
-// same code. A crash, an internal error or a disagreement aborts.
+// same code, except that a runtime check may fail on the reference alone
+// (see below). A crash, an internal error or a disagreement aborts.
 //
 // The bytes choose the inputs (dtype, rank, sizes among 0, 1, small ones and
 // huge ones, the huge ones only beside a 0 so the tensor holds nothing), then
@@ -203,7 +204,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Status ref = run(R"({"compile": {"backend": "reference"}})", g, tensors, want);
   const Status llvm = run(R"({"compile": {"backend": "llvm"}, "policy": {"mode": ")" + mode + R"("}})", g, tensors, got);
   if (ref.code() == Code::kInternal || llvm.code() == Code::kInternal) fail("internal error: " + ref.to_string() + " / " + llvm.to_string(), g);
-  if (ref.code() != llvm.code()) fail("reference: " + ref.to_string() + "; llvm (" + mode + "): " + llvm.to_string(), g);
+  // A compiled kernel computes only the elements its outputs read, and makes a
+  // runtime check (an index in range, an integer power's exponent) only on
+  // those; the reference computes every live node in full. So the reference
+  // may fail a check the kernel never makes (an embedding whose rows are
+  // empty, a gather sliced away): allowed. The other way round is not.
+  const bool checked_only_by_reference = ref.code() == Code::kRuntime && llvm.is_ok();
+  if (ref.code() != llvm.code() && !checked_only_by_reference) {
+    fail("reference: " + ref.to_string() + "; llvm (" + mode + "): " + llvm.to_string(), g);
+  }
   if (!ref.is_ok()) return 0;
   if (want.size() != got.size()) fail("output counts differ", g);
   for (size_t i = 0; i < want.size(); ++i) {
