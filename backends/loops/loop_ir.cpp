@@ -31,15 +31,19 @@ std::string LoopProgram::dump() const {
 }
 
 std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values) {
-  for (const auto* extents : {&step.outer_extents, &step.empty_if_zero}) {
-    for (const sym::Expr& e : *extents) {
-      if (sym::evaluate(e, values) <= 0) return 0;
-    }
-  }
+  // A 0 wins over an overflow seen before it: the product is only reported
+  // once every extent is known to be positive.
   int64_t rows = 1;
+  bool overflow = false;
   for (const sym::Expr& e : step.outer_extents) {
-    if (__builtin_mul_overflow(rows, sym::evaluate(e, values), &rows)) return std::nullopt;
+    const int64_t n = sym::evaluate(e, values);
+    if (n <= 0) return 0;
+    overflow |= __builtin_mul_overflow(rows, n, &rows);
   }
+  for (const sym::Expr& e : step.empty_if_zero) {
+    if (sym::evaluate(e, values) <= 0) return 0;
+  }
+  if (overflow) return std::nullopt;
   return rows;
 }
 

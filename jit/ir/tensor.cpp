@@ -20,22 +20,26 @@ std::vector<int64_t> Tensor::dense_strides(const std::vector<int64_t>& shape) {
   return s;
 }
 
-size_t Tensor::dense_bytes(DType dtype, const std::vector<int64_t>& shape) {
-  // Sizes come from callers' shapes: an impossible size is std::bad_alloc
-  // (the runtime, the C API and the tool turn it into an error), checked
-  // before any arithmetic on the shape can overflow.
-  // A zero size empties the tensor whatever the others are (a [0, 2^62]
-  // tensor holds nothing and needs no memory).
+std::optional<uint64_t> dense_bytes_within(size_t elem_size, std::span<const int64_t> shape, uint64_t limit) {
   for (int64_t d : shape) {
-    if (d < 0) throw std::bad_alloc();
     if (d == 0) return 0;
   }
-  unsigned __int128 bytes = dtype_size(dtype);
+  uint64_t bytes = elem_size;
   for (int64_t d : shape) {
-    bytes *= static_cast<uint64_t>(d);
-    if (bytes > (static_cast<unsigned __int128>(1) << 48)) throw std::bad_alloc();
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > limit) return std::nullopt;
   }
-  return static_cast<size_t>(bytes);
+  return bytes;
+}
+
+size_t Tensor::dense_bytes(DType dtype, const std::vector<int64_t>& shape) {
+  // Sizes come from callers' shapes: an impossible size is std::bad_alloc
+  // (the runtime, the C API and the tool turn it into an error).
+  for (int64_t d : shape) {
+    if (d < 0) throw std::bad_alloc();
+  }
+  const std::optional<uint64_t> bytes = dense_bytes_within(dtype_size(dtype), shape, uint64_t{1} << 48);
+  if (!bytes) throw std::bad_alloc();
+  return static_cast<size_t>(*bytes);
 }
 
 Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "jit/ir/dtype.h"
@@ -25,6 +27,12 @@ inline constexpr int kMaxRank = 64;
 // product is unsigned: beside a 0 the other dims may be as large as int64
 // allows.
 bool is_dense(int ndim, const int64_t* shape, const int64_t* strides);
+
+// The bytes of a dense tensor of `shape` (sizes >= 0) with elements of
+// `elem_size` bytes: 0 when a size is 0, whatever the others (they may be as
+// large as int64 allows), and nullopt past `limit`, checked before anything
+// can overflow.
+std::optional<uint64_t> dense_bytes_within(size_t elem_size, std::span<const int64_t> shape, uint64_t limit);
 
 class Tensor {
  public:

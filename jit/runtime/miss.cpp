@@ -55,23 +55,16 @@ Status validate_args(Args args, const backends::Backend& backend) {
       return unsupported(where + " is on " + type + " " + std::to_string(t->device.device_id) + "; the " + backend.name() +
                          " backend runs on " + device_text(want) + " (compile.backend chooses it)");
     }
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) return invalid(where + " dim " + std::to_string(d) + " is negative");
+    }
     // The bytes it spans, checked: no tensor in memory spans 2^62 bytes, and
     // one that claims to cannot be sized without overflow downstream. Huge
     // dims beside a 0 are fine: the tensor holds nothing.
-    bool empty = false;
-    for (int d = 0; d < t->ndim; ++d) {
-      if (t->shape[d] < 0) return invalid(where + " dim " + std::to_string(d) + " is negative");
-      empty |= t->shape[d] == 0;
-    }
-    if (!empty) {
-      uint64_t bytes = ir::dtype_size(*ir::from_dl(t->dtype));
-      for (int d = 0; d < t->ndim; ++d) {
-        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(t->shape[d]), &bytes) || bytes > (uint64_t{1} << 62)) {
-          return invalid(where + ": its shape spans more than 2^62 bytes (dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ")");
-        }
-      }
-      if (t->data == nullptr) return invalid(where + ": data is null");
-    }
+    const std::span<const int64_t> shape(t->shape, static_cast<size_t>(t->ndim));
+    const std::optional<uint64_t> bytes = ir::dense_bytes_within(ir::dtype_size(*ir::from_dl(t->dtype)), shape, uint64_t{1} << 62);
+    if (!bytes) return invalid(where + ": its shape spans more than 2^62 bytes");
+    if (*bytes > 0 && t->data == nullptr) return invalid(where + ": data is null");
   }
   return Status::ok();
 }

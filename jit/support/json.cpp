@@ -19,6 +19,8 @@ class StrictBuilder {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
+  explicit StrictBuilder(bool one_line) : one_line_(one_line) {}
+
   bool null() { return add(json(nullptr)); }
   bool boolean(bool v) { return add(json(v)); }
   bool number_integer(number_integer_t v) { return add(json(v)); }
@@ -46,8 +48,13 @@ class StrictBuilder {
     // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
     std::string m = e.what();
     const size_t at = m.find("at line ");
-    if (at != std::string::npos) m = m.substr(at + 3);
-    else if (m.rfind("[json.exception.", 0) == 0 && m.find("] ") != std::string::npos) m = m.substr(m.find("] ") + 2);
+    if (at != std::string::npos) {
+      m = m.substr(at + 3);
+      // A text of one line (a trace's line, a C API attrs string): its column says where.
+      if (one_line_ && m.rfind("line 1, ", 0) == 0) m = m.substr(8);
+    } else if (m.rfind("[json.exception.", 0) == 0 && m.find("] ") != std::string::npos) {
+      m = m.substr(m.find("] ") + 2);
+    }
     error_ = "not valid JSON: " + m;
     return false;
   }
@@ -102,6 +109,7 @@ class StrictBuilder {
     return p;
   }
 
+  bool one_line_;
   json root_;
   std::vector<Open> open_;
   std::string error_;
@@ -110,7 +118,7 @@ class StrictBuilder {
 }  // namespace
 
 Expected<json> parse_json(std::string_view text, const std::string& what) {
-  StrictBuilder builder;
+  StrictBuilder builder(text.find('\n') == std::string_view::npos);
   bool ok = false;
   try {
     ok = json::sax_parse(text.begin(), text.end(), &builder, json::input_format_t::json, /*strict=*/true);

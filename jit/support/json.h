@@ -23,6 +23,7 @@ namespace shapejit {
 // leaves duplicates undefined; nlohmann keeps the last, silently). Errors
 // are invalid-argument Statuses that start with `what` and say where:
 //   "config: not valid JSON: line 3, column 7: syntax error ..."
+//   "calls.jsonl:4: not valid JSON: column 12: ..." (a text of one line)
 //   "graph: /nodes/2/attrs/dim: a duplicate key"
 Expected<nlohmann::json> parse_json(std::string_view text, const std::string& what);
 

@@ -127,14 +127,7 @@ Expected<std::optional<json>> TraceReader::next_json() {
     bytes_ += line_.size() + 1;
     if (line_.find_first_not_of(" \t\r") == std::string::npos || line_[0] == '#') continue;
     where_ = name_ + ":" + std::to_string(number_);
-    auto j = parse_json(line_, where_);
-    if (!j.is_ok()) {
-      // One line of JSON: its column is enough.
-      std::string m = j.status().message();
-      if (size_t at = m.find(": line 1, column "); at != std::string::npos) m.replace(at, 17, ": column ");
-      return invalid(m);
-    }
-    return std::optional<json>(std::move(j).value());
+    return std::optional<json>(SJ_TRY(parse_json(line_, where_)));
   }
   if (in_->bad()) return Status(Code::kIo, name_ + ":" + std::to_string(number_ + 1) + ": read error");
   return std::optional<json>();

@@ -8,23 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/capi/host_tensor.h"
+
 namespace {
 
-struct Host {
-  std::vector<float> data;
-  std::vector<int64_t> shape;
-  DLTensor dl{};
-  Host(std::vector<int64_t> s, float fill) : shape(std::move(s)) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    data.assign(static_cast<size_t>(n), fill);
-    dl.data = data.data();
-    dl.device = {kDLCPU, 0};
-    dl.ndim = static_cast<int32_t>(shape.size());
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape.data();
-  }
-};
+using shapejit::testing::Host;
 
 struct TraceState {
   int traces = 0;

@@ -15,23 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "tests/capi/host_tensor.h"
+
 namespace {
 
-struct Host {
-  std::vector<float> data;
-  std::vector<int64_t> shape;
-  DLTensor dl{};
-  Host(std::vector<int64_t> s, float fill) : shape(std::move(s)) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    data.assign(static_cast<size_t>(n), fill);
-    dl.data = data.data();
-    dl.device = {kDLCPU, 0};
-    dl.ndim = static_cast<int32_t>(shape.size());
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape.data();
-  }
-};
+using shapejit::testing::Host;
 
 // y = sum(x * w, axes=[-1]) + 1, for x [m, n] and w [n].
 sj_status trace_fn(sj_tracer* t, void* user) {

@@ -22,6 +22,10 @@ TEST(Json, InvalidJsonSaysLineAndColumn) {
   // nlohmann places the error after the bad token's last character read
   // (here the newline that ends "tru").
   EXPECT_EQ(j.status().message().rfind("config: not valid JSON: line 3, column 0: syntax error while parsing value", 0), 0u) << j.status().message();
+  // A text of one line (a trace's line) gives its column alone.
+  auto line = parse_json("{\"a\": tru}", "calls.jsonl:4");
+  ASSERT_FALSE(line.is_ok());
+  EXPECT_EQ(line.status().message().rfind("calls.jsonl:4: not valid JSON: column 10: ", 0), 0u) << line.status().message();
 }
 
 TEST(Json, AValueAHundredThousandLevelsDeepIsReadQuotedAndFreed) {

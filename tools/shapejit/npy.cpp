@@ -1,6 +1,5 @@
 #include "tools/shapejit/npy.h"
 
-#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -90,16 +89,9 @@ Expected<ir::Tensor> parse_npy(const std::string& bytes, const std::string& name
   if (shape.size() > static_cast<size_t>(ir::kMaxRank)) {
     return invalid(name + ": rank " + std::to_string(shape.size()) + " is more than shapejit's " + std::to_string(ir::kMaxRank));
   }
-  // The data's size, in bytes: 0 when any size is 0, whatever the others.
-  uint64_t need = 0;
-  if (std::find(shape.begin(), shape.end(), 0) == shape.end()) {
-    need = ir::dtype_size(dt);
-    for (int64_t d : shape) {
-      if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need) || need > (uint64_t{1} << 62)) {
-        return invalid(name + ": shape " + shape_text.substr(0, 80) + " holds more than 2^62 bytes");
-      }
-    }
-  }
+  const std::optional<uint64_t> data_bytes = ir::dense_bytes_within(ir::dtype_size(dt), shape, uint64_t{1} << 62);
+  if (!data_bytes) return invalid(name + ": shape " + shape_text.substr(0, 80) + " holds more than 2^62 bytes");
+  const uint64_t need = *data_bytes;
   const size_t data_at = offset + header_len;
   if (need > bytes.size() - data_at) {
     return invalid(name + ": truncated: the header promises " + std::to_string(need) + " bytes of data, the file has " +
