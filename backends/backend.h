@@ -17,6 +17,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "cache/artifact.h"
 #include "jit/ir/specialize.h"
@@ -75,6 +76,22 @@ class Backend {
   // take and give this backend's memory. CPU backends return it as it is.
   virtual std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) { return host; }
   virtual Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) = 0;
+
+  // Kernels that outlive the process (the disk and remote tiers). A backend
+  // that persists compiles to an image (an object file, a cubin) beside the
+  // kernel, and `load` turns the image back into the same kernel, for the
+  // same graph, without compiling it again. The image is bytes only: the
+  // cache checks its key, target and checksum before `load` sees it, and a
+  // `load` error is a miss.
+  virtual bool persists() const { return false; }
+  // Compiles, and fills `image` (left empty when this kernel has none).
+  virtual Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
+    image.clear();
+    return compile(graph);
+  }
+  virtual Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) {
+    return unsupported(std::string(name()) + ": kernels cannot be loaded from an image");
+  }
 };
 
 // Sizes the call's outputs from the specialized graph's shape functions:

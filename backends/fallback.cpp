@@ -40,8 +40,21 @@ Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::Spec
   return primary_->from_host(SJ_TRY(reference_->compile(graph)));
 }
 
-Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) {
-  auto compiled = primary_->compile(graph);
+Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) { return wrap(primary_->compile(graph), graph); }
+
+Expected<std::unique_ptr<Kernel>> WithFallback::compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
+  auto compiled = primary_->compile_image(graph, image);
+  if (!compiled.is_ok()) image.clear();
+  return wrap(std::move(compiled), graph);
+}
+
+Expected<std::unique_ptr<Kernel>> WithFallback::load(const ir::SpecializedGraphPtr& graph, std::string_view image) {
+  // A load that fails is the cache's miss, not a fallback: it compiles next.
+  std::unique_ptr<Kernel> loaded = SJ_TRY(primary_->load(graph, image));
+  return wrap(std::move(loaded), graph);
+}
+
+Expected<std::unique_ptr<Kernel>> WithFallback::wrap(Expected<std::unique_ptr<Kernel>> compiled, const ir::SpecializedGraphPtr& graph) {
   // A kernel that never defers (the reference's own among them) needs no
   // reference beside it, nor a call in between.
   if (compiled.is_ok() && !compiled.value()->may_use_reference()) return compiled;

@@ -32,12 +32,20 @@ class WithFallback final : public Backend {
   std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) override { return primary_->from_host(std::move(host)); }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override;
+  // The primary's image; none when the graph falls back (nothing to keep).
+  bool persists() const override { return primary_->persists(); }
+  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override;
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override;
   // The reference interpreter's kernel, on the backend's memory.
   Expected<std::unique_ptr<Kernel>> compile_reference(const ir::SpecializedGraphPtr& graph);
 
  private:
   std::unique_ptr<Backend> primary_;
   std::unique_ptr<Backend> reference_;
+  // The primary's kernel (or its failure), with the reference beside it
+  // when it may need one.
+  Expected<std::unique_ptr<Kernel>> wrap(Expected<std::unique_ptr<Kernel>> compiled, const ir::SpecializedGraphPtr& graph);
+
   DLDevice device_;  // the primary's, read once (every call asks)
 };
 

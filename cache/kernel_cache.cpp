@@ -2,6 +2,8 @@
 
 namespace shapejit::cache {
 
+extern const char* const kSourceId;  // generated: cmake/source_id.cmake
+
 Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::string_view backend, std::string_view target) {
   return Hasher()
       .add_hash(graph)
@@ -9,8 +11,28 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
       .add_str(backend)
       .add_str(target)
       .add_str(kCompilerVersion)
+      .add_str(kSourceId)
       .finish();
 }
+
+KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log) : capacity_(capacity_bytes), log_(std::move(log)) {
+  if (!tiers.disk_dir.empty() && tiers.disk_max_bytes > 0) {
+    Expected<std::unique_ptr<DiskTier>> disk = DiskTier::open(tiers.disk_dir, tiers.disk_max_bytes);
+    if (disk.is_ok()) {
+      disk_ = std::move(disk).value();
+      disk_on_ = true;
+    } else {
+      this->log("shapejit: cache: the disk tier is off: " + disk.status().message() + "; calls go on");
+    }
+  }
+  if (!tiers.redis.url.empty()) {
+    Expected<std::unique_ptr<RedisTier>> remote = RedisTier::open(tiers.redis, log_);
+    if (remote.is_ok()) remote_ = std::move(remote).value();
+    else this->log("shapejit: cache: the remote tier is off: " + remote.status().message());
+  }
+}
+
+KernelCache::~KernelCache() = default;
 
 std::shared_ptr<Artifact> KernelCache::find(const Hash128& key) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -20,7 +42,7 @@ std::shared_ptr<Artifact> KernelCache::find(const Hash128& key) {
   return it->second.kernel;
 }
 
-Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& key, const Compile& compile) {
+Expected<Found> KernelCache::get(const Hash128& key, const Maker& maker) {
   std::shared_ptr<Flight> flight;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -28,15 +50,15 @@ Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& k
     if (it != slots_.end()) {
       ++stats_.hits;
       lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return it->second.kernel;
+      return Found{it->second.kernel, Origin::kMemory};
     }
     auto f = in_flight_.find(key);
-    if (f != in_flight_.end()) {  // someone is compiling it: wait for them
+    if (f != in_flight_.end()) {  // someone is making it: wait for them
       ++stats_.waits;
       std::shared_ptr<Flight> other = f->second;
       cv_.wait(lock, [&] { return other->done; });
       if (!other->status.is_ok()) return other->status;
-      return other->kernel;
+      return Found{other->kernel, Origin::kMemory};
     }
     ++stats_.misses;
     flight = std::make_shared<Flight>();
@@ -44,9 +66,9 @@ Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& k
   }
   // Whatever happens, the flight lands: a compile that throws must not
   // leave later callers of this key waiting forever.
-  Expected<std::unique_ptr<Artifact>> made = Status(Code::kInternal, "compile did not run");
+  Expected<Found> made = Status(Code::kInternal, "compile did not run");
   try {
-    made = compile();
+    made = make(key, maker);
   } catch (const std::bad_alloc&) {
     made = Status(Code::kRuntime, "out of memory while compiling");
   } catch (const std::exception& e) {
@@ -61,11 +83,113 @@ Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& k
     cv_.notify_all();
     return made.status();
   }
-  ++stats_.compiles;
-  flight->kernel = std::shared_ptr<Artifact>(std::move(made).value());
+  flight->kernel = made->artifact;
   insert_locked(key, flight->kernel);
   cv_.notify_all();
-  return flight->kernel;
+  return made;
+}
+
+std::optional<Found> KernelCache::get_local(const Hash128& key, const Maker& maker) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    if (it != slots_.end()) {
+      ++stats_.hits;
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return Found{it->second.kernel, Origin::kMemory};
+    }
+    if (in_flight_.count(key)) return std::nullopt;  // being made: the caller does not wait
+  }
+  std::optional<Found> f = load_disk(key, maker);
+  if (!f) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.misses;
+  if (auto it = slots_.find(key); it != slots_.end()) return Found{it->second.kernel, Origin::kMemory};  // another thread was first
+  insert_locked(key, f->artifact);
+  return f;
+}
+
+Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& key, const Compile& compile) {
+  Maker maker;
+  maker.compile = [&](std::string*) { return compile(); };
+  Found f = SJ_TRY(get(key, maker));
+  return f.artifact;
+}
+
+Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
+  if (std::optional<Found> f = load_disk(key, maker)) return *f;
+  if (std::optional<Found> f = load_remote(key, maker)) return *f;
+  std::string image;
+  std::unique_ptr<Artifact> made = SJ_TRY(maker.compile(maker.load ? &image : nullptr));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.compiles;
+  }
+  if (!image.empty()) store(key, maker, image, /*remote=*/true);
+  return Found{std::shared_ptr<Artifact>(std::move(made)), Origin::kCompile};
+}
+
+std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& maker) {
+  if (!maker.load || !disk_on_.load()) return std::nullopt;
+  std::string rejected;
+  std::optional<std::string> payload = disk_->load(key, maker.target, &rejected);
+  if (!payload) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(rejected.empty() ? stats_.disk_misses : stats_.disk_rejected);
+    if (!rejected.empty()) log("shapejit: cache: " + rejected + "; removed, the kernel is compiled again");
+    return std::nullopt;
+  }
+  Expected<std::unique_ptr<Artifact>> made = maker.load(*payload);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!made.is_ok()) {
+    ++stats_.disk_rejected;
+    disk_->remove(key);
+    log("shapejit: cache: " + disk_->path_of(key) + ": the backend cannot load it (" + made.status().message() +
+        "); removed, the kernel is compiled again");
+    return std::nullopt;
+  }
+  ++stats_.disk_hits;
+  return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kDisk};
+}
+
+std::optional<Found> KernelCache::load_remote(const Hash128& key, const Maker& maker) {
+  if (!maker.load || !remote_) return std::nullopt;
+  std::optional<std::string> record = remote_->get(key);
+  if (!record) return std::nullopt;
+  Expected<std::string_view> payload = decode_record(*record, key, maker.target);
+  Expected<std::unique_ptr<Artifact>> made = payload.is_ok() ? maker.load(*payload) : Expected<std::unique_ptr<Artifact>>(payload.status());
+  if (!made.is_ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.remote_rejected;
+    }
+    log("shapejit: cache: redis at " + remote_->url() + ": the value of " + key.hex() + " is unusable (" + made.status().message() +
+        "); a miss");
+    return std::nullopt;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.remote_loads;
+  }
+  store(key, maker, *payload, /*remote=*/false);  // a Redis hit fills the disk
+  return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kRemote};
+}
+
+void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view image, bool remote) {
+  if (disk_on_.load()) {
+    Status s = disk_->store(key, maker.target, image);
+    if (s.is_ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.disk_writes;
+    } else {
+      disk_failed(s);
+    }
+  }
+  if (remote && remote_) remote_->put(key, encode_record(key, maker.target, image));
+}
+
+void KernelCache::disk_failed(const Status& s) {
+  if (disk_on_.exchange(false)) log("shapejit: cache: the disk tier at " + disk_->dir() + " is off: " + s.message() + "; calls go on");
 }
 
 void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel) {
@@ -89,7 +213,11 @@ void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> ke
 
 CacheStats KernelCache::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  CacheStats s = stats_;
+  s.disk_on = disk_on_.load();
+  s.remote_on = remote_ != nullptr;
+  if (remote_) s.remote = remote_->stats();
+  return s;
 }
 
 }  // namespace shapejit::cache

@@ -1,5 +1,8 @@
 // The kernel cache: compiled kernels (artifacts, artifact.h) by a 128-bit
-// key, in memory. The cache knows nothing of backends or policy.
+// key, in tiers: memory, then disk (disk_tier.h), then a Redis server the
+// fleet shares (redis_tier.h), then a compile. The cache knows nothing of
+// backends or policy: a Maker says how to compile an artifact and how to
+// load one back from the image a compile left.
 //
 // Key: hash of the canonical graph, the specialization (symbol constants,
 // ranges, assumed facts, layouts), the backend and its target (CPU features,
@@ -9,20 +12,28 @@
 // The memory tier is bounded in bytes (Artifact::code_bytes) and evicts the
 // least recently used kernel; entries that still use an evicted kernel keep
 // it alive (shared ownership), so eviction never breaks a call. Concurrent
-// misses on one key compile once: later callers wait for the first.
+// misses on one key load or compile once: later callers wait for the first.
+// A compile's image goes to disk at once and to Redis in the background; a
+// Redis hit fills the disk. Whatever a lower tier does wrong (a corrupt
+// file, a full folder, a server that went away) is a miss and a log line,
+// never a failed call: a folder that cannot be written turns the disk tier
+// off for the cache's life.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
-#include <string_view>
-
 #include "cache/artifact.h"
+#include "cache/disk_tier.h"
+#include "cache/redis_tier.h"
 #include "jit/support/hash.h"
 #include "jit/support/status.h"
 
@@ -36,19 +47,61 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, failures = 0, evictions = 0, waits = 0;
   size_t bytes = 0, peak_bytes = 0, entries = 0;
+  // The disk tier: loads, misses, files rejected (removed and compiled
+  // again), writes; the remote tier's own counts.
+  uint64_t disk_hits = 0, disk_misses = 0, disk_rejected = 0, disk_writes = 0, remote_loads = 0, remote_rejected = 0;
+  bool disk_on = false, remote_on = false;
+  RedisStats remote;
+};
+
+// Where get() found an artifact.
+enum class Origin { kMemory, kDisk, kRemote, kCompile };
+
+// How to make the artifact of a key.
+struct Maker {
+  std::string target;  // what an image depends on; checked when one is read
+  // Compiles it; when `image` is not null, fills it with the bytes `load`
+  // takes back (left empty: this artifact cannot be stored).
+  std::function<Expected<std::unique_ptr<Artifact>>(std::string* image)> compile;
+  // Loads an image a compile left (empty: nothing is stored or loaded).
+  std::function<Expected<std::unique_ptr<Artifact>>(std::string_view image)> load;
+};
+
+struct Found {
+  std::shared_ptr<Artifact> artifact;
+  Origin origin = Origin::kMemory;
+};
+
+struct TierOptions {
+  std::string disk_dir;  // empty: no disk tier
+  uint64_t disk_max_bytes = 0;
+  RedisOptions redis;  // an empty url: no remote tier
 };
 
 class KernelCache {
  public:
   using Compile = std::function<Expected<std::unique_ptr<Artifact>>()>;
 
+  // Memory only.
   explicit KernelCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  // With the lower tiers; a tier that cannot be opened is logged (one line)
+  // and left off.
+  KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log);
+  ~KernelCache();
 
-  // The cached kernel for `key`, or the result of `compile` (run once per
-  // key however many threads ask; a failure is not cached).
+  // The artifact for `key` from the first tier that has it, or compiled
+  // (once per key however many threads ask; a failure is not cached).
+  Expected<Found> get(const Hash128& key, const Maker& maker);
+  // From memory or disk only: no compile, no network, no waiting on a
+  // compile in flight; nullopt when neither tier has it.
+  std::optional<Found> get_local(const Hash128& key, const Maker& maker);
+  // A compile with nothing to store (tests, artifacts without images).
   Expected<std::shared_ptr<Artifact>> get_or_compile(const Hash128& key, const Compile& compile);
+
   std::shared_ptr<Artifact> find(const Hash128& key);
   CacheStats stats() const;
+  DiskTier* disk() { return disk_on_.load() ? disk_.get() : nullptr; }
+  RedisTier* remote() { return remote_.get(); }
 
  private:
   struct KeyHash {
@@ -65,8 +118,22 @@ class KernelCache {
     std::shared_ptr<Artifact> kernel;
   };
   void insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel);
+  // The lower tiers, then the compile: what a flight runs.
+  Expected<Found> make(const Hash128& key, const Maker& maker);
+  std::optional<Found> load_disk(const Hash128& key, const Maker& maker);
+  std::optional<Found> load_remote(const Hash128& key, const Maker& maker);
+  void store(const Hash128& key, const Maker& maker, std::string_view image, bool remote);
+  void disk_failed(const Status& s);
+  void log(const std::string& line) const {
+    if (log_) log_(line);
+  }
 
   const size_t capacity_;
+  Log log_;
+  std::unique_ptr<DiskTier> disk_;
+  std::atomic<bool> disk_on_{false};
+  std::unique_ptr<RedisTier> remote_;
+
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<Hash128, Slot, KeyHash> slots_;

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "backends/backend.h"
 #include "backends/cuda/codegen.h"
@@ -160,6 +161,7 @@ class CudaKernel final : public Kernel {
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
   // The cubin (or PTX) is what the cache holds.
   size_t code_bytes() const override { return sizeof(*this) + image_.size() + src_.code.size(); }
+  const std::string& image() const { return image_; }
 
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const {
@@ -356,14 +358,31 @@ class CudaBackend final : public Backend {
     return t;
   }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override { return make(graph, std::nullopt); }
+
+  // The image is the cubin (or PTX) NVRTC made; a load lowers the graph
+  // and writes its CUDA C again (cheap: the source names the functions),
+  // and hands the image to the driver without NVRTC.
+  bool persists() const override { return true; }
+  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
+    std::unique_ptr<Kernel> k = SJ_TRY(make(graph, std::nullopt));
+    image = static_cast<const CudaKernel&>(*k).image();
+    return k;
+  }
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
+    return make(graph, std::string(image));
+  }
+
+ private:
+  Expected<std::unique_ptr<Kernel>> make(const ir::SpecializedGraphPtr& graph, std::optional<std::string> loaded) {
     loops::LowerOptions options;
     options.blas = sh_->blas != nullptr;
     options.tile = 0;  // the grid spreads the loop
     LoopProgram p = SJ_TRY(loops::lower(*graph, options));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");
-    std::string image = SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));
+    std::string image = loaded ? std::move(*loaded) : SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));
+    if (!cubin_ && (image.empty() || image.back() != '\0')) image.push_back('\0');  // PTX is a C string to the driver
     const Driver& cu = sh_->cu();
     SJ_TRY(sh_->dev->bind());
     CUmodule module = nullptr;
@@ -388,7 +407,6 @@ class CudaBackend final : public Backend {
     return std::unique_ptr<Kernel>(new CudaKernel(sh_, std::move(p), std::move(src), std::move(image), module, std::move(fns)));
   }
 
- private:
   std::shared_ptr<Shared> sh_;
   bool cubin_ = true;
   int arch_ = 0;

@@ -314,19 +314,20 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
   return Status::ok();
 }
 
-Expected<std::vector<std::string>> emit_program(const loops::LoopProgram& p, llvm::Module& m) {
+std::vector<std::string> step_names(const loops::LoopProgram& p) {
   std::vector<std::string> names;
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (p.steps[i].kind != loops::Step::Kind::kLoops) {
-      names.emplace_back();
-      continue;
-    }
-    std::string name = "step_" + std::to_string(i);
-    StepEmitter e(p, m);
-    SJ_TRY(e.emit(p.steps[i].loops, name));
-    names.push_back(std::move(name));
-  }
+  for (size_t i = 0; i < p.steps.size(); ++i) names.push_back(p.steps[i].kind == loops::Step::Kind::kLoops ? "step_" + std::to_string(i) : "");
   return names;
+}
+
+Status emit_program(const loops::LoopProgram& p, llvm::Module& m) {
+  const std::vector<std::string> names = step_names(p);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (names[i].empty()) continue;
+    StepEmitter e(p, m);
+    SJ_TRY(e.emit(p.steps[i].loops, names[i]));
+  }
+  return Status::ok();
 }
 
 }  // namespace shapejit::backends::cpu

@@ -24,8 +24,11 @@ namespace shapejit::backends::cpu {
 
 using StepFn = int32_t (*)(char* const* bufs, const int64_t* syms, int64_t begin, int64_t end);
 
-// Names of the emitted functions, one per step ("" for steps that are not loops).
-Expected<std::vector<std::string>> emit_program(const loops::LoopProgram& p, llvm::Module& m);
+// Emits one function per loop step, named by step_names.
+Status emit_program(const loops::LoopProgram& p, llvm::Module& m);
+// The function of each step ("" for steps that are not loops): a step's
+// name is its index, so an object compiled in another process links too.
+std::vector<std::string> step_names(const loops::LoopProgram& p);
 
 // Integer power by squaring in wrapping arithmetic; the JIT'd code calls it.
 extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp);

@@ -177,6 +177,21 @@ class LlvmBackend final : public Backend {
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 
+  // The image is the relocatable object ORC linked; a load lowers the graph
+  // again (the loop program is deterministic and cheap: no LLVM IR) and
+  // links the object.
+  bool persists() const override { return true; }
+  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
+    LoopProgram p = SJ_TRY(loops::lower(*graph));
+    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_, &image));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
+  }
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
+    LoopProgram p = SJ_TRY(loops::lower(*graph));
+    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_load(p, image));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
+  }
+
  private:
   int opt_level_;
   std::string target_;

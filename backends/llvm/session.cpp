@@ -22,8 +22,15 @@ namespace {
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
-// Object bytes linked by the compile running on this thread.
-thread_local size_t* object_bytes = nullptr;
+// What the compile or load running on this thread sees of its object: its
+// size, and with `copy`, its bytes (the image the disk tier keeps).
+struct ObjectSeen {
+  size_t bytes = 0;
+  std::string* copy = nullptr;
+};
+thread_local ObjectSeen* object_seen = nullptr;
+
+class Code;
 
 class Session {
  public:
@@ -40,7 +47,8 @@ class Session {
     return session;
   }
 
-  Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level);
+  Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level, std::string* object);
+  Expected<std::unique_ptr<JitCode>> load(const loops::LoopProgram& p, std::string_view object);
   std::string target(int opt_level) const {
     return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
   }
@@ -49,6 +57,10 @@ class Session {
  private:
   Session() : jtmb_(llvm::Triple()) {}
   Status init();
+  // A fresh JITDylib for one kernel, linked to the runtime's symbols.
+  std::unique_ptr<Code> open_dylib(std::string* name);
+  // Looks the step functions up (the object is linked then), seeing the object.
+  Status link(Code& code, const loops::LoopProgram& p, std::string* object);
 
   llvm::orc::JITTargetMachineBuilder jtmb_;
   std::string cpu_, features_;
@@ -64,6 +76,7 @@ class Code final : public JitCode {
     // Removing the JITDylib removes its resource tracker: the code is freed.
     if (llvm::Error e = session_.jit().getExecutionSession().removeJITDylib(jd_)) llvm::consumeError(std::move(e));
   }
+  llvm::orc::JITDylib& dylib() { return jd_; }
   void set(std::vector<StepFn> steps, size_t bytes) {
     steps_ = std::move(steps);
     code_bytes_ = bytes;
@@ -92,7 +105,10 @@ Status Session::init() {
   if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
   jit_ = std::move(*jit);
   jit_->getObjTransformLayer().setTransform([](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
-    if (object_bytes) *object_bytes += obj->getBufferSize();
+    if (object_seen) {
+      object_seen->bytes += obj->getBufferSize();
+      if (object_seen->copy) object_seen->copy->append(obj->getBufferStart(), obj->getBufferSize());
+    }
     return obj;
   });
   // What generated code calls: libm from the process, and our helpers.
@@ -132,8 +148,37 @@ Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   return Status::ok();
 }
 
-Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level) {
-  const std::string name = "shapejit_kernel_" + std::to_string(next_id_++);
+std::unique_ptr<Code> Session::open_dylib(std::string* name) {
+  *name = "shapejit_kernel_" + std::to_string(next_id_++);
+  llvm::orc::JITDylib& jd = jit_->getExecutionSession().createBareJITDylib(*name);
+  jd.addToLinkOrder(*runtime_);
+  return std::make_unique<Code>(*this, jd);
+}
+
+Status Session::link(Code& code, const loops::LoopProgram& p, std::string* object) {
+  ObjectSeen seen{0, object};
+  object_seen = &seen;
+  std::vector<StepFn> steps;
+  for (const std::string& n : step_names(p)) {
+    if (n.empty()) {
+      steps.push_back(nullptr);
+      continue;
+    }
+    auto addr = jit_->lookup(code.dylib(), n);
+    if (!addr) {
+      object_seen = nullptr;
+      return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
+    }
+    steps.push_back(addr->toPtr<StepFn>());
+  }
+  object_seen = nullptr;
+  code.set(std::move(steps), seen.bytes);
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level, std::string* object) {
+  std::string name;
+  std::unique_ptr<Code> code = open_dylib(&name);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(name, *ctx);
   llvm::orc::JITTargetMachineBuilder jtmb = jtmb_;
@@ -142,38 +187,29 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
   if (!tm) return internal_error("llvm: no target machine: " + message(tm.takeError()));
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple(jtmb.getTargetTriple().str());
-  std::vector<std::string> names = SJ_TRY(emit_program(p, *module));
+  SJ_TRY(emit_program(p, *module));
   for (llvm::Function& f : *module) {
     if (f.isDeclaration()) continue;
     f.addFnAttr("target-cpu", cpu_);
     f.addFnAttr("target-features", features_);
   }
   SJ_TRY(optimize(*module, **tm, opt_level));
-
-  llvm::orc::ExecutionSession& es = jit_->getExecutionSession();
-  llvm::orc::JITDylib& jd = es.createBareJITDylib(name);
-  jd.addToLinkOrder(*runtime_);
-  auto code = std::make_unique<Code>(*this, jd);
-  if (llvm::Error e = jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+  if (llvm::Error e = jit_->addIRModule(code->dylib(), llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
     return internal_error("llvm: " + message(std::move(e)));
   }
-  size_t bytes = 0;
-  object_bytes = &bytes;
-  std::vector<StepFn> steps;
-  for (const std::string& n : names) {
-    if (n.empty()) {
-      steps.push_back(nullptr);
-      continue;
-    }
-    auto addr = jit_->lookup(jd, n);
-    if (!addr) {
-      object_bytes = nullptr;
-      return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
-    }
-    steps.push_back(addr->toPtr<StepFn>());
-  }
-  object_bytes = nullptr;
-  code->set(std::move(steps), bytes);
+  if (object) object->clear();
+  SJ_TRY(link(*code, p, object));
+  return std::unique_ptr<JitCode>(std::move(code));
+}
+
+// An object this session compiled, in this process or another with the
+// same target (the cache key holds it): linked, not compiled.
+Expected<std::unique_ptr<JitCode>> Session::load(const loops::LoopProgram& p, std::string_view object) {
+  std::string name;
+  std::unique_ptr<Code> code = open_dylib(&name);
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
+  if (llvm::Error e = jit_->addObjectFile(code->dylib(), std::move(buffer))) return internal_error("llvm: loading an object: " + message(std::move(e)));
+  SJ_TRY(link(*code, p, nullptr));
   return std::unique_ptr<JitCode>(std::move(code));
 }
 
@@ -189,11 +225,18 @@ std::string jit_target(int opt_level) {
   return s ? s->target(opt_level) : "llvm-unavailable";
 }
 
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level) {
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object) {
   std::string why;
   Session* s = Session::get(&why);
   if (!s) return unsupported(why);
-  return s->compile(p, opt_level);
+  return s->compile(p, opt_level, object);
+}
+
+Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object) {
+  std::string why;
+  Session* s = Session::get(&why);
+  if (!s) return unsupported(why);
+  return s->load(p, object);
 }
 
 }  // namespace shapejit::backends::cpu

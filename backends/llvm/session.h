@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/llvm/codegen.h"
@@ -32,7 +33,10 @@ class JitCode {
 Status jit_available();
 // What the code depends on: triple, CPU, its features, LLVM version, opt level.
 std::string jit_target(int opt_level);
-// Emits, optimizes (O2/O3 for the host CPU) and links `p`.
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level);
+// Emits, optimizes (O2/O3 for the host CPU) and links `p`; with `object`,
+// also gives the relocatable object it linked (what jit_load takes).
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object = nullptr);
+// Links an object jit_compile gave for the same program and target.
+Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object);
 
 }  // namespace shapejit::backends::cpu

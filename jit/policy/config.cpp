@@ -225,7 +225,13 @@ Expected<Config> config_from_json(const json& j) {
     }));
     SJ_TRY(o.object("remote", [&](Object& r) -> Status {
       SJ_TRY(r.string("redis", c.cache.redis));
-      return check_redis_url(c.cache.redis, r.at("redis"));
+      SJ_TRY(check_redis_url(c.cache.redis, r.at("redis")));
+      SJ_TRY(r.integer("connect_timeout_ms", c.cache.redis_connect_timeout_ms, 1, 60'000));
+      SJ_TRY(r.integer("timeout_ms", c.cache.redis_timeout_ms, 1, 60'000));
+      SJ_TRY(r.integer("cooldown_ms", c.cache.redis_cooldown_ms, 0, 3'600'000));
+      SJ_TRY(r.string("prefix", c.cache.redis_prefix));
+      if (c.cache.redis_prefix.size() > 256) return err(r.at("prefix"), "at most 256 characters");
+      return Status::ok();
     }));
     return Status::ok();
   }));
@@ -263,7 +269,12 @@ json config_to_json(const Config& c) {
         {"buckets", {{"kind", c.policy.buckets.kind}, {"min", c.policy.buckets.min}, {"max", c.policy.buckets.max}}},
         {"sites", sites}}},
       {"compile", {{"backend", c.compile.backend}, {"opt_level", c.compile.opt_level}, {"threads", c.compile.threads}, {"async", c.compile.async}}},
-      {"cache", {{"memory_mb", c.cache.memory_mb}, {"disk", {{"path", c.cache.disk_path}, {"max_mb", c.cache.disk_max_mb}}}, {"remote", {{"redis", c.cache.redis}}}}},
+      {"cache", {{"memory_mb", c.cache.memory_mb}, {"disk", {{"path", c.cache.disk_path}, {"max_mb", c.cache.disk_max_mb}}}, {"remote",
+         {{"redis", c.cache.redis},
+          {"connect_timeout_ms", c.cache.redis_connect_timeout_ms},
+          {"timeout_ms", c.cache.redis_timeout_ms},
+          {"cooldown_ms", c.cache.redis_cooldown_ms},
+          {"prefix", c.cache.redis_prefix}}}}},
       {"log", {{"recompiles", c.log.recompiles}, {"stats", c.log.stats}, {"record", c.log.record}}},
   };
 }

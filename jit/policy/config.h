@@ -45,15 +45,21 @@ struct PolicyConfig {
 struct CompileConfig {
   std::string backend = "auto";  // auto, reference, llvm, cuda
   int opt_level = 2;
-  int threads = 0;
-  bool async = false;
+  int threads = 0;     // background compiles at once (compile.async); 0: one per core
+  bool async = false;  // a miss runs on a stand-in while its kernel compiles
 };
 
 struct CacheConfig {
   int64_t memory_mb = 512;
   std::string disk_path;  // empty: $XDG_CACHE_HOME/shapejit
-  int64_t disk_max_mb = 2048;
+  int64_t disk_max_mb = 2048;  // 0: no disk tier
   std::string redis;      // empty: no remote tier
+  // Bounds on every Redis operation, and how long the tier stays off after
+  // one fails (cache/redis_tier.h).
+  int redis_connect_timeout_ms = 100;
+  int redis_timeout_ms = 100;
+  int redis_cooldown_ms = 10'000;
+  std::string redis_prefix = "shapejit:";  // keys are the prefix and the kernel key in hex
 };
 
 struct LogConfig {

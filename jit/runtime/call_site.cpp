@@ -114,6 +114,7 @@ Status CallSite::run_entry(const Entry& e, const Call& call, std::vector<ir::Ten
     break_hits_.fetch_add(1, std::memory_order_relaxed);
     return shapejit::graph_break(*e.graph_break);
   }
+  if (e.stand_in) stand_in_calls_.fetch_add(1, std::memory_order_relaxed);
   if (!services_.execute.load(std::memory_order_relaxed)) return Status::ok();
   constexpr size_t kInline = 32;
   int64_t inline_symbols[kInline];
@@ -145,6 +146,7 @@ SiteStats CallSite::stats() const {
   const uint64_t breaks = break_hits_.load(std::memory_order_relaxed);
   s.hits = s.calls - misses_ - breaks;
   s.graph_breaks += breaks;
+  s.stand_in_calls = stand_in_calls_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -164,6 +166,7 @@ std::string CallSite::explain() const {
     const Entry& e = *entries[i];
     out += "entry " + std::to_string(i) + ": ";
     out += e.graph_break ? "graph break (" + *e.graph_break + ")" : e.description;
+    if (e.stand_in) out += " (compiling; the reference interpreter runs it meanwhile)";
     out += "\n";
     for (const guards::Guard& g : e.guards.guards()) out += "  " + g.predicate() + "\n";
   }
@@ -172,7 +175,7 @@ std::string CallSite::explain() const {
 
 size_t CallSite::num_entries() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size() - break_entries_;
+  return compiled_entries();
 }
 
 policy::DimState CallSite::dim_state(int input, int dim) const {

@@ -34,6 +34,7 @@ namespace shapejit {
 using Args = std::span<const DLTensor* const>;
 using TraceFn = std::function<Status(Tracer&)>;
 
+class Background;
 class TraceRecorder;
 
 // What a site shares with the rest of the Jit.
@@ -41,6 +42,7 @@ struct Services {
   const policy::Config& config;
   backends::WithFallback& backend;  // compiles, and the eager path's reference kernels
   cache::KernelCache& cache;
+  Background* background;  // compile.async: where misses compile; null: on the call's path
   backends::Log log;  // recompile lines and warnings
   const std::atomic<TraceRecorder*>& recorder;   // log.record, Jit::record; null: off
   const std::atomic<bool>& timing;               // collect dispatch and kernel times
@@ -50,7 +52,9 @@ struct Services {
 struct SiteStats {
   uint64_t calls = 0, hits = 0, compiles = 0, backend_compiles = 0, traces = 0, eager_calls = 0, graph_breaks = 0,
            recompiles = 0, errors = 0,
-           fallbacks = 0;  // compiles the backend failed, run on the reference interpreter
+           fallbacks = 0,  // compiles the backend failed, run on the reference interpreter
+           disk_loads = 0, remote_loads = 0,  // kernels a lower tier had: loaded, not compiled
+           stand_in_calls = 0;                // calls run on the reference while their kernel compiled (compile.async)
   std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
   double compile_ms = 0, run_ms = 0, trace_ms = 0;
   std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
@@ -112,9 +116,14 @@ class CallSite {
   StoredTrace* stored(int id);
   Expected<StoredTrace*> trace(const Call& call, bool generic);
   Expected<Entry*> compile(StoredTrace& trace, Args args, bool generic);
+  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
+  void count_origin(const cache::Found& found, const Entry& e);
+  void land(Entry* stand_in, Expected<cache::Found> got, double ms);  // a background compile's end
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);
   void install(std::unique_ptr<Entry> e);
+  void publish(std::unique_ptr<Snapshot> snap);
+  size_t compiled_entries() const { return entries_.size() - break_entries_ - landed_; }
   void install_break(const Tracer& tracer, const std::string& message);
   void record_graph(TraceRecorder* r);
 
@@ -126,6 +135,7 @@ class CallSite {
   std::atomic<uint32_t> readers_{0};  // threads between reading current_ and leaving dispatch
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
+  std::atomic<uint64_t> stand_in_calls_{0};
   std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
   mutable std::mutex mu_;  // everything below; the miss path
@@ -136,6 +146,7 @@ class CallSite {
   int next_trace_id_ = 0;
   uint64_t misses_ = 0;
   size_t break_entries_ = 0;
+  size_t landed_ = 0;  // stand-ins replaced by their kernels (entries_ keeps both)
   const Entry* last_compiled_ = nullptr;  // what a miss is explained against
   bool has_generic_ = false;
   SiteStats stats_;

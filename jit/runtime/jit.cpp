@@ -56,13 +56,43 @@ Expected<std::unique_ptr<Jit>> Jit::create(std::string_view config_json) {
   return create(c);
 }
 
+namespace {
+
+cache::TierOptions tier_options(const policy::CacheConfig& c) {
+  cache::TierOptions t;
+  t.disk_dir = c.disk_path.empty() ? cache::default_disk_dir() : c.disk_path;
+  t.disk_max_bytes = static_cast<uint64_t>(c.disk_max_mb) << 20;
+  t.redis.url = c.redis;
+  t.redis.connect_timeout_ms = c.redis_connect_timeout_ms;
+  t.redis.timeout_ms = c.redis_timeout_ms;
+  t.redis.cooldown_ms = c.redis_cooldown_ms;
+  t.redis.key_prefix = c.redis_prefix;
+  return t;
+}
+
+}  // namespace
+
 Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
-    : config_(std::move(config)),
+    : log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }),
+      config_(std::move(config)),
       backend_(std::move(backend)),
-      cache_(static_cast<size_t>(config_.cache.memory_mb) << 20),
-      log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }) {}
+      cache_(static_cast<size_t>(config_.cache.memory_mb) << 20, tier_options(config_.cache),
+             [this](const std::string& line) {
+               if (log_) log_(line);
+             }) {
+  // The reference backend compiles nothing: no stand-in would be faster.
+  if (config_.compile.async && std::string_view(backend_.name()) != "reference") {
+    background_ = std::make_unique<Background>(config_.compile.threads);
+  }
+}
+
+void Jit::wait_compiles() {
+  if (background_) background_->wait();
+}
 
 Jit::~Jit() {
+  // Background compiles refer to their sites: they land before anything goes.
+  wait_compiles();
   if (config_.log.stats.empty()) return;
   std::ofstream out(config_.log.stats);
   if (out) out << stats_json().dump(2) << "\n" << std::flush;
@@ -86,7 +116,7 @@ CallSite& Jit::site(std::string_view name) {
   std::lock_guard<std::mutex> lock(sites_mu_);
   it = sites_.find(key);
   if (it != sites_.end()) return *it->second;
-  Services services{config_, backend_, cache_,
+  Services services{config_, backend_, cache_, background_.get(),
                     [this](const std::string& line) { if (log_) log_(line); },
                     recorder_, timing_, execute_};
   auto site = std::make_unique<CallSite>(key, std::move(services));
@@ -119,6 +149,9 @@ nlohmann::json site_json(const SiteStats& s) {
           {"compile_ms", s.compile_ms},
           {"trace_ms", s.trace_ms},
           {"run_ms", s.run_ms},
+          {"disk_loads", s.disk_loads},
+          {"remote_loads", s.remote_loads},
+          {"stand_in_calls", s.stand_in_calls},
           {"dispatch_ns_p50", pct(0.50)},
           {"dispatch_ns_p99", pct(0.99)}};
 }
@@ -139,6 +172,9 @@ nlohmann::json Jit::stats_json() const {
     total.compiles += s.compiles;
     total.backend_compiles += s.backend_compiles;
     total.fallbacks += s.fallbacks;
+    total.disk_loads += s.disk_loads;
+    total.remote_loads += s.remote_loads;
+    total.stand_in_calls += s.stand_in_calls;
     total.traces += s.traces;
     total.hits += s.hits;
     total.eager_calls += s.eager_calls;
@@ -153,7 +189,22 @@ nlohmann::json Jit::stats_json() const {
   }
   nlohmann::json j = site_json(total);
   const cache::CacheStats c = cache_.stats();
-  j["cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"bytes", c.bytes}, {"peak_bytes", c.peak_bytes}};
+  j["cache"] = {{"hits", c.hits},
+                {"misses", c.misses},
+                {"evictions", c.evictions},
+                {"bytes", c.bytes},
+                {"peak_bytes", c.peak_bytes},
+                {"disk", {{"on", c.disk_on}, {"hits", c.disk_hits}, {"misses", c.disk_misses}, {"rejected", c.disk_rejected}, {"writes", c.disk_writes}}},
+                {"remote",
+                 {{"on", c.remote_on},
+                  {"hits", c.remote.hits},
+                  {"misses", c.remote.misses},
+                  {"loads", c.remote_loads},
+                  {"rejected", c.remote_rejected},
+                  {"errors", c.remote.errors},
+                  {"skipped", c.remote.skipped},
+                  {"writes", c.remote.writes},
+                  {"dropped", c.remote.dropped}}}};
   j["sites"] = sites;
   return j;
 }

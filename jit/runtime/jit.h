@@ -14,6 +14,12 @@
 // references are reused as the results' buffers when their shapes match, so
 // a caller that passes the same vector on every call allocates nothing.
 // A GraphBreak status means the interpreter must run that call itself.
+//
+// Kernels are kept in the cache's tiers (cache/kernel_cache.h) as the
+// config says: memory, a disk folder shared by the machine's processes, a
+// Redis server shared by the fleet. With compile.async, a miss that must
+// compile runs on the reference interpreter meanwhile, and its kernel is
+// installed when ready.
 #pragma once
 
 #include <atomic>
@@ -26,6 +32,7 @@
 #include <tbb/concurrent_unordered_map.h>
 
 #include "jit/policy/config.h"
+#include "jit/runtime/background.h"
 #include "jit/runtime/call_site.h"
 
 namespace shapejit {
@@ -67,21 +74,25 @@ class Jit {
   // The backend the config chose (the one that compiles; not its fallback).
   backends::Backend& backend() { return backend_.primary(); }
   cache::CacheStats cache_stats() const { return cache_.stats(); }
+  cache::KernelCache& kernel_cache() { return cache_; }
+  // Until every background compile begun so far has landed (compile.async).
+  void wait_compiles();
   // Totals and per-site counts (see tools/shapejit replay --json).
   nlohmann::json stats_json() const;
 
  private:
   Jit(policy::Config config, std::unique_ptr<backends::Backend> backend);
 
+  std::function<void(const std::string&)> log_;  // first: the cache's tiers log until they close
   policy::Config config_;
   backends::WithFallback backend_;
   cache::KernelCache cache_;
+  std::unique_ptr<Background> background_;  // compile.async; null: misses compile on the call's path
   std::atomic<TraceRecorder*> recorder_{nullptr};
   std::mutex record_mu_;
   std::vector<std::shared_ptr<TraceRecorder>> recorders_;  // every one set: sites hold raw pointers
   std::atomic<bool> timing_{false};
   std::atomic<bool> execute_{true};
-  std::function<void(const std::string&)> log_;
   std::mutex sites_mu_;  // creation only; lookups are lock-free
   tbb::concurrent_unordered_map<std::string, std::unique_ptr<CallSite>> sites_;
 };

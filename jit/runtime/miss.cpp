@@ -11,9 +11,11 @@
 //   6. install   publish a new snapshot
 //   7. log       the recompile line and the stats
 // then the call runs on its new entry, outside the mutex.
+#include <algorithm>
 #include <chrono>
 #include <set>
 
+#include "jit/runtime/background.h"
 #include "jit/runtime/site_types.h"
 #include "jit/runtime/trace_recorder.h"
 
@@ -110,7 +112,7 @@ Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& 
   policy::Miss m;
   m.first = first;
   m.failures = failures;
-  m.entries = static_cast<int>(entries_.size() - break_entries_) - (has_generic_ ? 1 : 0);
+  m.entries = static_cast<int>(compiled_entries()) - (has_generic_ ? 1 : 0);
   m.has_generic = has_generic_;
   m.traces = traces;
   const policy::Decision d = policy_->decide(m);
@@ -251,24 +253,29 @@ Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool ge
     return internal_error("site " + name_ + ": a new entry does not accept the call it was built for" + why);
   }
 
-  // 5. Compile, through the cache.
+  // 5. Compile, through the cache's tiers; with compile.async, only what
+  // memory or disk has now, and otherwise a stand-in while it compiles.
   const Hash128 key = cache::make_key(st.graph_hash, graph->spec_hash, services_.backend.name(), services_.backend.target());
+  const cache::Maker maker = make_maker(graph);
   const Clock::time_point t0 = Clock::now();
-  bool compiled = false;
-  auto kernel = services_.cache.get_or_compile(key, [&]() -> Expected<std::unique_ptr<cache::Artifact>> {
-    compiled = true;
-    return std::unique_ptr<cache::Artifact>(SJ_TRY(services_.backend.compile(graph)).release());
-  });
+  std::optional<cache::Found> found;
+  if (services_.background) {
+    found = services_.cache.get_local(key, maker);
+  } else {
+    auto got = services_.cache.get(key, maker);
+    if (!got.is_ok()) return got.status().with_context("site " + name_ + ": compiling");
+    found = std::move(got).value();
+  }
   stats_.compile_ms += ms_since(t0);
-  if (!kernel.is_ok()) return kernel.status().with_context("site " + name_ + ": compiling");
-  e->kernel = std::static_pointer_cast<backends::Kernel>(std::move(kernel).value());
-  if (compiled) {
-    ++stats_.backend_compiles;
-    if (const std::string& why = e->kernel->fallback_reason(); !why.empty()) {
-      ++stats_.fallbacks;
-      services_.log("shapejit: site " + name_ + ": the " + services_.backend.name() + " backend could not compile the graph (" + why +
-                    "); it runs on the reference interpreter");
-    }
+  if (found) {
+    e->kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
+    count_origin(*found, *e);
+  } else {
+    // The reference interpreter computes the call now; the kernel lands in
+    // the entry when it is ready (land). A generic entry that covers the
+    // call would have taken it at the lookup, before any miss.
+    e->kernel = std::shared_ptr<backends::Kernel>(SJ_TRY(services_.backend.compile_reference(graph)));
+    e->stand_in = true;
   }
 
   // 6. Install.
@@ -283,7 +290,77 @@ Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool ge
   Entry* raw = e.get();
   install(std::move(e));
   last_compiled_ = raw;
+  if (raw->stand_in) {
+    services_.background->run([this, raw, key, maker] {
+      const Clock::time_point t0 = Clock::now();
+      Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
+      try {
+        got = services_.cache.get(key, maker);
+      } catch (const std::exception& ex) {
+        got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
+      }
+      land(raw, std::move(got), ms_since(t0));
+    });
+  }
   return raw;
+}
+
+cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
+  backends::WithFallback& backend = services_.backend;
+  cache::Maker m;
+  m.target = std::string(backend.name()) + " " + backend.target();
+  m.compile = [&backend, graph](std::string* image) -> Expected<std::unique_ptr<cache::Artifact>> {
+    if (image) return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile_image(graph, *image)).release());
+    return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile(graph)).release());
+  };
+  if (backend.persists()) {
+    m.load = [&backend, graph](std::string_view image) -> Expected<std::unique_ptr<cache::Artifact>> {
+      return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.load(graph, image)).release());
+    };
+  }
+  return m;
+}
+
+void CallSite::count_origin(const cache::Found& found, const Entry& e) {
+  switch (found.origin) {
+    case cache::Origin::kMemory: break;
+    case cache::Origin::kDisk: ++stats_.disk_loads; break;
+    case cache::Origin::kRemote: ++stats_.remote_loads; break;
+    case cache::Origin::kCompile: {
+      ++stats_.backend_compiles;
+      const std::string& why = static_cast<const backends::Kernel&>(*found.artifact).fallback_reason();
+      if (!why.empty()) {
+        ++stats_.fallbacks;
+        services_.log("shapejit: site " + name_ + ": the " + services_.backend.name() + " backend could not compile the graph (" + why +
+                      "); it runs on the reference interpreter");
+      }
+      break;
+    }
+  }
+}
+
+// A background compile is done: its kernel replaces the stand-in's in a new
+// snapshot (same guards, same place in the tree). A failed compile leaves
+// the stand-in where it is, and says so once.
+void CallSite::land(Entry* stand_in, Expected<cache::Found> got, double ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.compile_ms += ms;
+  if (!got.is_ok()) {
+    services_.log("shapejit: warning: site " + name_ + ": a background compile failed (" + got.status().message() +
+                  "); its entry stays on the reference interpreter");
+    return;
+  }
+  auto e = std::make_unique<Entry>(*stand_in);
+  e->kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
+  e->stand_in = false;
+  count_origin(*got, *e);
+  auto snap = std::make_unique<Snapshot>(*live_);
+  ++snap->version;
+  std::replace(snap->entries.begin(), snap->entries.end(), static_cast<const Entry*>(stand_in), static_cast<const Entry*>(e.get()));
+  if (last_compiled_ == stand_in) last_compiled_ = e.get();
+  entries_.push_back(std::move(e));
+  ++landed_;
+  publish(std::move(snap));
 }
 
 void CallSite::log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e) {
@@ -326,6 +403,10 @@ void CallSite::install(std::unique_ptr<Entry> e) {
     }
   }
   entries_.push_back(std::move(e));
+  publish(std::move(snap));
+}
+
+void CallSite::publish(std::unique_ptr<Snapshot> snap) {
   current_.store(snap.get(), std::memory_order_seq_cst);
   if (live_) retired_.push_back(std::move(live_));
   live_ = std::move(snap);

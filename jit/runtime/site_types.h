@@ -23,6 +23,9 @@ struct CallSite::Entry {
   // A cached GraphBreak: calls it matches break at once, without tracing.
   std::optional<std::string> graph_break;
   std::string description;  // the entry's static and dynamic dims, for logs
+  // Runs the reference interpreter while its kernel compiles in the
+  // background (compile.async); replaced by a copy with the kernel then.
+  bool stand_in = false;
 };
 
 // A trace of the interpreter's function, with the guards under which its

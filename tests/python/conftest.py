@@ -1,9 +1,14 @@
 import math
+import os
+import tempfile
 
 import numpy as np
 import pytest
 
 import shapejit as sj
+
+# Kernels the tests compile go to a folder of this run's, not the user's cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="shapejit-pytest-")
 
 
 def erf_reference(x):

@@ -201,5 +201,64 @@ TEST(Tool, ReplayNamesTheLineOfABadTrace) {
   EXPECT_NE(r.out.find("t.jsonl:4: /site: a call of site 's' before its graph line"), std::string::npos) << r.out;
 }
 
+// Two processes on one disk folder: the second loads what the first
+// compiled; the cache command lists, verifies, and clears it.
+TEST(Tool, TheSecondProcessLoadsFromDiskAndTheCacheCommandShowsIt) {
+  const std::string dir = temp_dir("cache_cmd");
+  write_file(dir + "/g.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "e"}, {"op": "sum", "in": ["e"], "out": "s"}], "outputs": ["s"]})");
+  ASSERT_TRUE(tools::write_npy(dir + "/x.npy", testing::from_values(ir::DType::kF32, {3}, std::vector<double>{0, 0, 0})).is_ok());
+  auto config = [&](const std::string& stats) {
+    write_file(dir + "/c.json", R"({"compile": {"backend": "llvm"}, "cache": {"disk": {"path": ")" + dir + R"(/kernels"}},
+      "log": {"stats": ")" + dir + "/" + stats + R"("}})");
+    return dir + "/c.json";
+  };
+  const std::string run = "run --graph " + dir + "/g.json --in " + dir + "/x.npy --out-dir " + dir + "/out --config ";
+  auto stats_of = [&](const std::string& name) { return nlohmann::json::parse(std::ifstream(dir + "/" + name)); };
+  ToolRun first = tool(run + config("first.json"));
+  if (first.code != 0 && first.out.find("llvm") != std::string::npos) GTEST_SKIP() << "no LLVM backend: " << first.out;
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_EQ(stats_of("first.json")["backend_compiles"], 1u);
+  ToolRun second = tool(run + config("second.json"));
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_EQ(stats_of("second.json")["backend_compiles"], 0u);
+  EXPECT_EQ(stats_of("second.json")["disk_loads"], 1u);
+  EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/s.npy")), (std::vector<double>{3}));
+
+  const std::string c = " --config " + config("x.json");
+  ToolRun stats = tool("cache stats" + c);
+  ASSERT_EQ(stats.code, 0) << stats.out;
+  EXPECT_NE(stats.out.find("entries:  1"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("llvm x86_64"), std::string::npos) << stats.out;
+  ToolRun ls = tool("cache ls" + c);
+  ASSERT_EQ(ls.code, 0) << ls.out;
+  EXPECT_EQ(std::count(ls.out.begin(), ls.out.end(), '\n'), 2) << ls.out;  // a header and the entry
+  ToolRun verify = tool("cache verify" + c);
+  EXPECT_EQ(verify.code, 0) << verify.out;
+  EXPECT_NE(verify.out.find("1 files, 1 ok, 0 bad"), std::string::npos) << verify.out;
+
+  // A bit flipped: verify names the file, and the next run recompiles it.
+  std::string path;
+  for (const auto& e : fs::directory_iterator(dir + "/kernels")) path = e.path().string();
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x01');
+  }
+  verify = tool("cache verify" + c);
+  EXPECT_EQ(verify.code, 1) << verify.out;
+  EXPECT_NE(verify.out.find(path + ": checksum mismatch"), std::string::npos) << verify.out;
+  ToolRun third = tool(run + config("third.json"));
+  ASSERT_EQ(third.code, 0) << third.out;
+  EXPECT_NE(third.out.find("checksum mismatch: the payload is corrupt; removed, the kernel is compiled again"), std::string::npos) << third.out;
+  EXPECT_EQ(stats_of("third.json")["backend_compiles"], 1u);
+  EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/s.npy")), (std::vector<double>{3}));
+
+  ToolRun clear = tool("cache clear" + c);
+  ASSERT_EQ(clear.code, 0) << clear.out;
+  EXPECT_NE(clear.out.find("removed 1 files"), std::string::npos) << clear.out;
+  EXPECT_EQ(tool("cache frobnicate").code, 2);
+}
+
 }  // namespace
 }  // namespace shapejit

@@ -2,6 +2,7 @@
 //   shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]
 //   shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]
 //   shapejit config check C.json
+//   shapejit cache stats|ls|verify|clear [--config C.json]
 // Exit status: 0 on success, 1 on an error (printed with its place), 2 on
 // bad usage.
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "jit/ir/graph_json.h"
 #include "jit/runtime/jit.h"
+#include "tools/shapejit/cache_cmd.h"
 #include "tools/shapejit/npy.h"
 #include "tools/shapejit/plot.h"
 #include "tools/shapejit/replay.h"
@@ -29,7 +31,8 @@ const char kUsage[] =
     "  shapejit run --graph G.json --in a.npy [--in b.npy ...] --out-dir D [--config C.json]\n"
     "  shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]\n"
     "                  [--no-progress]\n"
-    "  shapejit config check C.json\n";
+    "  shapejit config check C.json\n"
+    "  shapejit cache stats|ls|verify|clear [--config C.json]\n";
 
 int usage(const std::string& why) {
   std::fprintf(stderr, "shapejit: %s\n%s", why.c_str(), kUsage);
@@ -171,6 +174,7 @@ int dispatch_command(int argc, char** argv) {
   if (cmd == "run") return cmd_run(rest);
   if (cmd == "replay") return cmd_replay(rest);
   if (cmd == "config") return cmd_config(rest);
+  if (cmd == "cache") return tools::cache_command(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::printf("%s", kUsage);
     return 0;

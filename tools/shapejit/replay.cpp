@@ -42,6 +42,7 @@ struct Replayer::Run {
   std::vector<ir::Tensor> outputs;
   double total_ms = 0, break_ms = 0;
   std::vector<float> cumulative_ms;
+  std::vector<float> call_ms;  // each call's latency, for its percentiles
 };
 
 Replayer::~Replayer() = default;
@@ -54,6 +55,12 @@ Expected<std::unique_ptr<Replayer>> Replayer::create(const std::vector<NamedConf
     policy::Config c = nc.config;
     c.log.record.clear();  // a replay does not record itself
     c.log.stats.clear();
+    // Each config keeps its kernels apart, on disk and in Redis: no config
+    // loads what another compiled in the same replay, while a second replay
+    // finds what the first left.
+    if (c.cache.disk_path.empty()) c.cache.disk_path = cache::default_disk_dir();
+    if (!c.cache.disk_path.empty()) c.cache.disk_path += "/replay-" + nc.name;
+    c.cache.redis_prefix += "replay-" + nc.name + ":";
     auto run = std::make_unique<Run>();
     run->name = nc.name;
     auto jit = Jit::create(c);
@@ -132,8 +139,10 @@ Status Replayer::feed(const TraceEvent& ev) {
       run.break_ms += ms_between(t1, Clock::now());
     }
     if (!s.is_ok()) return s.with_context("line " + std::to_string(ev.line) + " under " + run.name);
-    run.total_ms += ms_between(t0, Clock::now());
+    const double ms = ms_between(t0, Clock::now());
+    run.total_ms += ms;
     run.cumulative_ms.push_back(static_cast<float>(run.total_ms));
+    run.call_ms.push_back(static_cast<float>(ms));
   }
   ++calls_;
   return Status::ok();
@@ -142,6 +151,7 @@ Status Replayer::feed(const TraceEvent& ev) {
 std::vector<ReplayResult> Replayer::results() const {
   std::vector<ReplayResult> out;
   for (const auto& run : runs_) {
+    run->jit->wait_compiles();  // background compiles land in the counts
     ReplayResult r;
     r.config_name = run->name;
     nlohmann::json& s = r.stats;
@@ -159,6 +169,16 @@ std::vector<ReplayResult> Replayer::results() const {
     s["retraces"] = retraces;
     s["max_site_compiles"] = max_site_compiles;
     s["peak_cache_bytes"] = s["cache"]["peak_bytes"];
+    std::vector<float> lat = run->call_ms;
+    auto pct = [&](double p) -> double {
+      if (lat.empty()) return 0;
+      const size_t k = std::min(lat.size() - 1, static_cast<size_t>(p * static_cast<double>(lat.size())));
+      std::nth_element(lat.begin(), lat.begin() + static_cast<long>(k), lat.end());
+      return lat[k];
+    };
+    s["call_ms_p50"] = pct(0.50);
+    s["call_ms_p99"] = pct(0.99);
+    s["call_ms_max"] = lat.empty() ? 0.0 : static_cast<double>(*std::max_element(lat.begin(), lat.end()));
     r.cumulative_ms = run->cumulative_ms;
     out.push_back(std::move(r));
   }
@@ -227,10 +247,10 @@ std::string bytes_text(uint64_t b) {
 
 std::string format_table(const std::vector<ReplayResult>& results) {
   std::ostringstream out;
-  char line[640];
-  std::snprintf(line, sizeof line, "%-16s %8s %8s %8s %8s %7s %11s %9s %9s %11s %11s %10s  %s\n", "config", "calls", "compiles",
-                "max/site", "retraces", "breaks", "compile_ms", "disp_p50", "disp_p99", "kernel_ms", "total_ms", "peak_cache",
-                "recompiles by reason");
+  char line[768];
+  std::snprintf(line, sizeof line, "%-16s %8s %8s %8s %8s %7s %11s %9s %9s %11s %11s %9s %9s %9s %10s  %s\n", "config", "calls", "compiles",
+                "max/site", "retraces", "breaks", "compile_ms", "disp_p50", "disp_p99", "kernel_ms", "total_ms", "call_p99", "call_max",
+                "stand-ins", "peak_cache", "recompiles by reason");
   out << line;
   for (const ReplayResult& r : results) {
     const auto& s = r.stats;
@@ -238,11 +258,11 @@ std::string format_table(const std::vector<ReplayResult>& results) {
     for (const auto& [k, v] : s["recompile_reasons"].items()) reasons += (reasons.empty() ? "" : ", ") + k + ": " + std::to_string(v.get<uint64_t>());
     if (reasons.empty()) reasons = "-";
     auto u = [&](const char* key) { return static_cast<unsigned long long>(s[key].get<uint64_t>()); };
-    std::snprintf(line, sizeof line, "%-16s %8llu %8llu %8llu %8llu %7llu %11.1f %7.0fns %7.0fns %11.1f %11.1f %10s  %s\n",
+    std::snprintf(line, sizeof line, "%-16s %8llu %8llu %8llu %8llu %7llu %11.1f %7.0fns %7.0fns %11.1f %11.1f %7.2fms %7.1fms %9llu %10s  %s\n",
                   r.config_name.c_str(), u("calls"), u("compiles"), u("max_site_compiles"), u("retraces"), u("graph_breaks"),
                   s["compile_ms"].get<double>(), s["dispatch_ns_p50"].get<double>(), s["dispatch_ns_p99"].get<double>(),
-                  s["kernel_ms"].get<double>(), s["total_ms"].get<double>(), bytes_text(s["peak_cache_bytes"].get<uint64_t>()).c_str(),
-                  reasons.c_str());
+                  s["kernel_ms"].get<double>(), s["total_ms"].get<double>(), s["call_ms_p99"].get<double>(), s["call_ms_max"].get<double>(),
+                  u("stand_in_calls"), bytes_text(s["peak_cache_bytes"].get<uint64_t>()).c_str(), reasons.c_str());
     out << line;
   }
   return out.str();

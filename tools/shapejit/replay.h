@@ -10,6 +10,11 @@
 // read zeros (index inputs are then valid). A call that raises GraphBreak is
 // charged what the interpreter would pay: it runs the graph on the reference
 // interpreter, timed as part of the call.
+//
+// Each config keeps its kernels apart: its disk folder is
+// `<cache.disk.path>/replay-<name>` and its Redis keys are prefixed with
+// `replay-<name>:`, so that no config loads what another compiled in the
+// same replay, while a replay run again finds what the last one left.
 #pragma once
 
 #include <memory>
@@ -38,7 +43,8 @@ struct ReplayResult {
   // Jit::stats_json, plus: config, executed, total_ms (the calls' wall time:
   // dispatch, tracing, compiles, kernels and graph breaks), break_ms,
   // kernel_ms (kernels and graph breaks), retraces (traces after each
-  // site's first), max_site_compiles, peak_cache_bytes.
+  // site's first), max_site_compiles, peak_cache_bytes, and each call's
+  // latency: call_ms_p50, call_ms_p99, call_ms_max.
   nlohmann::json stats;
   std::vector<float> cumulative_ms;  // total_ms after each call, for --plot
 };

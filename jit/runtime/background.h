@@ -1,0 +1,35 @@
+// Background compiles (compile.async): tasks in a TBB arena of their own,
+// bounded by compile.threads, apart from the arena kernels split their
+// loops in, so a compile never takes a core a kernel's parallel_for waits on
+// and never runs inside a call's parallel_for.
+#pragma once
+
+#include <tbb/task_arena.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+
+namespace shapejit {
+
+class Background {
+ public:
+  // `threads`: tasks at once (0: as many as it may), at most one less than
+  // the cores, so that the calls keep one.
+  explicit Background(int threads);
+  ~Background() { wait(); }
+
+  void run(std::function<void()> task);
+  // Until every task run so far has finished.
+  void wait();
+  size_t pending() const;
+
+ private:
+  tbb::task_arena arena_;
+  mutable std::mutex mu_;
+  std::condition_variable idle_;
+  size_t pending_ = 0;
+};
+
+}  // namespace shapejit

@@ -1,0 +1,14 @@
+// shapejit cache stats|ls|verify|clear [--config C]: the disk tier that a
+// config names (cache.disk.path; empty: the default folder).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shapejit::tools {
+
+// Exit status: 0, 1 when verify finds a bad file or a folder cannot be read
+// or cleared, 2 on bad usage.
+int cache_command(const std::vector<std::string>& args);
+
+}  // namespace shapejit::tools
