@@ -1,8 +1,17 @@
 #include "cache/kernel_cache.h"
 
+#include <chrono>
+
 namespace shapejit::cache {
 
 extern const char* const kSourceId;  // generated: cmake/source_id.cmake
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+float ms_since(Clock::time_point t0) { return std::chrono::duration<float, std::milli>(Clock::now() - t0).count(); }
+
+}  // namespace
 
 Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::string_view backend, std::string_view target) {
   return Hasher()
@@ -100,10 +109,12 @@ std::optional<Found> KernelCache::get_local(const Hash128& key, const Maker& mak
     }
     if (in_flight_.count(key)) return std::nullopt;  // being made: the caller does not wait
   }
+  const Clock::time_point t0 = Clock::now();
   std::optional<Found> f = load_disk(key, maker);
   if (!f) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.misses;
+  stats_.disk_load_ms.push_back(ms_since(t0));
   if (auto it = slots_.find(key); it != slots_.end()) return Found{it->second.kernel, Origin::kMemory};  // another thread was first
   insert_locked(key, f->artifact);
   return f;
@@ -117,13 +128,25 @@ Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& k
 }
 
 Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
-  if (std::optional<Found> f = load_disk(key, maker)) return *f;
-  if (std::optional<Found> f = load_remote(key, maker)) return *f;
+  Clock::time_point t0 = Clock::now();
+  if (std::optional<Found> f = load_disk(key, maker)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.disk_load_ms.push_back(ms_since(t0));
+    return *f;
+  }
+  t0 = Clock::now();
+  if (std::optional<Found> f = load_remote(key, maker)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.remote_load_ms.push_back(ms_since(t0));
+    return *f;
+  }
+  t0 = Clock::now();
   std::string image;
   std::unique_ptr<Artifact> made = SJ_TRY(maker.compile(maker.load ? &image : nullptr));
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.compiles;
+    stats_.compile_ms.push_back(ms_since(t0));
   }
   if (!image.empty()) store(key, maker, image, /*remote=*/true);
   return Found{std::shared_ptr<Artifact>(std::move(made)), Origin::kCompile};

@@ -30,6 +30,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "cache/artifact.h"
 #include "cache/disk_tier.h"
@@ -52,6 +53,9 @@ struct CacheStats {
   uint64_t disk_hits = 0, disk_misses = 0, disk_rejected = 0, disk_writes = 0, remote_loads = 0, remote_rejected = 0;
   bool disk_on = false, remote_on = false;
   RedisStats remote;
+  // Milliseconds each kernel took to come from where it came from: a
+  // compile, a disk load, a Redis load (checks and linking included).
+  std::vector<float> compile_ms, disk_load_ms, remote_load_ms;
 };
 
 // Where get() found an artifact.

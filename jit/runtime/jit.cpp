@@ -156,6 +156,12 @@ nlohmann::json site_json(const SiteStats& s) {
           {"dispatch_ns_p99", pct(0.99)}};
 }
 
+double median(std::vector<float> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 nlohmann::json Jit::stats_json() const {
@@ -194,6 +200,13 @@ nlohmann::json Jit::stats_json() const {
                 {"evictions", c.evictions},
                 {"bytes", c.bytes},
                 {"peak_bytes", c.peak_bytes},
+                {"kernel_ms",
+                 {{"compiles", c.compile_ms.size()},
+                  {"compile_p50", median(c.compile_ms)},
+                  {"disk_loads", c.disk_load_ms.size()},
+                  {"disk_load_p50", median(c.disk_load_ms)},
+                  {"remote_loads", c.remote_load_ms.size()},
+                  {"remote_load_p50", median(c.remote_load_ms)}}},
                 {"disk", {{"on", c.disk_on}, {"hits", c.disk_hits}, {"misses", c.disk_misses}, {"rejected", c.disk_rejected}, {"writes", c.disk_writes}}},
                 {"remote",
                  {{"on", c.remote_on},
