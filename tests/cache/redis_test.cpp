@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cache/kernel_cache.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/redis_server.h"
 
 namespace shapejit::cache {
@@ -45,18 +46,7 @@ struct Counting {
 
 std::string text_of(const Expected<Found>& f) { return f.is_ok() ? static_cast<const Text&>(*f->artifact).text : "error: " + f.status().message(); }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "shapejit-redis-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 RedisOptions options(const RedisServer& server, int cooldown_ms = 200) {
   RedisOptions o;

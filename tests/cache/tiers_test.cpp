@@ -18,29 +18,14 @@
 #include <thread>
 
 #include "cache/kernel_cache.h"
+#include "tests/support/temp_dir.h"
 
 namespace shapejit::cache {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder per test, removed after it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "shapejit-tiers-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, ec);
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 Hash128 key_of(int i) { return Hasher().add(static_cast<uint64_t>(i)).finish(); }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/support/redis_server.h"
+#include "tests/support/temp_dir.h"
 #include "tests/test_util.h"
 
 namespace shapejit {
@@ -26,18 +27,7 @@ const char* kMlp = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "
             {"op": "sum", "in": ["p"], "out": "y", "attrs": {"axes": [-1]}}],
   "outputs": ["y", "g"]})";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "shapejit-persist-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 std::string config(const std::string& disk, const std::string& redis = "", const std::string& extra = "") {
   std::string c = R"({"log": {"recompiles": false}, "cache": {"disk": {"path": ")" + disk + R"("}, "remote": {"redis": ")" + redis +

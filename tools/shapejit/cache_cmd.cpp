@@ -10,6 +10,7 @@
 
 #include "cache/disk_tier.h"
 #include "jit/policy/config.h"
+#include "tools/shapejit/replay.h"
 
 namespace shapejit::tools {
 
@@ -29,13 +30,6 @@ std::string age_text(std::time_t modified) {
   else if (s < 7200) std::snprintf(buf, sizeof buf, "%lldm", s / 60);
   else if (s < 172800) std::snprintf(buf, sizeof buf, "%lldh", s / 3600);
   else std::snprintf(buf, sizeof buf, "%lldd", s / 86400);
-  return buf;
-}
-
-std::string bytes_text(uint64_t b) {
-  char buf[32];
-  if (b >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / (1 << 10));
   return buf;
 }
 
@@ -128,11 +122,11 @@ int cache_command(const std::vector<std::string>& a) {
   }
   std::printf("folder:   %s\n", dir.c_str());
   std::printf("entries:  %zu%s\n", files.size(), unreadable ? (" (" + std::to_string(unreadable) + " unreadable)").c_str() : "");
-  std::printf("bytes:    %s of %s (cache.disk.max_mb %lld)\n", bytes_text(total).c_str(), bytes_text(tier->max_bytes()).c_str(),
+  std::printf("bytes:    %s of %s (cache.disk.max_mb %lld)\n", format_bytes(total).c_str(), format_bytes(tier->max_bytes()).c_str(),
               static_cast<long long>(config.cache.disk_max_mb));
   if (!files.empty()) std::printf("ages:     newest %s, oldest %s (since last used)\n", age_text(newest).c_str(), age_text(oldest).c_str());
   for (const auto& [target, t] : targets) {
-    std::printf("target:   %zu entries, %s: %s\n", t.first, bytes_text(t.second).c_str(), target.c_str());
+    std::printf("target:   %zu entries, %s: %s\n", t.first, format_bytes(t.second).c_str(), target.c_str());
   }
   return 0;
 }

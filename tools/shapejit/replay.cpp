@@ -234,16 +234,12 @@ Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std
   return replayer->results();
 }
 
-namespace {
-
-std::string bytes_text(uint64_t b) {
+std::string format_bytes(uint64_t b) {
   char buf[32];
   if (b >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
   else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / (1 << 10));
   return buf;
 }
-
-}  // namespace
 
 std::string format_table(const std::vector<ReplayResult>& results) {
   std::ostringstream out;
@@ -262,7 +258,7 @@ std::string format_table(const std::vector<ReplayResult>& results) {
                   r.config_name.c_str(), u("calls"), u("compiles"), u("max_site_compiles"), u("retraces"), u("graph_breaks"),
                   s["compile_ms"].get<double>(), s["dispatch_ns_p50"].get<double>(), s["dispatch_ns_p99"].get<double>(),
                   s["kernel_ms"].get<double>(), s["total_ms"].get<double>(), s["call_ms_p99"].get<double>(), s["call_ms_max"].get<double>(),
-                  u("stand_in_calls"), bytes_text(s["peak_cache_bytes"].get<uint64_t>()).c_str(), reasons.c_str());
+                  u("stand_in_calls"), format_bytes(s["peak_cache_bytes"].get<uint64_t>()).c_str(), reasons.c_str());
     out << line;
   }
   return out.str();

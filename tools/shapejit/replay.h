@@ -82,5 +82,7 @@ Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std
 
 // One row per config.
 std::string format_table(const std::vector<ReplayResult>& results);
+// "12.3 KiB", "4.5 MiB".
+std::string format_bytes(uint64_t bytes);
 
 }  // namespace shapejit::tools
