@@ -19,6 +19,8 @@ constexpr const char* kSuffix = ".sjk";
 constexpr const char* kTempPrefix = ".tmp-";
 // A record larger than this is not one of ours.
 constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
+// Writes between two scans of the folder at most (disk_tier.h).
+constexpr int kScanEvery = 32;
 // A temporary file this old was left by a process that died mid-write.
 constexpr std::time_t kStaleTempSeconds = 600;
 
@@ -107,6 +109,7 @@ Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint6
   ::close(fd);
   ::unlink(probe.c_str());
   SJ_TRY(wrote);
+  tier->evict();  // the estimate starts from what is there
   return tier;
 }
 
@@ -148,7 +151,13 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
     ::unlink(temp.c_str());
     return wrote;
   }
-  evict();
+  bool scan = false;
+  {
+    std::lock_guard<std::mutex> lock(scan_mu_);
+    estimate_ += record.size();
+    scan = estimate_ > max_bytes_ || ++writes_since_scan_ >= kScanEvery;
+  }
+  if (scan) evict();
   return Status::ok();
 }
 
@@ -182,7 +191,12 @@ void DiskTier::evict() {
     total += static_cast<uint64_t>(st.st_size);
   }
   ::closedir(d);
-  if (total <= max_bytes_) return;
+  const auto remember = [&] {
+    std::lock_guard<std::mutex> lock(scan_mu_);
+    estimate_ = total;
+    writes_since_scan_ = 0;
+  };
+  if (total <= max_bytes_) return remember();
   std::sort(files.begin(), files.end(), [](const Seen& a, const Seen& b) {
     return a.modified.tv_sec != b.modified.tv_sec ? a.modified.tv_sec < b.modified.tv_sec : a.modified.tv_nsec < b.modified.tv_nsec;
   });
@@ -191,6 +205,7 @@ void DiskTier::evict() {
     ::unlink(f.path.c_str());  // another evictor may have been first: fine
     total -= f.bytes;
   }
+  remember();
 }
 
 std::vector<DiskTier::File> DiskTier::list(bool verify) const {

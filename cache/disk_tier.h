@@ -5,9 +5,10 @@
 // temporary file in the same folder, renamed into place: a reader sees the
 // whole old file or the whole new one, never half of either, and two
 // processes writing one key at once leave one whole file. Recency is the
-// file's modification time, which a load renews; after each write the
-// writer scans the folder and removes the least recently used files until
-// it is under its bound, so any process evicts for all of them. A file
+// file's modification time, which a load renews; a writer scans the folder
+// and removes the least recently used files until it is under its bound
+// (when its estimate says the folder may be over, and every few writes),
+// so any process evicts for all of them. A file
 // that fails its checks is removed and reported, and its kernel compiled
 // again; a folder that cannot be written turns the tier off (KernelCache).
 #pragma once
@@ -15,6 +16,7 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,10 +69,19 @@ class DiskTier {
 
  private:
   DiskTier(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  // Scans the folder and evicts down to the bound; what it found is the
+  // estimate later writes add to.
   void evict();
 
   std::string dir_;
   uint64_t max_bytes_;
+  // The folder's bytes as of the last scan plus this process's writes
+  // since: a write scans when that passes the bound, or after
+  // kScanEvery writes (other processes write too). A scan reads every
+  // file's size, milliseconds for thousands of files, so not every write.
+  std::mutex scan_mu_;
+  uint64_t estimate_ = 0;
+  int writes_since_scan_ = 0;
 };
 
 }  // namespace shapejit::cache

@@ -117,7 +117,7 @@ class CallSite {
   Expected<StoredTrace*> trace(const Call& call, bool generic);
   Expected<Entry*> compile(StoredTrace& trace, Args args, bool generic);
   cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
-  void count_origin(const cache::Found& found, const Entry& e);
+  void count_origin(const cache::Found& found);  // a kernel from a tier, or a compile
   void land(Entry* stand_in, Expected<cache::Found> got, double ms);  // a background compile's end
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);

@@ -269,7 +269,7 @@ Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool ge
   stats_.compile_ms += ms_since(t0);
   if (found) {
     e->kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
-    count_origin(*found, *e);
+    count_origin(*found);
   } else {
     // The reference interpreter computes the call now; the kernel lands in
     // the entry when it is ready (land). A generic entry that covers the
@@ -321,7 +321,7 @@ cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
   return m;
 }
 
-void CallSite::count_origin(const cache::Found& found, const Entry& e) {
+void CallSite::count_origin(const cache::Found& found) {
   switch (found.origin) {
     case cache::Origin::kMemory: break;
     case cache::Origin::kDisk: ++stats_.disk_loads; break;
@@ -353,7 +353,7 @@ void CallSite::land(Entry* stand_in, Expected<cache::Found> got, double ms) {
   auto e = std::make_unique<Entry>(*stand_in);
   e->kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
   e->stand_in = false;
-  count_origin(*got, *e);
+  count_origin(*got);
   auto snap = std::make_unique<Snapshot>(*live_);
   ++snap->version;
   std::replace(snap->entries.begin(), snap->entries.end(), static_cast<const Entry*>(stand_in), static_cast<const Entry*>(e.get()));
