@@ -154,23 +154,30 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
 
 std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& maker) {
   if (!maker.load || !disk_on_.load()) return std::nullopt;
+  // Lines are logged outside the lock: a sink may take locks of its own
+  // (Python's takes the GIL).
   std::string rejected;
   std::optional<std::string> payload = disk_->load(key, maker.target, &rejected);
   if (!payload) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++(rejected.empty() ? stats_.disk_misses : stats_.disk_rejected);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++(rejected.empty() ? stats_.disk_misses : stats_.disk_rejected);
+    }
     if (!rejected.empty()) log("shapejit: cache: " + rejected + "; removed, the kernel is compiled again");
     return std::nullopt;
   }
   Expected<std::unique_ptr<Artifact>> made = maker.load(*payload);
-  std::lock_guard<std::mutex> lock(mu_);
   if (!made.is_ok()) {
-    ++stats_.disk_rejected;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.disk_rejected;
+    }
     disk_->remove(key);
     log("shapejit: cache: " + disk_->path_of(key) + ": the backend cannot load it (" + made.status().message() +
         "); removed, the kernel is compiled again");
     return std::nullopt;
   }
+  std::lock_guard<std::mutex> lock(mu_);
   ++stats_.disk_hits;
   return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kDisk};
 }
