@@ -43,6 +43,14 @@ KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log lo
 
 KernelCache::~KernelCache() = default;
 
+std::optional<Found> KernelCache::hit_locked(const Hash128& key) {
+  auto it = slots_.find(key);
+  if (it == slots_.end()) return std::nullopt;
+  ++stats_.hits;
+  lru_.splice(lru_.begin(), lru_, it->second.lru);
+  return Found{it->second.kernel, Origin::kMemory};
+}
+
 std::shared_ptr<Artifact> KernelCache::find(const Hash128& key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(key);
@@ -55,12 +63,7 @@ Expected<Found> KernelCache::get(const Hash128& key, const Maker& maker) {
   std::shared_ptr<Flight> flight;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    auto it = slots_.find(key);
-    if (it != slots_.end()) {
-      ++stats_.hits;
-      lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return Found{it->second.kernel, Origin::kMemory};
-    }
+    if (std::optional<Found> f = hit_locked(key)) return *f;
     auto f = in_flight_.find(key);
     if (f != in_flight_.end()) {  // someone is making it: wait for them
       ++stats_.waits;
@@ -101,12 +104,7 @@ Expected<Found> KernelCache::get(const Hash128& key, const Maker& maker) {
 std::optional<Found> KernelCache::get_local(const Hash128& key, const Maker& maker) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = slots_.find(key);
-    if (it != slots_.end()) {
-      ++stats_.hits;
-      lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return Found{it->second.kernel, Origin::kMemory};
-    }
+    if (std::optional<Found> f = hit_locked(key)) return *f;
     if (in_flight_.count(key)) return std::nullopt;  // being made: the caller does not wait
   }
   const Clock::time_point t0 = Clock::now();

@@ -122,6 +122,7 @@ class KernelCache {
     std::shared_ptr<Artifact> kernel;
   };
   void insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel);
+  std::optional<Found> hit_locked(const Hash128& key);  // memory, counted as a hit
   // The lower tiers, then the compile: what a flight runs.
   Expected<Found> make(const Hash128& key, const Maker& maker);
   std::optional<Found> load_disk(const Hash128& key, const Maker& maker);

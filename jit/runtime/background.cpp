@@ -37,9 +37,4 @@ void Background::wait() {
   idle_.wait(lock, [&] { return pending_ == 0; });
 }
 
-size_t Background::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return pending_;
-}
-
 }  // namespace shapejit

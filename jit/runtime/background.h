@@ -23,11 +23,10 @@ class Background {
   void run(std::function<void()> task);
   // Until every task run so far has finished.
   void wait();
-  size_t pending() const;
 
  private:
   tbb::task_arena arena_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable idle_;
   size_t pending_ = 0;
 };

@@ -4,9 +4,7 @@
 
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "cache/disk_tier.h"
 #include "jit/policy/config.h"
@@ -35,31 +33,8 @@ std::string age_text(std::time_t modified) {
 
 }  // namespace
 
-int cache_command(const std::vector<std::string>& a) {
-  if (a.empty()) return usage("no subcommand");
-  const std::string sub = a[0];
+int cache_command(const std::string& sub, const policy::Config& config) {
   if (sub != "stats" && sub != "ls" && sub != "verify" && sub != "clear") return usage("unknown subcommand '" + sub + "'");
-  policy::Config config;
-  for (size_t i = 1; i < a.size(); ++i) {
-    if (a[i] == "--config" && i + 1 < a.size()) {
-      const std::string path = a[++i];
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        std::fprintf(stderr, "shapejit: %s: cannot open\n", path.c_str());
-        return 1;
-      }
-      std::stringstream ss;
-      ss << in.rdbuf();
-      auto c = policy::parse_config(ss.str());
-      if (!c.is_ok()) {
-        std::fprintf(stderr, "shapejit: %s\n", c.status().with_context(path).to_string().c_str());
-        return 1;
-      }
-      config = *c;
-    } else {
-      return usage("unexpected argument '" + a[i] + "'");
-    }
-  }
   const std::string dir = config.cache.disk_path.empty() ? cache::default_disk_dir() : config.cache.disk_path;
   if (dir.empty()) {
     std::fprintf(stderr, "shapejit: cache: no folder: cache.disk.path is empty and XDG_CACHE_HOME and HOME are unset\n");

@@ -3,12 +3,13 @@
 #pragma once
 
 #include <string>
-#include <vector>
+
+#include "jit/policy/config.h"
 
 namespace shapejit::tools {
 
 // Exit status: 0, 1 when verify finds a bad file or a folder cannot be read
 // or cleared, 2 on bad usage.
-int cache_command(const std::vector<std::string>& args);
+int cache_command(const std::string& subcommand, const policy::Config& config);
 
 }  // namespace shapejit::tools

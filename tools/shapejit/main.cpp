@@ -165,6 +165,18 @@ int cmd_config(const std::vector<std::string>& a) {
   return 0;
 }
 
+int cmd_cache(const std::vector<std::string>& a) {
+  if (a.empty()) return usage("cache takes: stats|ls|verify|clear [--config C.json]");
+  policy::Config config;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i] != "--config" || i + 1 == a.size()) return usage("cache: unexpected argument '" + a[i] + "'");
+    auto c = load_config(a[++i]);
+    if (!c.is_ok()) return fail(c.status());
+    config = *c;
+  }
+  return tools::cache_command(a[0], config);
+}
+
 }  // namespace
 
 int dispatch_command(int argc, char** argv) {
@@ -174,7 +186,7 @@ int dispatch_command(int argc, char** argv) {
   if (cmd == "run") return cmd_run(rest);
   if (cmd == "replay") return cmd_replay(rest);
   if (cmd == "config") return cmd_config(rest);
-  if (cmd == "cache") return tools::cache_command(rest);
+  if (cmd == "cache") return cmd_cache(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::printf("%s", kUsage);
     return 0;
