@@ -1,6 +1,7 @@
 // Pointwise ops, the unary family (neg, abs, relu, the transcendentals,
-// sigmoid, silu, gelu). exp is inline vector arithmetic (fast_math.h); the
-// other transcendentals are libm calls, bit-identical to the reference.
+// sigmoid, silu, gelu). exp, tanh and float erf are inline vector arithmetic
+// (fast_math.h); log, sin, cos and double erf are libm calls, bit-identical
+// to the reference.
 #include <llvm/IR/Module.h>
 
 #include "backends/llvm/emitter.h"
@@ -40,16 +41,17 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
       return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
     }
     // libm calls, not intrinsics: the vectorizer would widen an intrinsic
-    // into a row of scalar calls (slower code, 3x the compile time). exp,
-    // the softmax's and the gates', is inline arithmetic (fast_math.h).
+    // into a row of scalar calls (slower code, 3x the compile time). The
+    // transformer's functions (exp in softmax and the gates, tanh, erf in
+    // gelu) are inline arithmetic (fast_math.h).
     case Op::kExp: return emit_exp(b_, arg[0]);
     case Op::kLog: return math("logf", "log", arg[0]);
     case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg[0]);
     case Op::kSin: return math("sinf", "sin", arg[0]);
     case Op::kCos: return math("cosf", "cos", arg[0]);
     case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg[0]));
-    case Op::kTanh: return math("tanhf", "tanh", arg[0]);
-    case Op::kErf: return math("erff", "erf", arg[0]);
+    case Op::kTanh: return emit_tanh(b_, arg[0]).value;
+    case Op::kErf: return dt == DType::kF32 ? emit_erf_f32(b_, arg[0]).value : math("erff", "erf", arg[0]);
     case Op::kSigmoid:
     case Op::kSilu: {
       llvm::Value* x = arg[0];
@@ -57,26 +59,17 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
       return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
     }
     case Op::kGelu: {
-      if (dt == DType::kF32 && !inst.approximate_tanh) {
-        // f32 in f32 (erff): a few ulps from the reference's f64, at half
-        // the cost of erf in f64 (this is the epilogue of most MLPs).
-        llvm::Value* x = arg[0];
-        llvm::Value* e = math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)));
-        return b_.CreateFMul(b_.CreateFMul(fconst(0.5), x), b_.CreateFAdd(fconst(1.0), e));
-      }
-      // In f64, with the reference's order of operations.
-      llvm::Type* d = b_.getDoubleTy();
-      auto c = [&](double v) { return llvm::ConstantFP::get(d, v); };
-      llvm::Value* x = convert(arg[0], dt, DType::kF64);
-      llvm::Value* inner;
+      // 0.5 x (1 + f), with 1 + f taken without cancellation (fast_math.h).
+      // Float in float: a few ulps from the reference's double. Double
+      // with the reference's order of operations.
+      llvm::Value* x = arg[0];
+      llvm::Value* half_x = b_.CreateFMul(fconst(0.5), x);
       if (inst.approximate_tanh) {
-        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(c(0.044715), x), x), x);
-        inner = math("tanhf", "tanh", b_.CreateFMul(c(0.7978845608028654), b_.CreateFAdd(x, cube)));
-      } else {
-        inner = math("erff", "erf", b_.CreateFMul(x, c(0.7071067811865476)));
+        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fconst(0.044715), x), x), x);
+        return b_.CreateFMul(half_x, emit_tanh(b_, b_.CreateFMul(fconst(0.7978845608028654), b_.CreateFAdd(x, cube))).one_plus);
       }
-      llvm::Value* r = b_.CreateFMul(b_.CreateFMul(c(0.5), x), b_.CreateFAdd(c(1.0), inner));
-      return convert(r, DType::kF64, dt);
+      if (dt == DType::kF32) return b_.CreateFMul(half_x, emit_erf_f32(b_, x, /*over_sqrt2=*/true).one_plus);
+      return b_.CreateFMul(half_x, b_.CreateFAdd(fconst(1.0), math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)))));
     }
     default: return nullptr;
   }

@@ -1,22 +1,49 @@
 // Inline, vectorizable math for generated kernels.
 //
-// A call to libm's exp cannot be vectorized (the loop vectorizer would widen
-// it into a row of scalar calls), and glibc's exp takes a slow path with an
+// A call to libm cannot be vectorized (the loop vectorizer would widen it
+// into a row of scalar calls), and glibc's exp takes a slow path with an
 // errno write for every result that underflows, which is every masked
-// position of an attention softmax (exp(-1e30)). The exp here is plain
-// arithmetic: it vectorizes with the loop around it and costs the same for
-// every input.
+// position of an attention softmax (exp(-1e30)). The functions here are
+// plain arithmetic and selects: they vectorize with the loop around them and
+// cost the same for every input.
+//
+// Each works on a scalar `float` or `double` value (the vectorizer widens
+// it); the tests (tests/backends/llvm_test.cpp) hold each to its ulp bound
+// over the whole range, and at NaN, infinities, signed zeros and subnormals.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
 
 namespace shapejit::backends::cpu {
 
-// exp(x) for a float or double `x` (scalar type), within 2 ulp of the
-// correctly rounded result: Cody-Waite reduction x = n ln2 + r with
-// |r| <= ln2 / 2, a Taylor polynomial in r (degree 7 for float, 13 for
-// double), scaled by 2^n in two halves so that subnormal results are
-// exact-ish and overflow gives inf. NaN gives NaN, -inf gives 0.
+// exp(x), within 2 ulp of the correctly rounded result: Cody-Waite
+// reduction x = n ln2 + r with |r| <= ln2 / 2, a Taylor polynomial in r
+// (degree 7 for float, 13 for double), scaled by 2^n in two halves so that
+// subnormal results are exact-ish and overflow gives inf. NaN gives NaN,
+// -inf gives 0.
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// A function f and 1 + f, each computed without the other's cancellation:
+// gelu multiplies by 1 + f, which for negative inputs is a small difference
+// of two numbers near 1 if taken as written.
+struct WithOnePlus {
+  llvm::Value* value;
+  llvm::Value* one_plus;
+};
+
+// tanh(x) for float or double, within 3 ulp (4 for double): with e = expm1(2|x|) (its own
+// reduction as in exp), tanh = sign(x) e / (e + 2), saturating where tanh
+// rounds to +-1; 1 + tanh(x) from w = exp(-2|x|), 2 / (1 + w) or, for
+// negative x, 2w / (1 + w).
+WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// erf(x) for float (of x / sqrt 2 when `over_sqrt2`, as gelu takes it,
+// with x^2 / 2 exact), within 3 ulp: erf(x) = x g(x^2) for |x| < 0.875, and
+// 1 - exp(-x^2) h(|x|) (with the sign of x) beyond, where g and h =
+// erfc exp(x^2) are Chebyshev interpolants fitted when the library loads
+// (fast_math.cpp), one per interval, evaluated by Clenshaw's recurrence with
+// each lane's interval picked by selects. 1 + erf(x) for negative x is
+// exp(-x^2) h(|x|) itself, down to the last subnormal.
+WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x, bool over_sqrt2 = false);
 
 }  // namespace shapejit::backends::cpu

@@ -63,7 +63,9 @@ class LlvmKernel final : public Kernel {
 
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
-  void matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const;
+  // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
+  // each block as soon as BLAS wrote it. False when the epilogue failed a check.
+  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const;
 
   LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
@@ -96,7 +98,8 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kMatmul) {
-      matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values);
+      cpu::StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
+      if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
       continue;
     }
     const std::optional<int64_t> outer = loops::outer_rows(step.loops, values);
@@ -119,10 +122,11 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
 }
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
-void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values) const {
+bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
   const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) return true;
+  std::atomic<int32_t> failed{0};
   const size_t es = ir::dtype_size(dt);
   // Tasks: each batch matrix in blocks of rows, a block tall enough for
   // BLAS to run as a matrix product (a row alone is a memory-bound
@@ -138,8 +142,15 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     const char* a = bufs[mm.a] + (ao + r0 * k) * static_cast<int64_t>(es);
     const char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
     char* out = bufs[mm.c] + (c * m + r0) * n * static_cast<int64_t>(es);
+    // The epilogue's rows are C's, flattened over the batch.
+    auto finish = [&] {
+      if (epilogue) {
+        if (int32_t e = epilogue(bufs, values.data(), c * m + r0, c * m + r0 + rows)) failed = e;
+      }
+    };
     if (k == 0) {
       std::memset(out, 0, static_cast<size_t>(rows * n) * es);
+      finish();
       return;
     }
     const int lda = static_cast<int>(k), ldb = static_cast<int>(n);
@@ -150,13 +161,15 @@ void LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0,
                   reinterpret_cast<const double*>(a), lda, reinterpret_cast<const double*>(b), ldb, 0.0, reinterpret_cast<double*>(out), ldb);
     }
+    finish();
   };
   const int64_t tasks = count * blocks;
   if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
     for (int64_t t = 0; t < tasks; ++t) task(t);
-    return;
+  } else {
+    tbb::parallel_for(int64_t{0}, tasks, task);
   }
-  tbb::parallel_for(int64_t{0}, tasks, task);
+  return failed == 0;
 }
 
 class LlvmBackend final : public Backend {

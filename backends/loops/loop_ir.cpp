@@ -12,7 +12,7 @@ std::string LoopProgram::dump() const {
     s += "]\n";
   }
   for (const Step& st : steps) {
-    s += "step " + st.label + (st.kind == Step::Kind::kMatmul ? " (blas)" : "") + "\n";
+    s += "step " + st.label + (st.kind == Step::Kind::kMatmul ? (st.matmul.epilogue ? " (blas, epilogue next)" : " (blas)") : "") + "\n";
     if (st.kind != Step::Kind::kLoops) continue;
     s += "  outer";
     for (size_t d = 0; d < st.loops.outer_vars.size(); ++d) s += " s" + std::to_string(st.loops.outer_vars[d]) + "<" + st.loops.outer_extents[d].str();

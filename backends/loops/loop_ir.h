@@ -109,6 +109,11 @@ struct MatmulStep {
   std::vector<bool> a_batch_bcast, b_batch_bcast;  // per batch dim: the operand's dim is 1
   std::vector<sym::Expr> a_batch, b_batch;         // the operands' batch dims, right-aligned to `batch`
   sym::Expr m, n, k;
+  // The next step is this product's epilogue: a pointwise step whose outer
+  // loop is C's rows (batch and m, flattened) and whose inner loop is n, so
+  // a CPU runs it on each block of rows right after BLAS wrote them, while
+  // they are in cache. Other backends may run it as the step it is.
+  bool epilogue = false;
 };
 
 // A matmul step evaluated on a call: its sizes and, per batch dim, each

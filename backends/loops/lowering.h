@@ -163,6 +163,7 @@ class Lowering {
   Status matmul_step(int node, int buffer);
   Status concat_step(int node, int buffer);
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
+  bool as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);
   Expected<int> ensure_dense(int v, int node);
 };
 

@@ -1,5 +1,8 @@
-// Steps: pointwise chains (one phase; what a buffer stores), and concat as
-// one pointwise step per operand into its slice of the result.
+// Steps: pointwise chains (one phase; what a buffer stores), a matmul's
+// epilogue among them, and concat as one pointwise step per operand into
+// its slice of the result.
+#include <algorithm>
+
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops::detail {
@@ -24,9 +27,51 @@ Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& stor
   for (size_t d = 0; d < at.size(); ++d) at[d] = at[d] + store_shift[d];
   ph.stores.push_back({buffer, offset(buffer, at), r});
   SJ_TRY(check_budget(ph, std::max(node, 0)));
-  finish_pointwise(st.loops, vars, s);
+  const bool shifted = std::any_of(store_shift.begin(), store_shift.end(), [](const Expr& e) { return !(e == Expr(0)); });
+  if (shifted || !as_epilogue(st.loops, vars, s)) finish_pointwise(st.loops, vars, s);
   p_.steps.push_back(std::move(st));
   return Status::ok();
+}
+
+// A pointwise step right after a BLAS matmul that reads the product only
+// at its own index, over the product's shape (bias, activation, residual),
+// is the matmul's epilogue (MatmulStep::epilogue): its loops become the
+// product's rows, flattened, and its columns, untiled.
+bool Lowering::as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& s) {
+  if (options_.tile <= 0 || p_.steps.empty() || p_.steps.back().kind != Step::Kind::kMatmul) return false;
+  MatmulStep& mm = p_.steps.back().matmul;
+  const Buffer& c = p_.buffers[mm.c];
+  const size_t rank = s.size();
+  if (mm.epilogue || rank < 2 || c.shape != s || rank - 2 != mm.batch.size() || !(s[rank - 2] == mm.m) || !(s[rank - 1] == mm.n)) {
+    return false;
+  }
+  Phase& ph = step.phases[0];
+  const Expr own = offset(mm.c, vars);
+  bool reads = false;
+  for (const Inst& i : ph.body) {
+    if (i.kind != InstKind::kLoad || i.buffer != mm.c) continue;
+    if (!(i.expr == own)) return false;
+    reads = true;
+  }
+  if (!reads) return false;
+  // vars[0 .. rank-2] from the flat row r: row-major over (batch..., m).
+  const Expr r = new_symbol();
+  std::vector<std::optional<Expr>> of(static_cast<size_t>(next_symbol_));
+  Expr inner = 1;
+  for (size_t d = rank - 1; d-- > 0;) {
+    Expr index = sym::floordiv(r, inner);
+    of[vars[d].symbol_id()] = d == 0 ? index : sym::mod(index, s[d]);
+    inner = inner * s[d];
+  }
+  substitute_indices(ph, [&](int id) { return id < static_cast<int>(of.size()) ? of[id] : std::nullopt; });
+  step.outer_vars = {r.symbol_id()};
+  step.outer_extents = {inner};
+  ph.vars = {vars[rank - 1].symbol_id()};
+  ph.extents = {s[rank - 1]};
+  step.empty_if_zero = {s[rank - 1]};
+  step.work_per_row = s[rank - 1];
+  mm.epilogue = true;
+  return true;
 }
 
 Status Lowering::materialize(int v, int buffer, int node) {

@@ -9,10 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
 #include "backends/backend.h"
+#include "backends/loops/lower.h"
+#include "bench/bench_util.h"
 #include "jit/ir/infer.h"
 #include "tests/test_util.h"
 
@@ -125,6 +129,97 @@ TEST(Llvm, ExpIsWithinTwoUlpEverywhere) {
   expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 4]}],
                    "nodes": [{"op": "softmax", "in": ["x"], "out": "y"}], "outputs": ["y"]})",
                 {from_values(DType::kF32, {2, 4}, logits)}, "masked softmax");
+}
+
+// tanh, float erf and gelu are inline arithmetic too (fast_math.h), held to
+// their ulp bounds against the C library in double: every 4093rd float bit
+// pattern (all signs, subnormals, infinities and NaNs among them), and for
+// double a log-spaced sweep of both signs.
+template <typename T>
+double ulps(T got, double want) {
+  const T w = static_cast<T>(want);
+  if (std::isnan(want)) return std::isnan(got) ? 0 : 1e9;
+  if (std::isinf(w)) return got == w ? 0 : 1e9;
+  const double spacing = std::fabs(w) < std::numeric_limits<T>::min()
+                             ? std::numeric_limits<T>::denorm_min()
+                             : std::fabs(double(std::nextafter(w, std::numeric_limits<T>::infinity())) - double(w));
+  return std::fabs(double(got) - want) / spacing;
+}
+
+std::vector<double> float_sweep() {
+  std::vector<double> xs;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4093) {
+    const uint32_t u = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    xs.push_back(f);
+  }
+  for (float f : {0.0f, -0.0f, 0.875f, -0.875f, 2.0f, 4.0f, 10.0f, -10.0f, 9.5f, 1e-45f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity()}) {
+    xs.push_back(f);
+    xs.push_back(std::nextafter(f, 0.0f));
+  }
+  return xs;
+}
+
+std::vector<double> double_sweep() {
+  std::vector<double> xs = {0.0, -0.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN(), 4.9e-324, 1e308};
+  for (int i = 0; i <= 200000; ++i) {
+    const double m = std::pow(10.0, -320.0 + 323.0 * i / 200000.0);
+    xs.push_back(m);
+    xs.push_back(-m);
+  }
+  return xs;
+}
+
+// Runs `op` (attrs `attrs`) over `xs` and checks each result against
+// `want` within `bound` ulps; from |x| >= `tail` on, within 1e-4 relative
+// or a few steps of the smallest subnormal instead (gelu's negative tail,
+// values below 0.004 that the differential tests' atol 1e-6 would pass
+// whole: rounding the float argument moves erfc(z) by 2 z^2 ulps there,
+// and the last values are subnormal).
+template <typename T>
+void expect_within_ulps(const char* op, const char* attrs, const std::vector<double>& xs, double (*want)(double), double bound,
+                        double tail = std::numeric_limits<double>::infinity()) {
+  const char* name = std::is_same_v<T, float> ? "f32" : "f64";
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Outcome got = run_with(one_op(op, {{name, {n}}}, "", attrs), {from_values(dt(name), {n}, xs)}, R"({"compile": {"backend": "llvm"}})");
+  ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+  EXPECT_EQ(got.fallbacks, 0u);
+  const T* y = got.out[0].ptr<T>();
+  double worst = 0;
+  int failures = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = static_cast<T>(xs[i]);
+    const double w = want(double(x)), e = ulps<T>(y[i], w);
+    const double diff = std::fabs(double(y[i]) - w);
+    if (std::fabs(double(x)) >= tail && (diff <= 1e-4 * std::fabs(w) || diff <= 16 * std::numeric_limits<T>::denorm_min())) continue;
+    worst = std::max(worst, e);
+    if (e > bound && failures++ < 5) ADD_FAILURE() << op << " " << name << "(" << x << ") = " << y[i] << ", want " << want(double(x)) << ": " << e << " ulp";
+  }
+  EXPECT_EQ(failures, 0) << op << " " << name << ": " << failures << " of " << n << " past " << bound << " ulp";
+  ::testing::Test::RecordProperty(std::string(op) + "_" + name + (*attrs ? "_tanh" : "") + "_worst_ulp", std::to_string(worst));
+}
+
+double gelu_erf(double x) { return 0.5 * x * std::erfc(-x * 0.7071067811865476); }
+double gelu_tanh(double x) {
+  const double y = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (y < 0 ? 2 * std::exp(2 * y) / (1 + std::exp(2 * y)) : 1 + std::tanh(y));  // 1 + tanh(y) without cancellation
+}
+
+TEST(Llvm, TanhErfAndGeluAreWithinTheirUlpBoundsEverywhere) {
+  const std::vector<double> fs = float_sweep(), ds = double_sweep();
+  expect_within_ulps<float>("tanh", "", fs, [](double x) { return std::tanh(x); }, 3);
+  expect_within_ulps<double>("tanh", "", ds, [](double x) { return std::tanh(x); }, 4);
+  expect_within_ulps<float>("erf", "", fs, [](double x) { return std::erf(x); }, 3);
+  // gelu in float: its argument's rounding moves the result by a few ulps
+  // more; the tanh form's by the most (y = k (x + c x^3) rounded, then
+  // exp(-2|y|) multiplies y's error by 2|y|: 14 ulp seen near x = -3 in a
+  // sweep 10 times this dense, 1e-6 relative).
+  expect_within_ulps<float>("gelu", "", fs, gelu_erf, 8, 3);
+  expect_within_ulps<float>("gelu", R"({"approximate": "tanh"})", fs, gelu_tanh, 16, 3);
+  expect_within_ulps<double>("gelu", R"({"approximate": "tanh"})", ds, gelu_tanh, 6, 3);
 }
 
 // tvm.json turns the 0/1 rule off: a dim that broadcasts is then a traced
@@ -302,6 +397,56 @@ TEST(Llvm, MatmulLikeNumPy) {
               {"op": "gelu", "in": ["hb"], "out": "y"}], "outputs": ["y"]})";
   expect_agrees(g, {random_tensor(DType::kF32, {9, 16}, rng), random_tensor(DType::kF32, {24, 16}, rng), random_tensor(DType::kF32, {24}, rng)},
                 "matmul epilogue", 1e-4, 1e-5);
+}
+
+// A pointwise step right after a matmul over the product's shape runs on
+// each block of rows as BLAS finishes it (MatmulStep::epilogue): sizes 0
+// and 1, batches (broadcast too), many row blocks across threads, the
+// product read twice, kept as an output, read at another index (not an
+// epilogue then), and an epilogue whose gather fails its bounds check.
+TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
+  std::mt19937 rng(17);
+  const std::string mlp = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "m", "k"]}, {"name": "w", "dtype": "f32", "shape": ["k", "n"]},
+      {"name": "c", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "add", "in": ["h", "c"], "out": "hb"},
+              {"op": "gelu", "in": ["hb"], "out": "y"}], "outputs": ["y"]})";
+  for (const auto& [b, m, k, n] : std::vector<std::array<int64_t, 4>>{
+           {1, 1, 1, 1}, {2, 3, 5, 7}, {0, 3, 4, 5}, {2, 0, 4, 5}, {2, 3, 0, 5}, {2, 3, 4, 0}, {3, 300, 40, 70}, {1, 257, 64, 33}}) {
+    expect_agrees(mlp, {random_tensor(DType::kF32, {b, m, k}, rng), random_tensor(DType::kF32, {k, n}, rng), random_tensor(DType::kF32, {n}, rng)},
+                  "mlp " + shape_str({b, m, k, n}), 1e-4, 1e-5);
+  }
+  const bench::Specialized sg = bench::specialize(mlp, {{3, 300, 40}, {40, 70}, {70}}, true);
+  const std::string dump = std::move(backends::loops::lower(*sg.graph)).value().dump();
+  EXPECT_NE(dump.find("epilogue next"), std::string::npos) << dump;
+
+  // Broadcast batches, the product read twice and kept, a residual.
+  const std::string twice = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": [2, 1, "m", 6]}, {"name": "w", "dtype": "f32", "shape": [3, 6, 5]},
+      {"name": "r", "dtype": "f32", "shape": [2, 3, "m", 5]}],
+    "nodes": [{"op": "matmul", "in": ["a", "w"], "out": "h"}, {"op": "mul", "in": ["h", "h"], "out": "hh"},
+              {"op": "add", "in": ["hh", "r"], "out": "y"}], "outputs": ["y", "h"]})";
+  for (int64_t m : {1, 4, 150}) {
+    expect_agrees(twice, {random_tensor(DType::kF32, {2, 1, m, 6}, rng), random_tensor(DType::kF32, {3, 6, 5}, rng), random_tensor(DType::kF32, {2, 3, m, 5}, rng)},
+                  "broadcast batch m=" + std::to_string(m), 1e-4, 1e-5);
+  }
+  // The product at its transposed index: a plain step after the matmul.
+  const std::string transposed = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": ["n", "n"]}],
+    "nodes": [{"op": "matmul", "in": ["a", "a"], "out": "h"}, {"op": "transpose", "in": ["h"], "out": "ht", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "sub", "in": ["h", "ht"], "out": "y"}], "outputs": ["y"]})";
+  for (int64_t n : {1, 9, 130}) expect_agrees(transposed, {random_tensor(DType::kF32, {n, n}, rng)}, "h - h^T n=" + std::to_string(n), 1e-4, 1e-5);
+  const std::string lowered = std::move(backends::loops::lower(*bench::specialize(transposed, {{9, 9}}, true).graph)).value().dump();
+  EXPECT_EQ(lowered.find("epilogue next"), std::string::npos) << lowered;
+  // An epilogue with a gather: an index out of range is the reference's error.
+  const std::string gather = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["t", 8]}, {"name": "w", "dtype": "f32", "shape": [8, 4]},
+      {"name": "table", "dtype": "f32", "shape": [10, 4]}, {"name": "ids", "dtype": "i64", "shape": ["t"]}],
+    "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "embedding", "in": ["table", "ids"], "out": "e"},
+              {"op": "add", "in": ["h", "e"], "out": "y"}], "outputs": ["y"]})";
+  for (int64_t bad : {3, 10}) {
+    std::vector<double> ids(200, 1.0);
+    ids[150] = static_cast<double>(bad);
+    expect_agrees(gather, {random_tensor(DType::kF32, {200, 8}, rng), random_tensor(DType::kF32, {8, 4}, rng), random_tensor(DType::kF32, {10, 4}, rng),
+                           from_values(DType::kI64, {200}, ids)},
+                  "gather epilogue, id " + std::to_string(bad), 1e-4, 1e-5);
+  }
 }
 
 TEST(Llvm, LayoutOpsFoldIntoIndexing) {
