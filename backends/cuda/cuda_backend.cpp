@@ -306,8 +306,8 @@ Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::s
   if (sh_->blas->cublasSetStream(sh_->handle, s) != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cublasSetStream failed");
   for (int64_t o = 0; o < outer; ++o) {
     const auto [ao, bo] = shape.offsets(o, nb ? nb - 1 : 0);
-    const char* a = bufs[mm.a] + ao * es;
-    const char* b = bufs[mm.b] + bo * es;
+    const char* a = bufs[mm.a.buffer] + ao * es;  // dense: lowered without strided operands
+    const char* b = bufs[mm.b.buffer] + bo * es;
     char* c = bufs[mm.c] + o * inner * m * n * es;
     const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k), B = static_cast<int>(inner);
     cublasStatus_t r;
@@ -378,6 +378,7 @@ class CudaBackend final : public Backend {
     loops::LowerOptions options;
     options.blas = sh_->blas != nullptr;
     options.tile = 0;  // the grid spreads the loop
+    options.strided_operands = false;
     LoopProgram p = SJ_TRY(loops::lower(*graph, options));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");

@@ -121,6 +121,19 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   return Status::ok();
 }
 
+// How BLAS reads a row-major operand of `rows` x `cols` with these strides:
+// transposed when its rows are the contiguous ones (lowering saw to it that
+// rows or columns are). The leading dimension of a single row is never
+// read, but BLAS still wants it at least the row's width.
+struct BlasOperand {
+  CBLAS_TRANSPOSE trans;
+  int ld;
+};
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  if (col_stride == 1 || cols == 1) return {CblasNoTrans, static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : row_stride)};
+  return {CblasTrans, static_cast<int>(col_stride)};
+}
+
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
 bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
@@ -139,8 +152,8 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   auto task = [&](int64_t t) {
     const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(m - r0, rows_per_task);
     const auto [ao, bo] = shape.offsets(c, mm.batch.size());
-    const char* a = bufs[mm.a] + (ao + r0 * k) * static_cast<int64_t>(es);
-    const char* b = bufs[mm.b] + bo * static_cast<int64_t>(es);
+    const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * static_cast<int64_t>(es);
+    const char* b = bufs[mm.b.buffer] + bo * static_cast<int64_t>(es);
     char* out = bufs[mm.c] + (c * m + r0) * n * static_cast<int64_t>(es);
     // The epilogue's rows are C's, flattened over the batch.
     auto finish = [&] {
@@ -153,13 +166,14 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       finish();
       return;
     }
-    const int lda = static_cast<int>(k), ldb = static_cast<int>(n);
+    const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col), ob = blas_operand(k, n, shape.b_row, shape.b_col);
+    const int ldc = static_cast<int>(n);
     if (dt == ir::DType::kF32) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                  reinterpret_cast<const float*>(a), lda, reinterpret_cast<const float*>(b), ldb, 0.0f, reinterpret_cast<float*>(out), ldb);
+      cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f,
+                  reinterpret_cast<const float*>(a), oa.ld, reinterpret_cast<const float*>(b), ob.ld, 0.0f, reinterpret_cast<float*>(out), ldc);
     } else {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0,
-                  reinterpret_cast<const double*>(a), lda, reinterpret_cast<const double*>(b), ldb, 0.0, reinterpret_cast<double*>(out), ldb);
+      cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0,
+                  reinterpret_cast<const double*>(a), oa.ld, reinterpret_cast<const double*>(b), ob.ld, 0.0, reinterpret_cast<double*>(out), ldc);
     }
     finish();
   };

@@ -1,8 +1,8 @@
 // Pass: which values get buffers. A value is materialized only when it
 // must be: the results of reductions, normalizations, matmuls and concats
-// (not fusible), and a pointwise value that a view or gather reads at other
+// (not fusible), a pointwise value that a view or gather reads at other
 // indices besides another use (recomputing it per index would repeat its
-// work). Inputs and outputs have buffers of their own. Everything else is
+// work), and one that a matmul reads through views (BLAS reads it in place). Inputs and outputs have buffers of their own. Everything else is
 // folded into the loops that read it (fold_index.cpp), up to a depth: a
 // chain of more than kMaxFusedDepth folded ops gets a buffer, so that the
 // folding (which recurses once per folded op) and the loop bodies stay
@@ -37,6 +37,28 @@ Status Lowering::plan_buffers() {
     if (producer_[v] < 0 || !types_[v].is_tensor) continue;
     const OpClass cls = ir::op_info(g_.nodes[producer_[v]].op).cls;
     if (is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need_[v] = true;
+  }
+  // A computed value that a BLAS matmul reads through views only (attention
+  // heads: a projection plus its bias, split and transposed) is materialized
+  // in its own layout, where it is computed (often as the epilogue of the
+  // projection's matmul), and read by strides (matmul_step.cpp).
+  if (options_.blas && options_.strided_operands) {
+    for (const ir::Node& n : g_.nodes) {
+      if (ir::op_info(n.op).cls != OpClass::kMatmul || !ir::is_float(types_[n.out[0]].dtype)) continue;
+      for (const ir::Operand& o : n.in) {
+        if (!o.is_value() || shape(o.value).size() < 2) continue;
+        int v = o.value;
+        bool viewed = false;
+        while (producer_[v] >= 0) {
+          const ir::Node& p = g_.nodes[producer_[v]];
+          const OpClass cls = ir::op_info(p.op).cls;
+          if (!is_view(cls) || cls == OpClass::kExpand) break;
+          v = p.in[0].value;
+          viewed = true;
+        }
+        if (viewed && producer_[v] >= 0 && is_pointwise(ir::op_info(g_.nodes[producer_[v]].op).cls)) need_[v] = true;
+      }
+    }
   }
   // The folding depth of each value: 0 where it is read from a buffer.
   std::vector<int> depth(nv, 0);

@@ -13,7 +13,14 @@ std::string LoopProgram::dump() const {
   }
   for (const Step& st : steps) {
     s += "step " + st.label + (st.kind == Step::Kind::kMatmul ? (st.matmul.epilogue ? " (blas, epilogue next)" : " (blas)") : "") + "\n";
-    if (st.kind != Step::Kind::kLoops) continue;
+    if (st.kind == Step::Kind::kMatmul) {
+      for (const MatmulOperand* o : {&st.matmul.a, &st.matmul.b}) {
+        s += std::string("  ") + (o == &st.matmul.a ? "a" : "b") + " = b" + std::to_string(o->buffer) + "[" + o->offset.str() + " + batch(";
+        for (size_t d = 0; d < o->batch_strides.size(); ++d) s += (d ? ", " : "") + o->batch_strides[d].str();
+        s += ") rows:" + o->row_stride.str() + " cols:" + o->col_stride.str() + "]\n";
+      }
+      continue;
+    }
     s += "  outer";
     for (size_t d = 0; d < st.loops.outer_vars.size(); ++d) s += " s" + std::to_string(st.loops.outer_vars[d]) + "<" + st.loops.outer_extents[d].str();
     s += "\n";
@@ -64,23 +71,27 @@ std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTenso
 
 MatmulShape::MatmulShape(const MatmulStep& mm, std::span<const int64_t> values)
     : m(sym::evaluate(mm.m, values)), n(sym::evaluate(mm.n, values)), k(sym::evaluate(mm.k, values)) {
+  auto eval = [&](const sym::Expr& e) { return sym::evaluate(e, values); };
   const size_t nb = mm.batch.size();
   batch.resize(nb);
   a_stride.resize(nb);
   b_stride.resize(nb);
-  int64_t as = m * k, bs = k * n;
-  for (size_t i = nb; i-- > 0;) {
-    batch[i] = sym::evaluate(mm.batch[i], values);
+  for (size_t i = 0; i < nb; ++i) {
+    batch[i] = eval(mm.batch[i]);
     count *= batch[i];
-    a_stride[i] = mm.a_batch_bcast[i] ? 0 : as;
-    b_stride[i] = mm.b_batch_bcast[i] ? 0 : bs;
-    as *= sym::evaluate(mm.a_batch[i], values);
-    bs *= sym::evaluate(mm.b_batch[i], values);
+    a_stride[i] = eval(mm.a.batch_strides[i]);
+    b_stride[i] = eval(mm.b.batch_strides[i]);
   }
+  a_offset = eval(mm.a.offset);
+  b_offset = eval(mm.b.offset);
+  a_row = eval(mm.a.row_stride);
+  a_col = eval(mm.a.col_stride);
+  b_row = eval(mm.b.row_stride);
+  b_col = eval(mm.b.col_stride);
 }
 
 std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) const {
-  int64_t a = 0, b = 0;
+  int64_t a = a_offset, b = b_offset;
   for (size_t i = dims; i-- > 0;) {
     const int64_t at = index % batch[i];
     index /= batch[i];

@@ -102,12 +102,23 @@ struct LoopStep {
   sym::Expr work_per_row = sym::Expr(1);
 };
 
-// C[b] = A[b] @ B[b] on dense buffers, batch dims broadcast; row-major.
+// A matmul operand as BLAS reads it: element `offset` into `buffer`, then
+// strides per batch dim of the result (right-aligned; 0 where the operand
+// broadcasts), per row and per column. Row or column stride is 1 (the other
+// is BLAS's leading dimension, the operand transposed when rows are the
+// contiguous ones), or the matrix has a single row or column.
+struct MatmulOperand {
+  int buffer = -1;
+  sym::Expr offset = sym::Expr(0);
+  std::vector<sym::Expr> batch_strides;
+  sym::Expr row_stride = sym::Expr(0), col_stride = sym::Expr(1);
+};
+
+// C[b] = A[b] @ B[b], batch dims broadcast; C dense and row-major.
 struct MatmulStep {
-  int a, b, c;                       // buffers
-  std::vector<sym::Expr> batch;      // the result's batch dims
-  std::vector<bool> a_batch_bcast, b_batch_bcast;  // per batch dim: the operand's dim is 1
-  std::vector<sym::Expr> a_batch, b_batch;         // the operands' batch dims, right-aligned to `batch`
+  MatmulOperand a, b;
+  int c;
+  std::vector<sym::Expr> batch;  // the result's batch dims
   sym::Expr m, n, k;
   // The next step is this product's epilogue: a pointwise step whose outer
   // loop is C's rows (batch and m, flattened) and whose inner loop is n, so
@@ -116,15 +127,16 @@ struct MatmulStep {
   bool epilogue = false;
 };
 
-// A matmul step evaluated on a call: its sizes and, per batch dim, each
-// operand's stride in elements (0 where the operand broadcasts).
+// A matmul step evaluated on a call: its sizes, each operand's offset,
+// row and column strides, and per batch dim its stride (elements).
 struct MatmulShape {
   int64_t m = 0, n = 0, k = 0;
   int64_t count = 1;  // batch matrices
   std::vector<int64_t> batch, a_stride, b_stride;
+  int64_t a_offset = 0, b_offset = 0, a_row = 0, a_col = 1, b_row = 0, b_col = 1;
   MatmulShape(const MatmulStep& step, std::span<const int64_t> values);
-  // The operands' offsets (elements) for batch matrix `index` of the first
-  // `dims` batch dims (row-major over them).
+  // The operands' offsets (elements, `offset` included) for batch matrix
+  // `index` of the first `dims` batch dims (row-major over them).
   std::pair<int64_t, int64_t> offsets(int64_t index, size_t dims) const;
 };
 

@@ -27,6 +27,10 @@ struct LowerOptions {
   // Innermost tile of a pointwise step: the unit CPU threads share; 0 keeps
   // the innermost loop whole (a GPU spreads it over its own grid).
   int64_t tile = 4096;
+  // A BLAS matmul's operand that is a view of a buffer (transposed,
+  // permuted, sliced) is read in place, by its strides; off, it is copied
+  // dense first (the CUDA backend, until its cuBLAS calls take strides).
+  bool strided_operands = true;
 };
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,

@@ -1,10 +1,82 @@
-// Pass: matmul steps. A float matmul becomes a BLAS step on dense
-// operands (a non-dense operand is materialized first), batch dims
-// broadcast by stride; an integer one (or any without BLAS) a loop nest
-// that accumulates in i64 / f64.
+// Pass: matmul steps. A float matmul becomes a BLAS step, batch dims
+// broadcast by stride. An operand that is a view of a buffer (a transpose,
+// a permutation, a slice, a reshape of a dense buffer) is read in place by
+// its strides, transposed for BLAS when its rows are the contiguous ones;
+// any other is materialized dense first. An integer matmul (or any without
+// BLAS) is a loop nest that accumulates in i64 / f64.
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops::detail {
+
+// `v` (rank >= 2) read in place: its fold is one load whose offset is
+// linear in the indices, with non-negative strides, and rows or columns
+// contiguous. Dims of size 1 stride 0, as everywhere; a matrix of one row
+// or column takes stride 1 there, so that BLAS may read it either way.
+std::optional<MatmulOperand> Lowering::strided_operand(int v, const std::vector<Expr>& batch) {
+  const std::vector<Expr>& s = shape(v);
+  const size_t rank = s.size();
+  Phase scratch;
+  BodyBuilder fold(*this, scratch);
+  const std::vector<Expr> vars = new_vars(rank);
+  fold.value(v, vars);
+  if (scratch.body.size() != 1 || scratch.body[0].kind != InstKind::kLoad) return std::nullopt;
+  const Inst& load = scratch.body[0];
+  auto at = [&](size_t unit) {  // the offset with index `unit` 1 and the others 0 (unit == rank: all 0)
+    return sym::substitute(load.expr, [&](int id) -> std::optional<Expr> {
+      for (size_t d = 0; d < rank; ++d) {
+        if (vars[d].symbol_id() == id) return Expr(d == unit ? 1 : 0);
+      }
+      return std::nullopt;
+    });
+  };
+  MatmulOperand o;
+  o.buffer = load.buffer;
+  o.offset = at(rank);
+  std::vector<Expr> strides(rank);
+  Expr linear = o.offset;
+  for (size_t d = 0; d < rank; ++d) {
+    strides[d] = at(d) - o.offset;
+    linear = linear + strides[d] * vars[d];
+    if (!is_nonnegative(p_, strides[d])) return std::nullopt;
+    if (is_one(s[d])) strides[d] = 0;
+  }
+  if (!((load.expr - linear) == Expr(0))) return std::nullopt;
+  o.row_stride = is_one(s[rank - 2]) ? Expr(1) : strides[rank - 2];
+  o.col_stride = is_one(s[rank - 1]) ? Expr(1) : strides[rank - 1];
+  const bool rows_contiguous = o.row_stride == Expr(1), cols_contiguous = o.col_stride == Expr(1);
+  if (!rows_contiguous && !cols_contiguous) return std::nullopt;
+  // The other stride is BLAS's leading dimension: 0 (a broadcast) is not one.
+  if ((cols_contiguous ? o.row_stride : o.col_stride) == Expr(0)) return std::nullopt;
+  const size_t own = rank - 2;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const size_t lead = batch.size() - own;
+    o.batch_strides.push_back(i >= lead ? strides[i - lead] : Expr(0));
+  }
+  return o;
+}
+
+// Operand `v` of a BLAS step: in place where it can be, else dense.
+Expected<MatmulOperand> Lowering::blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node) {
+  if (!vec && options_.strided_operands) {
+    if (std::optional<MatmulOperand> o = strided_operand(v, batch)) return *o;
+  }
+  MatmulOperand o;
+  o.buffer = SJ_TRY(ensure_dense(v, node));
+  const std::vector<Expr>& s = shape(v);
+  if (vec) {  // [k]: one row of A, or one column of B; nothing to stride
+    o.row_stride = 1;
+    o.batch_strides.assign(batch.size(), Expr(0));
+    return o;
+  }
+  const std::vector<Expr> dense = dense_strides(s);
+  const size_t own = s.size() - 2;
+  o.row_stride = dense[own];
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const size_t lead = batch.size() - own;
+    o.batch_strides.push_back(i >= lead && !is_one(s[i - lead]) ? dense[i - lead] : Expr(0));
+  }
+  return o;
+}
 
 Status Lowering::matmul_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
@@ -18,23 +90,13 @@ Status Lowering::matmul_step(int node, int buffer) {
     Step st{Step::Kind::kMatmul};
     st.label = label(node);
     MatmulStep& m = st.matmul;
-    m.a = SJ_TRY(ensure_dense(av, node));
-    m.b = SJ_TRY(ensure_dense(bv, node));
+    m.batch.assign(so.begin(), so.begin() + static_cast<int64_t>(nbatch));
+    m.a = SJ_TRY(blas_operand(av, a_vec, m.batch, node));
+    m.b = SJ_TRY(blas_operand(bv, b_vec, m.batch, node));
     m.c = buffer;
     m.m = a_vec ? Expr(1) : sa[sa.size() - 2];
     m.n = b_vec ? Expr(1) : sb.back();
     m.k = k;
-    m.batch.assign(so.begin(), so.begin() + static_cast<int64_t>(nbatch));
-    auto batch_of = [&](const std::vector<Expr>& s, bool vec, std::vector<Expr>& dims, std::vector<bool>& bcast) {
-      size_t own = vec ? 0 : s.size() - 2;
-      for (size_t i = 0; i < nbatch; ++i) {
-        Expr d = i + own >= nbatch ? s[i + own - nbatch] : Expr(1);
-        dims.push_back(d);
-        bcast.push_back(is_one(d) && !is_one(m.batch[i]));
-      }
-    };
-    batch_of(sa, a_vec, m.a_batch, m.a_batch_bcast);
-    batch_of(sb, b_vec, m.b_batch, m.b_batch_bcast);
     p_.steps.push_back(std::move(st));
     return Status::ok();
   }

@@ -449,6 +449,81 @@ TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
   }
 }
 
+// A matmul operand that is a view of a buffer goes to BLAS by its strides
+// (transposed when its rows are contiguous), with no copy: attention's
+// heads split from a biased projection, heads sliced from a fused qkv,
+// sizes 0 and 1, and the layouts BLAS cannot take (a broadcast row, a
+// non-contiguous input), which are copied dense first.
+TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
+  std::mt19937 rng(23);
+  // Products of products in f32 against the reference's f64: values in
+  // [-0.5, 0.5] keep the rounding of their sums under the tolerance.
+  auto random = [&](DType dt, std::vector<int64_t> shape) { return random_tensor(dt, std::move(shape), rng, -0.5, 0.5); };
+  auto steps = [](const std::string& g, const std::vector<std::vector<int64_t>>& shapes) {
+    const std::string dump = std::move(backends::loops::lower(*bench::specialize(g, shapes, true).graph)).value().dump();
+    size_t n = 0;
+    for (size_t at = dump.find("\nstep "); at != std::string::npos; at = dump.find("\nstep ", at + 1)) ++n;
+    return std::make_pair(n + (dump.rfind("step ", 0) == 0), dump);
+  };
+  const std::string heads = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "t", 32]}, {"name": "wq", "dtype": "f32", "shape": [32, 32]},
+      {"name": "bq", "dtype": "f32", "shape": [32]}, {"name": "wk", "dtype": "f32", "shape": [32, 32]}, {"name": "bk", "dtype": "f32", "shape": [32]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "b", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 1}},
+              {"op": "matmul", "in": ["x", "wq"], "out": "q0"}, {"op": "add", "in": ["q0", "bq"], "out": "q1"},
+              {"op": "reshape", "in": ["q1", "b", "t", 4, 8], "out": "q2"}, {"op": "transpose", "in": ["q2"], "out": "q", "attrs": {"dim0": 1, "dim1": 2}},
+              {"op": "matmul", "in": ["x", "wk"], "out": "k0"}, {"op": "add", "in": ["k0", "bk"], "out": "k1"},
+              {"op": "reshape", "in": ["k1", "b", "t", 4, 8], "out": "k2"}, {"op": "transpose", "in": ["k2"], "out": "k", "attrs": {"dim0": 1, "dim1": 2}},
+              {"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": -1, "dim1": -2}},
+              {"op": "matmul", "in": ["q", "kt"], "out": "s"}], "outputs": ["s"]})";
+  for (const auto& [b, t] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {1, 0}, {0, 3}, {3, 70}}) {
+    expect_agrees(heads, {random(DType::kF32, {b, t, 32}), random(DType::kF32, {32, 32}), random(DType::kF32, {32}),
+                          random(DType::kF32, {32, 32}), random(DType::kF32, {32})},
+                  "heads b=" + std::to_string(b) + " t=" + std::to_string(t), 1e-4, 1e-5);
+  }
+  // Two projections, each with its bias as its epilogue, and the scores: no copies.
+  auto [n_heads, dump_heads] = steps(heads, {{2, 5, 32}, {32, 32}, {32}, {32, 32}, {32}});
+  EXPECT_EQ(n_heads, 5u) << dump_heads;
+  EXPECT_NE(dump_heads.find("rows:1 cols:32]"), std::string::npos) << "k^T transposed for BLAS\n" << dump_heads;
+
+  // Heads sliced from one fused projection, then the values' product.
+  const std::string qkv = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["t", 16]}, {"name": "w", "dtype": "f32", "shape": [16, 48]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 0}}, {"op": "matmul", "in": ["x", "w"], "out": "p"},
+              {"op": "slice", "in": ["p", 0, 16, 1], "out": "qf", "attrs": {"dim": -1}}, {"op": "reshape", "in": ["qf", "t", 2, 8], "out": "qs"},
+              {"op": "transpose", "in": ["qs"], "out": "q", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "slice", "in": ["p", 16, 32, 1], "out": "kf", "attrs": {"dim": -1}}, {"op": "reshape", "in": ["kf", "t", 2, 8], "out": "ks"},
+              {"op": "permute", "in": ["ks"], "out": "kt", "attrs": {"perm": [1, 2, 0]}},
+              {"op": "slice", "in": ["p", 32, 48, 1], "out": "vf", "attrs": {"dim": -1}}, {"op": "reshape", "in": ["vf", "t", 2, 8], "out": "vs"},
+              {"op": "transpose", "in": ["vs"], "out": "v", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "matmul", "in": ["q", "kt"], "out": "s"}, {"op": "matmul", "in": ["s", "v"], "out": "y"}], "outputs": ["y"]})";
+  for (int64_t t : {1, 2, 9, 100}) {
+    expect_agrees(qkv, {random(DType::kF32, {t, 16}), random(DType::kF32, {16, 48})}, "qkv t=" + std::to_string(t), 1e-4, 1e-5);
+  }
+  auto [n_qkv, dump_qkv] = steps(qkv, {{9, 16}, {16, 48}});
+  EXPECT_EQ(n_qkv, 3u) << dump_qkv;
+
+  // Size-1 dims, static: strides that never matter.
+  const std::string ones = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": [1, 3]}, {"name": "b", "dtype": "f32", "shape": [1, 1]},
+      {"name": "c", "dtype": "f32", "shape": [3, 1]}],
+    "nodes": [{"op": "transpose", "in": ["a"], "out": "at", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["at", "b"], "out": "p"},
+              {"op": "transpose", "in": ["c"], "out": "ct", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["ct", "p"], "out": "y"},
+              {"op": "matmul", "in": ["p", "ct"], "out": "z"}], "outputs": ["y", "z"]})";
+  expect_agrees(ones, {random(DType::kF32, {1, 3}), random(DType::kF32, {1, 1}), random(DType::kF32, {3, 1})},
+                "size-1 dims", 1e-4, 1e-5);
+
+  // Layouts BLAS cannot take: a broadcast row, and a non-contiguous input
+  // (its strides arrive per call); f64 transposed on both sides too.
+  const std::string bcast = R"({"inputs": [{"name": "v", "dtype": "f32", "shape": ["k"]}, {"name": "x", "dtype": "f32", "shape": ["m", "k"]}],
+    "nodes": [{"op": "sym_size", "in": ["v"], "out": "k", "attrs": {"dim": 0}}, {"op": "unsqueeze", "in": ["v"], "out": "v1", "attrs": {"dim": 0}},
+              {"op": "expand", "in": ["v1", "k", "k"], "out": "w"}, {"op": "matmul", "in": ["x", "w"], "out": "y"}], "outputs": ["y"]})";
+  expect_agrees(bcast, {random(DType::kF32, {6}), random(DType::kF32, {4, 6})}, "broadcast operand", 1e-4, 1e-5);
+  const std::string tt = R"({"inputs": [{"name": "a", "dtype": "f64", "shape": ["k", "m"]}, {"name": "b", "dtype": "f64", "shape": ["n", "k"]}],
+    "nodes": [{"op": "transpose", "in": ["a"], "out": "at", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "transpose", "in": ["b"], "out": "bt", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["at", "bt"], "out": "y"}],
+    "outputs": ["y"]})";
+  expect_agrees(tt, {random(DType::kF64, {7, 5}), random(DType::kF64, {3, 7})}, "both transposed", 1e-4, 1e-5);
+  Tensor strided_a = random(DType::kF64, {5, 14}).view({7, 5}, {2, 14});
+  expect_agrees(tt, {strided_a, random(DType::kF64, {3, 7})}, "non-contiguous input", 1e-4, 1e-5);
+}
+
 TEST(Llvm, LayoutOpsFoldIntoIndexing) {
   std::mt19937 rng(8);
   auto g = [](const std::string& node, const std::string& shape) {
