@@ -221,6 +221,7 @@ Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<c
         at = temps[b.index].data();
         break;
       }
+      case loops::Buffer::Kind::kScratch: break;  // attention steps only, which this backend does not lower
     }
     words[i] = reinterpret_cast<uint64_t>(at);
   }
@@ -379,6 +380,7 @@ class CudaBackend final : public Backend {
     options.blas = sh_->blas != nullptr;
     options.tile = 0;  // the grid spreads the loop
     options.strided_operands = false;
+    options.fuse_attention = false;
     LoopProgram p = SJ_TRY(loops::lower(*graph, options));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");

@@ -246,7 +246,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
   llvm::Value *bufs = fn_->getArg(0), *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
   // Symbols and buffer addresses, read once.
-  const int nparams = p_.num_graph_symbols + static_cast<int>(p_.params.size());
+  const int nparams = p_.num_read_symbols();
   syms_.clear();
   for (int i = 0; i < nparams; ++i) syms_[i] = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, syms, i), "s" + std::to_string(i));
   bufs_.clear();
@@ -316,7 +316,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
 
 std::vector<std::string> step_names(const loops::LoopProgram& p) {
   std::vector<std::string> names;
-  for (size_t i = 0; i < p.steps.size(); ++i) names.push_back(p.steps[i].kind == loops::Step::Kind::kLoops ? "step_" + std::to_string(i) : "");
+  for (size_t i = 0; i < p.steps.size(); ++i) names.push_back(p.steps[i].kind != loops::Step::Kind::kMatmul ? "step_" + std::to_string(i) : "");
   return names;
 }
 

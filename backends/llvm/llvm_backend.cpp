@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <limits>
 
 #include "backends/backend.h"
 #include "backends/llvm/session.h"
@@ -37,6 +38,7 @@ constexpr int64_t kWorkPerTask = 1 << 15;
 // split into row blocks of at least kMatmulMinRows rows.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 64;
+constexpr int64_t kMatmulBlocksPerThread = 1;
 // Freed buffers the pool keeps for reuse, for all LLVM backends of the
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
@@ -66,6 +68,10 @@ class LlvmKernel final : public Kernel {
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as BLAS wrote it. False when the epilogue failed a check.
   bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const;
+  // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
+  // generated code. False when that code failed a check.
+  template <typename T>
+  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const;
 
   LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
@@ -92,6 +98,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
         bufs[i] = static_cast<char*>(temps[b.index].data());
         break;
       }
+      case Buffer::Kind::kScratch: bufs[i] = nullptr; break;  // per task, placed by its step's runner
     }
   }
   std::atomic<int32_t> failed{0};
@@ -100,6 +107,13 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (step.kind == loops::Step::Kind::kMatmul) {
       cpu::StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
+      continue;
+    }
+    if (step.kind == loops::Step::Kind::kAttention) {
+      const loops::AttentionStep& a = step.attention;
+      const bool ok = p_.buffers[a.out].dtype == ir::DType::kF32 ? attention<float>(a, bufs.data(), values, code_->steps()[s])
+                                                                 : attention<double>(a, bufs.data(), values, code_->steps()[s]);
+      if (!ok) return use_reference();
       continue;
     }
     const std::optional<int64_t> outer = loops::outer_rows(step.loops, values);
@@ -134,6 +148,19 @@ BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t
   return {CblasTrans, static_cast<int>(col_stride)};
 }
 
+// Whether every batch matrix reads the same B and A's rows, not transposed,
+// are evenly spaced through the batch (matrix i + 1 starts m rows after i).
+bool shares_b(const loops::MatmulShape& s) {
+  if (s.a_col != 1 && s.k > 1) return false;
+  int64_t expect = s.m * s.a_row;
+  for (size_t i = s.batch.size(); i-- > 0;) {
+    if (s.batch[i] == 1) continue;
+    if (s.b_stride[i] != 0 || s.a_stride[i] != expect) return false;
+    expect *= s.batch[i];
+  }
+  return true;
+}
+
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
 bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
@@ -141,24 +168,33 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   if (m == 0 || n == 0) return true;
   std::atomic<int32_t> failed{0};
   const size_t es = ir::dtype_size(dt);
-  // Tasks: each batch matrix in blocks of rows, a block tall enough for
-  // BLAS to run as a matrix product (a row alone is a memory-bound
-  // matrix-vector product), at most a few blocks per thread.
+  // A batch of products sharing one B (a layer's weights) whose A rows are
+  // evenly spaced across the batch is one product of count * m rows, so
+  // that BLAS packs B once per block of rows, not once per matrix.
+  const bool flat = count > 1 && shares_b(shape);
+  const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
+  // Tasks: each matrix in blocks of rows, a block tall enough for BLAS to
+  // run as a matrix product (a row alone is a memory-bound matrix-vector
+  // product), about kMatmulBlocksPerThread blocks per thread (each block
+  // packs its own copy of B).
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
-  int64_t rows_per_task = m;
-  if (work >= kMatmulWorkPerTask) rows_per_task = std::min(m, std::max(kMatmulMinRows, (m * count + 4 * threads - 1) / (4 * threads)));
-  const int64_t blocks = (m + rows_per_task - 1) / rows_per_task;
+  int64_t rows_per_task = rows_total;
+  if (work >= kMatmulWorkPerTask) {
+    const int64_t want = kMatmulBlocksPerThread * threads;
+    rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_total * matrices + want - 1) / want));
+  }
+  const int64_t blocks = (rows_total + rows_per_task - 1) / rows_per_task;
   auto task = [&](int64_t t) {
-    const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(m - r0, rows_per_task);
-    const auto [ao, bo] = shape.offsets(c, mm.batch.size());
+    const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(rows_total - r0, rows_per_task);
+    const auto [ao, bo] = flat ? std::make_pair(shape.a_offset, shape.b_offset) : shape.offsets(c, mm.batch.size());
     const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * static_cast<int64_t>(es);
     const char* b = bufs[mm.b.buffer] + bo * static_cast<int64_t>(es);
-    char* out = bufs[mm.c] + (c * m + r0) * n * static_cast<int64_t>(es);
+    char* out = bufs[mm.c] + (c * rows_total + r0) * n * static_cast<int64_t>(es);
     // The epilogue's rows are C's, flattened over the batch.
     auto finish = [&] {
       if (epilogue) {
-        if (int32_t e = epilogue(bufs, values.data(), c * m + r0, c * m + r0 + rows)) failed = e;
+        if (int32_t e = epilogue(bufs, values.data(), c * rows_total + r0, c * rows_total + r0 + rows)) failed = e;
       }
     };
     if (k == 0) {
@@ -177,9 +213,118 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     }
     finish();
   };
-  const int64_t tasks = count * blocks;
+  const int64_t tasks = matrices * blocks;
   if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
     for (int64_t t = 0; t < tasks; ++t) task(t);
+  } else {
+    tbb::parallel_for(int64_t{0}, tasks, task);
+  }
+  return failed == 0;
+}
+
+// C = A B + beta C, row-major, in the operands' precision.
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a, int lda, const float* b, int ldb, float beta,
+          float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a, int lda, const double* b, int ldb,
+          double beta, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+// An operand of an attention step on a call: its strides, and its offset
+// for a flat batch index.
+struct OperandAt {
+  int64_t offset, row, col;
+  std::vector<int64_t> batch;  // per batch dim: stride
+  OperandAt(const loops::MatmulOperand& o, std::span<const int64_t> values)
+      : offset(sym::evaluate(o.offset, values)), row(sym::evaluate(o.row_stride, values)), col(sym::evaluate(o.col_stride, values)) {
+    for (const Expr& e : o.batch_strides) batch.push_back(sym::evaluate(e, values));
+  }
+  int64_t at(int64_t index, std::span<const int64_t> dims) const {
+    int64_t r = offset;
+    for (size_t d = dims.size(); d-- > 0;) {
+      r += index % dims[d] * batch[d];
+      index /= dims[d];
+    }
+    return r;
+  }
+};
+
+// Per task (a batch matrix and kTileQ query rows): for each tile of keys,
+// BLAS writes the scores to the task's tile, the generated code turns them
+// into probabilities and updates the rows' state, the rows' accumulators
+// are rescaled, and BLAS adds probabilities times values to them; the rows
+// are divided by their sums at the end.
+template <typename T>
+bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const {
+  constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+  for (const Expr& e : a.batch) count *= dims.emplace_back(eval(e, values));
+  const int64_t t = eval(a.t, values), s = eval(a.s, values), d = eval(a.d, values), dv = eval(a.dv, values);
+  T* out = reinterpret_cast<T*>(bufs[a.out]);
+  if (count == 0 || t == 0 || dv == 0) return true;
+  if (s == 0) {  // softmax over no keys times no values: zeros, as the two matmuls give
+    std::fill(out, out + count * t * dv, T(0));
+    return true;
+  }
+  const OperandAt q(a.q, values), k(a.k, values), v(a.v, values);
+  const T* qb = reinterpret_cast<const T*>(bufs[a.q.buffer]);
+  const T* kb = reinterpret_cast<const T*>(bufs[a.k.buffer]);
+  const T* vb = reinterpret_cast<const T*>(bufs[a.v.buffer]);
+  const int64_t row_tiles = (t + tq - 1) / tq;
+  std::atomic<int32_t> failed{0};
+  auto task = [&](int64_t index) {
+    const int64_t c = index / row_tiles, i0 = index % row_tiles * tq, rows = std::min(tq, t - i0);
+    std::vector<T> scores(static_cast<size_t>(tq * tk)), state(static_cast<size_t>(4 * tq)), acc(static_cast<size_t>(rows * dv), T(0));
+    std::fill(state.begin(), state.begin() + tq, -std::numeric_limits<T>::infinity());  // running max; sums start at 0
+    std::vector<char*> task_bufs(bufs, bufs + p_.buffers.size());
+    task_bufs[a.tile] = reinterpret_cast<char*>(scores.data());
+    task_bufs[a.state] = reinterpret_cast<char*>(state.data());
+    std::vector<int64_t> task_values(values.begin(), values.end());
+    const int fs = a.first_symbol;
+    task_values[fs] = c;
+    task_values[fs + 1] = i0;
+    const T* qm = qb + q.at(c, dims) + i0 * q.row;
+    const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
+    for (int64_t j0 = 0; j0 < s; j0 += tk) {
+      const int64_t keys = std::min(tk, s - j0);
+      if (d == 0) {
+        std::fill(scores.begin(), scores.end(), T(0));
+      } else {
+        const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
+        gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kb + k.at(c, dims) + j0 * k.col, ok.ld, T(0), scores.data(), static_cast<int>(tk));
+      }
+      task_values[fs + 2] = j0;
+      task_values[fs + 3] = keys;
+      if (int32_t e = tile(task_bufs.data(), task_values.data(), i0, i0 + rows)) {
+        failed = e;
+        return;
+      }
+      bool adds = false;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T rescale = state[2 * tq + r];
+        if (rescale != T(1)) {
+          for (int64_t x = 0; x < dv; ++x) acc[r * dv + x] *= rescale;
+        }
+        adds |= state[3 * tq + r] != T(0);
+      }
+      if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
+        const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
+        gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), static_cast<int>(tk), vb + v.at(c, dims) + j0 * v.row, ov.ld, T(1), acc.data(),
+             static_cast<int>(dv));
+      }
+    }
+    T* o = out + (c * t + i0) * dv;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T sum = state[tq + r];
+      for (int64_t x = 0; x < dv; ++x) o[r * dv + x] = acc[r * dv + x] / sum;
+    }
+  };
+  const int64_t tasks = count * row_tiles;
+  if (count * t * s * (d + dv) < kMatmulWorkPerTask || tasks == 1) {
+    for (int64_t i = 0; i < tasks && !failed; ++i) task(i);
   } else {
     tbb::parallel_for(int64_t{0}, tasks, task);
   }

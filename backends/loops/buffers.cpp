@@ -75,6 +75,7 @@ Status Lowering::plan_buffers() {
       depth[v] = 0;
     }
   }
+  plan_attention();
   return Status::ok();
 }
 

@@ -6,20 +6,30 @@ std::string LoopProgram::dump() const {
   std::string s;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
-    static const char* kinds[] = {"input", "output", "temp"};
+    static const char* kinds[] = {"input", "output", "temp", "scratch"};
     s += "buffer " + std::to_string(i) + ": " + kinds[static_cast<int>(b.kind)] + " " + std::to_string(b.index) + " " + ir::dtype_name(b.dtype) + " [";
     for (size_t d = 0; d < b.shape.size(); ++d) s += (d ? ", " : "") + b.shape[d].str() + ":" + b.strides[d].str();
     s += "]\n";
   }
   for (const Step& st : steps) {
     s += "step " + st.label + (st.kind == Step::Kind::kMatmul ? (st.matmul.epilogue ? " (blas, epilogue next)" : " (blas)") : "") + "\n";
+    auto operand = [&](const char* name, const MatmulOperand& o) {
+      s += std::string("  ") + name + " = b" + std::to_string(o.buffer) + "[" + o.offset.str() + " + batch(";
+      for (size_t d = 0; d < o.batch_strides.size(); ++d) s += (d ? ", " : "") + o.batch_strides[d].str();
+      s += ") rows:" + o.row_stride.str() + " cols:" + o.col_stride.str() + "]\n";
+    };
     if (st.kind == Step::Kind::kMatmul) {
-      for (const MatmulOperand* o : {&st.matmul.a, &st.matmul.b}) {
-        s += std::string("  ") + (o == &st.matmul.a ? "a" : "b") + " = b" + std::to_string(o->buffer) + "[" + o->offset.str() + " + batch(";
-        for (size_t d = 0; d < o->batch_strides.size(); ++d) s += (d ? ", " : "") + o->batch_strides[d].str();
-        s += ") rows:" + o->row_stride.str() + " cols:" + o->col_stride.str() + "]\n";
-      }
+      operand("a", st.matmul.a);
+      operand("b", st.matmul.b);
       continue;
+    }
+    if (st.kind == Step::Kind::kAttention) {
+      const AttentionStep& a = st.attention;
+      s += "  attention into b" + std::to_string(a.out) + ", t " + a.t.str() + ", s " + a.s.str() + ", tile b" + std::to_string(a.tile) +
+           ", state b" + std::to_string(a.state) + "\n";
+      operand("q", a.q);
+      operand("k", a.k);
+      operand("v", a.v);
     }
     s += "  outer";
     for (size_t d = 0; d < st.loops.outer_vars.size(); ++d) s += " s" + std::to_string(st.loops.outer_vars[d]) + "<" + st.loops.outer_extents[d].str();
@@ -66,6 +76,7 @@ std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTenso
     }
     values.push_back(stride);
   }
+  values.resize(static_cast<size_t>(p.num_read_symbols()), 0);
   return values;
 }
 

@@ -29,7 +29,9 @@
 namespace shapejit::backends::loops {
 
 struct Buffer {
-  enum class Kind : uint8_t { kInput, kOutput, kTemp };
+  // kScratch: a buffer of one task of an attention step (its score tile,
+  // its rows' softmax state), placed by the kernel per task.
+  enum class Kind : uint8_t { kInput, kOutput, kTemp, kScratch };
   Kind kind;
   int index;  // input, output or temp number
   ir::DType dtype;
@@ -140,12 +142,38 @@ struct MatmulShape {
   std::pair<int64_t, int64_t> offsets(int64_t index, size_t dims) const;
 };
 
+// out = softmax(f(q @ k)) @ v, with f pointwise (a scale, a mask by
+// `where`, an additive bias: any fused chain that reads the scores at their
+// own index), as one step: per batch matrix and tile of kTileQ queries, the
+// scores of each tile of up to kTileK keys go to a scratch tile (BLAS), then
+// `loops` (generated code) applies f there and updates the rows' online
+// softmax, and BLAS adds the tile's probabilities times v into the rows'
+// accumulators. No t x s buffer exists.
+//
+// `loops` runs over query rows (outer, absolute rows of the matrix) and
+// reads four task symbols from `first_symbol` on: the flat batch index, the
+// tile's first query row, its first key and its key count. It leaves the
+// tile's probabilities in the tile and, per row r of the tile, in `state`:
+// [0][r] the running max, [1][r] the running sum, [2][r] the factor that
+// rescales what was accumulated before, [3][r] the tile's own sum (0: the
+// tile adds nothing).
+struct AttentionStep {
+  static constexpr int64_t kTileQ = 64, kTileK = 256;
+  MatmulOperand q, k, v;  // q: t x d; k: d x s (the keys transposed); v: s x dv
+  int out;                // [batch..., t, dv], dense
+  int tile, state;        // kScratch buffers: kTileQ x kTileK scores, 4 x kTileQ
+  int first_symbol;
+  std::vector<sym::Expr> batch;
+  sym::Expr t, s, d, dv;
+};
+
 struct Step {
-  enum class Kind : uint8_t { kLoops, kMatmul };
+  enum class Kind : uint8_t { kLoops, kMatmul, kAttention };
   explicit Step(Kind k) : kind(k) {}
   Kind kind;
-  LoopStep loops;
+  LoopStep loops;  // kLoops; kAttention: its tile's code
   MatmulStep matmul;
+  AttentionStep attention;
   std::string label;  // the graph node it comes from, for messages
 };
 
@@ -156,6 +184,8 @@ struct LoopProgram {
   int num_inputs = 0, num_outputs = 0, num_temps = 0;
   // params[i] = (input, dim): symbol num_graph_symbols + i is that stride.
   std::vector<std::pair<int, int>> params;
+  // Then symbols a step's runner sets per task (attention tiles), 0 elsewhere.
+  int task_symbols = 0;
   std::vector<Step> steps;
   // Runtime checks whose failure the reference interpreter explains
   // (max/min/argmax over an empty axis of a non-empty result).
@@ -167,16 +197,19 @@ struct LoopProgram {
   // Whether a loop step has runtime checks (may_fail).
   bool has_checks() const {
     for (const Step& s : steps) {
-      if (s.kind == Step::Kind::kLoops && s.loops.may_fail) return true;
+      if (s.kind != Step::Kind::kMatmul && s.loops.may_fail) return true;
     }
     return false;
   }
+  // The symbols generated code reads from its `syms` argument.
+  int num_read_symbols() const { return num_graph_symbols + static_cast<int>(params.size()) + task_symbols; }
 
   std::string dump() const;
 };
 
 // The values of the symbols a kernel's code reads on a call: the graph's
-// (`symbols`), then each strided input's stride (`p.params`).
+// (`symbols`), then each strided input's stride (`p.params`), then the task
+// symbols (0; their runner sets them).
 std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols);
 
 // A loop step's outer iterations on a call: 0 when a 0 among its extents

@@ -3,6 +3,7 @@
 //   1. buffers.cpp        which values get buffers
 //   2. (here)             symbols: the graph's, then the strides of inputs not known dense
 //   3. per node that needs a buffer, its step:
+//        attention_step.cpp   softmax(f(q @ k)) @ v as one tiled step
 //        pointwise_steps.cpp  pointwise chains and concats, with
 //                             fold_index.cpp (values at indices: fusion, views, gathers),
 //                             merge_dims.cpp and tile.cpp (the loops)
@@ -38,6 +39,11 @@ Expected<LoopProgram> Lowering::run() {
     input_strides.push_back(std::move(s));
   }
   next_symbol_ = p_.num_graph_symbols + params;
+  if (!attention_.empty()) {  // the attention steps' task symbols, shared by all of them
+    task_symbol_ = next_symbol_;
+    p_.task_symbols = 4;
+    next_symbol_ += p_.task_symbols;
+  }
   for (size_t i = 0; i < g_.inputs.size(); ++i) {
     int v = static_cast<int>(i);
     buffer_of_[v] = add_buffer(Buffer::Kind::kInput, v, types_[v].dtype, shape(v), input_strides[i]);
@@ -64,7 +70,7 @@ Expected<LoopProgram> Lowering::run() {
       case OpClass::kSoftmax: SJ_TRY(softmax_step(node, buffer)); break;
       case OpClass::kLayerNorm:
       case OpClass::kRmsNorm: SJ_TRY(norm_step(node, buffer)); break;
-      case OpClass::kMatmul: SJ_TRY(matmul_step(node, buffer)); break;
+      case OpClass::kMatmul: SJ_TRY(attention_.count(node) ? attention_step(node, buffer) : matmul_step(node, buffer)); break;
       case OpClass::kConcat: SJ_TRY(concat_step(node, buffer)); break;
       default: SJ_TRY(materialize(v, buffer, node)); break;
     }
@@ -79,7 +85,7 @@ Expected<LoopProgram> Lowering::run() {
   // Which steps have runtime checks (gather bounds, integer pow): a gather
   // is folded into whatever step reads it, a reduction's or a norm's too.
   for (Step& st : p_.steps) {
-    if (st.kind != Step::Kind::kLoops) continue;
+    if (st.kind == Step::Kind::kMatmul) continue;
     for (const Phase& ph : st.loops.phases) {
       for (const Inst& i : ph.body) {
         st.loops.may_fail |= i.kind == InstKind::kCheckIndex || (i.kind == InstKind::kOp && i.op == Op::kPow && ir::is_int(i.dtype));

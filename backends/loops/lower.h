@@ -31,6 +31,9 @@ struct LowerOptions {
   // permuted, sliced) is read in place, by its strides; off, it is copied
   // dense first (the CUDA backend, until its cuBLAS calls take strides).
   bool strided_operands = true;
+  // softmax(f(q @ k)) @ v as one step (loop_ir.h AttentionStep), where f is
+  // pointwise; needs BLAS and tiles (a CPU).
+  bool fuse_attention = true;
 };
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,

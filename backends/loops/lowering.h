@@ -113,6 +113,14 @@ class Lowering {
   std::vector<int> producer_;   // node index per value; -1 for inputs
   std::vector<bool> need_;      // per value: gets a buffer (buffers.cpp)
   std::vector<int> buffer_of_;  // per value, once materialized
+  // softmax(f(q @ k)) @ v fused (attention_step.cpp), by the final matmul's node.
+  struct Attention {
+    int scores, probs;  // the first matmul's value, the softmax's
+    int logits;         // the softmax's operand: f(scores)
+    int q, k, v;
+  };
+  std::map<int, Attention> attention_;
+  int task_symbol_ = -1;  // the first of the attention steps' task symbols
   LoopProgram p_;
   int next_symbol_ = 0;
 
@@ -151,6 +159,7 @@ class Lowering {
 
   // Passes, in lower.cpp's order.
   Status plan_buffers();
+  void plan_attention();
   void merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>& extents);
   void tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& extents);
   // Steps.
@@ -164,6 +173,7 @@ class Lowering {
   Expected<MatmulOperand> blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node);
   std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
+  Status attention_step(int node, int buffer);
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
   bool as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);
   Expected<int> ensure_dense(int v, int node);

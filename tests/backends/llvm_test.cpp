@@ -524,6 +524,108 @@ TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
   expect_agrees(tt, {strided_a, random(DType::kF64, {3, 7})}, "non-contiguous input", 1e-4, 1e-5);
 }
 
+// softmax(f(q @ k^T)) @ v as one tiled step (AttentionStep): an encoder's
+// padding bias, a decoder's causal `where` over a cache (finite and -inf
+// fills, rows masked whole), sizes 0 and 1 and across the tiles' edges
+// (64 queries, 256 keys), f64, a mask whose gather fails, and the graphs
+// that must not fuse (the probabilities kept, the scores read elsewhere,
+// softmax over another axis).
+TEST(Llvm, AttentionFusesIntoOneTiledStep) {
+  std::mt19937 rng(31);
+  auto random = [&](DType dt, std::vector<int64_t> shape, double lo = -1, double hi = 1) { return random_tensor(dt, std::move(shape), rng, lo, hi); };
+  auto lowered = [](const std::string& g, const std::vector<std::vector<int64_t>>& shapes) {
+    return std::move(backends::loops::lower(*bench::specialize(g, shapes, true).graph)).value().dump();
+  };
+  // Encoder: q, k, v [b, h, t, 8], a [b, 1, 1, t] bias from the padding mask.
+  const std::string encoder = R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["b", 2, "t", 8]}, {"name": "k", "dtype": "f32", "shape": ["b", 2, "t", 8]},
+      {"name": "v", "dtype": "f32", "shape": ["b", 2, "t", 8]}, {"name": "mask", "dtype": "f32", "shape": ["b", 1, 1, "t"]}],
+    "nodes": [{"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": -1, "dim1": -2}}, {"op": "matmul", "in": ["q", "kt"], "out": "s"},
+              {"op": "mul", "in": ["s", 0.35355339059327373], "out": "s1"}, {"op": "sub", "in": ["mask", 1.0], "out": "m1"},
+              {"op": "mul", "in": ["m1", 1e9], "out": "bias"}, {"op": "add", "in": ["s1", "bias"], "out": "s2"},
+              {"op": "softmax", "in": ["s2"], "out": "p", "attrs": {"dim": -1}}, {"op": "matmul", "in": ["p", "v"], "out": "y"}], "outputs": ["y"]})";
+  for (const auto& [b, t] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 5}, {1, 0}, {0, 4}, {2, 63}, {1, 64}, {1, 65}, {1, 257}, {2, 300}}) {
+    std::vector<double> mask(static_cast<size_t>(b * t), 1.0);
+    for (int64_t r = 0; r < b; ++r) {
+      for (int64_t x = t - r * t / 3; x < t; ++x) mask[static_cast<size_t>(r * t + x)] = 0;  // padding at the end
+    }
+    expect_agrees(encoder, {random(DType::kF32, {b, 2, t, 8}), random(DType::kF32, {b, 2, t, 8}), random(DType::kF32, {b, 2, t, 8}),
+                            from_values(DType::kF32, {b, 1, 1, t}, mask)},
+                  "encoder b=" + std::to_string(b) + " t=" + std::to_string(t), 1e-4, 1e-5);
+  }
+  EXPECT_NE(lowered(encoder, {{2, 2, 70, 8}, {2, 2, 70, 8}, {2, 2, 70, 8}, {2, 1, 1, 70}}).find("attention into"), std::string::npos);
+
+  // Decoder: new positions t over a cache of p, causal by `where`.
+  // The fill is an input: JSON has no -inf.
+  auto decoder = [](const std::string& dt) {
+    return R"({"inputs": [{"name": "q", "dtype": ")" + dt + R"(", "shape": [1, 2, "t", 4]}, {"name": "kc", "dtype": ")" + dt + R"(", "shape": [1, 2, "p", 4]},
+        {"name": "kn", "dtype": ")" + dt + R"(", "shape": [1, 2, "t", 4]}, {"name": "v", "dtype": ")" + dt + R"(", "shape": [1, 2, "s", 4]},
+        {"name": "fill", "dtype": ")" + dt + R"(", "shape": [1]}],
+      "nodes": [{"op": "sym_size", "in": ["q"], "out": "t", "attrs": {"dim": 2}}, {"op": "sym_size", "in": ["kc"], "out": "p", "attrs": {"dim": 2}},
+                {"op": "concat", "in": ["kc", "kn"], "out": "k", "attrs": {"dim": 2}}, {"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": -1, "dim1": -2}},
+                {"op": "matmul", "in": ["q", "kt"], "out": "sc"}, {"op": "mul", "in": ["sc", 0.5], "out": "scaled"},
+                {"op": "sym_add", "in": ["p", "t"], "out": "n"}, {"op": "arange", "in": ["p", "n", 1], "out": "qp"},
+                {"op": "unsqueeze", "in": ["qp"], "out": "qc", "attrs": {"dim": 1}}, {"op": "arange", "in": [0, "n", 1], "out": "kp"},
+                {"op": "le", "in": ["kp", "qc"], "out": "visible"}, {"op": "where", "in": ["visible", "scaled", "fill"], "out": "masked"},
+                {"op": "softmax", "in": ["masked"], "out": "pr", "attrs": {"dim": -1}}, {"op": "matmul", "in": ["pr", "v"], "out": "y"}],
+      "outputs": ["y"]})";
+  };
+  for (const auto& [t, p] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {1, 7}, {1, 300}, {3, 0}, {70, 0}, {64, 200}, {130, 260}}) {
+    for (double fill : {-1e30, -std::numeric_limits<double>::infinity()}) {
+      for (const char* dt : {"f32", "f64"}) {
+        const DType d = *ir::parse_dtype(dt);
+        expect_agrees(decoder(dt), {random(d, {1, 2, t, 4}), random(d, {1, 2, p, 4}), random(d, {1, 2, t, 4}), random(d, {1, 2, p + t, 4}), from_values(d, {1}, std::vector<double>{fill})},
+                      std::string("decoder ") + dt + " fill " + std::to_string(fill) + " t=" + std::to_string(t) + " p=" + std::to_string(p), 1e-4, 1e-5);
+      }
+    }
+  }
+  EXPECT_NE(lowered(decoder("f32"), {{1, 2, 70, 4}, {1, 2, 9, 4}, {1, 2, 70, 4}, {1, 2, 79, 4}, {1}}).find("attention into"), std::string::npos);
+
+  // Rows masked whole by -inf: NaN, as the softmax gives; by -1e30: uniform.
+  const std::string masked = R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["t", 4]}, {"name": "k", "dtype": "f32", "shape": ["t", 4]},
+      {"name": "v", "dtype": "f32", "shape": ["t", 3]}, {"name": "keep", "dtype": "bool", "shape": ["t", "t"]}, {"name": "fill", "dtype": "f32", "shape": []}],
+    "nodes": [{"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["q", "kt"], "out": "s"},
+              {"op": "where", "in": ["keep", "s", "fill"], "out": "m"}, {"op": "softmax", "in": ["m"], "out": "p", "attrs": {"dim": -1}},
+              {"op": "matmul", "in": ["p", "v"], "out": "y"}], "outputs": ["y"]})";
+  for (int64_t t : {3, 300}) {
+    std::vector<double> keep(static_cast<size_t>(t * t));
+    for (int64_t r = 0; r < t; ++r) {
+      for (int64_t c = 0; c < t; ++c) keep[static_cast<size_t>(r * t + c)] = r % 2 == 0 ? 0.0 : double(c >= r || c > 260);  // even rows: all masked
+    }
+    expect_agrees(masked, {random(DType::kF32, {t, 4}), random(DType::kF32, {t, 4}), random(DType::kF32, {t, 3}), from_values(DType::kBool, {t, t}, keep),
+                           from_values(DType::kF32, {}, std::vector<double>{-std::numeric_limits<double>::infinity()})},
+                  "rows masked whole t=" + std::to_string(t), 1e-4, 1e-5);
+  }
+
+  // A gathered bias whose index is out of range: the reference's error.
+  const std::string gathered = R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["t", 4]}, {"name": "k", "dtype": "f32", "shape": ["t", 4]},
+      {"name": "v", "dtype": "f32", "shape": ["t", 4]}, {"name": "table", "dtype": "f32", "shape": [5, 1]}, {"name": "ids", "dtype": "i64", "shape": ["t"]}],
+    "nodes": [{"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["q", "kt"], "out": "s"},
+              {"op": "embedding", "in": ["table", "ids"], "out": "e"}, {"op": "add", "in": ["s", "e"], "out": "b"},
+              {"op": "softmax", "in": ["b"], "out": "p", "attrs": {"dim": -1}}, {"op": "matmul", "in": ["p", "v"], "out": "y"}], "outputs": ["y"]})";
+  for (int64_t bad : {2, 5}) {
+    std::vector<double> ids(70, 1.0);
+    ids[65] = static_cast<double>(bad);
+    expect_agrees(gathered, {random(DType::kF32, {70, 4}), random(DType::kF32, {70, 4}), random(DType::kF32, {70, 4}), random(DType::kF32, {5, 1}),
+                             from_values(DType::kI64, {70}, ids)},
+                  "gathered bias id " + std::to_string(bad), 1e-4, 1e-5);
+  }
+
+  // Not attention: the probabilities kept, the scores read twice, softmax
+  // over the queries.
+  auto variant = [](const std::string& softmax_dim, const std::string& outputs, const std::string& extra) {
+    return R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["t", 4]}, {"name": "k", "dtype": "f32", "shape": ["t", 4]}, {"name": "v", "dtype": "f32", "shape": ["t", 4]}],
+      "nodes": [{"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["q", "kt"], "out": "s"},
+                {"op": "softmax", "in": ["s"], "out": "p", "attrs": {"dim": )" + softmax_dim + R"(}}, {"op": "matmul", "in": ["p", "v"], "out": "y"})" + extra +
+           R"(], "outputs": )" + outputs + "}";
+  };
+  const std::vector<std::string> plain = {variant("-1", R"(["y", "p"])", ""), variant("-1", R"(["y", "z"])", R"(, {"op": "exp", "in": ["s"], "out": "z"})"),
+                                          variant("0", R"(["y"])", "")};
+  for (const std::string& g : plain) {
+    expect_agrees(g, {random(DType::kF32, {70, 4}), random(DType::kF32, {70, 4}), random(DType::kF32, {70, 4})}, "not fused", 1e-4, 1e-5);
+    EXPECT_EQ(lowered(g, {{70, 4}, {70, 4}, {70, 4}}).find("attention into"), std::string::npos) << g;
+  }
+}
+
 TEST(Llvm, LayoutOpsFoldIntoIndexing) {
   std::mt19937 rng(8);
   auto g = [](const std::string& node, const std::string& shape) {
