@@ -288,13 +288,17 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
     task_values[fs + 1] = i0;
     const T* qm = qb + q.at(c, dims) + i0 * q.row;
     const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
-    for (int64_t j0 = 0; j0 < s; j0 += tk) {
-      const int64_t keys = std::min(tk, s - j0);
+    // A single query row (a decode step) has the whole tile to itself: its
+    // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
+    const int64_t block = rows == 1 ? tq * tk : tk;
+    for (int64_t j0 = 0; j0 < s; j0 += block) {
+      const int64_t keys = std::min(block, s - j0);
+      const int ld = static_cast<int>(rows == 1 ? keys : tk);
       if (d == 0) {
         std::fill(scores.begin(), scores.end(), T(0));
       } else {
         const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
-        gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kb + k.at(c, dims) + j0 * k.col, ok.ld, T(0), scores.data(), static_cast<int>(tk));
+        gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kb + k.at(c, dims) + j0 * k.col, ok.ld, T(0), scores.data(), ld);
       }
       task_values[fs + 2] = j0;
       task_values[fs + 3] = keys;
@@ -312,7 +316,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
       }
       if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
         const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-        gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), static_cast<int>(tk), vb + v.at(c, dims) + j0 * v.row, ov.ld, T(1), acc.data(),
+        gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vb + v.at(c, dims) + j0 * v.row, ov.ld, T(1), acc.data(),
              static_cast<int>(dv));
       }
     }

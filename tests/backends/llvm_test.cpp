@@ -569,7 +569,7 @@ TEST(Llvm, AttentionFusesIntoOneTiledStep) {
                 {"op": "softmax", "in": ["masked"], "out": "pr", "attrs": {"dim": -1}}, {"op": "matmul", "in": ["pr", "v"], "out": "y"}],
       "outputs": ["y"]})";
   };
-  for (const auto& [t, p] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {1, 7}, {1, 300}, {3, 0}, {70, 0}, {64, 200}, {130, 260}}) {
+  for (const auto& [t, p] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {1, 7}, {1, 300}, {1, 16400}, {3, 0}, {70, 0}, {64, 200}, {130, 260}}) {
     for (double fill : {-1e30, -std::numeric_limits<double>::infinity()}) {
       for (const char* dt : {"f32", "f64"}) {
         const DType d = *ir::parse_dtype(dt);
