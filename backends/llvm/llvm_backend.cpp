@@ -39,6 +39,7 @@ constexpr int64_t kWorkPerTask = 1 << 15;
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 64;
 constexpr int64_t kMatmulBlocksPerThread = 1;
+constexpr int64_t kMatmulMinCols = 64;
 // Freed buffers the pool keeps for reuse, for all LLVM backends of the
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
@@ -176,48 +177,57 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // Tasks: each matrix in blocks of rows, a block tall enough for BLAS to
   // run as a matrix product (a row alone is a memory-bound matrix-vector
   // product), about kMatmulBlocksPerThread blocks per thread (each block
-  // packs its own copy of B).
+  // packs its own copy of B). Fewer row blocks than threads (a short
+  // sequence, a small batch of decode steps) split the columns too.
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
-  int64_t rows_per_task = rows_total;
+  int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
     const int64_t want = kMatmulBlocksPerThread * threads;
     rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_total * matrices + want - 1) / want));
+    const int64_t row_tasks = matrices * ((rows_total + rows_per_task - 1) / rows_per_task);
+    if (row_tasks < threads) {
+      const int64_t splits = (threads + row_tasks - 1) / row_tasks;
+      cols_per_task = std::min(n, std::max(kMatmulMinCols, ((n + splits - 1) / splits + 15) / 16 * 16));
+    }
   }
-  const int64_t blocks = (rows_total + rows_per_task - 1) / rows_per_task;
+  const int64_t row_blocks = (rows_total + rows_per_task - 1) / rows_per_task, col_blocks = (n + cols_per_task - 1) / cols_per_task;
+  // The epilogue's rows are C's, flattened over the batch: it runs on a
+  // block of rows once BLAS wrote them whole.
+  auto finish = [&](int64_t begin, int64_t end) {
+    if (int32_t e = epilogue(bufs, values.data(), begin, end)) failed = e;
+  };
   auto task = [&](int64_t t) {
-    const int64_t c = t / blocks, r0 = t % blocks * rows_per_task, rows = std::min(rows_total - r0, rows_per_task);
+    const int64_t c = t / (row_blocks * col_blocks), r0 = t / col_blocks % row_blocks * rows_per_task, j0 = t % col_blocks * cols_per_task;
+    const int64_t rows = std::min(rows_total - r0, rows_per_task), cols = std::min(n - j0, cols_per_task);
     const auto [ao, bo] = flat ? std::make_pair(shape.a_offset, shape.b_offset) : shape.offsets(c, mm.batch.size());
     const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * static_cast<int64_t>(es);
-    const char* b = bufs[mm.b.buffer] + bo * static_cast<int64_t>(es);
-    char* out = bufs[mm.c] + (c * rows_total + r0) * n * static_cast<int64_t>(es);
-    // The epilogue's rows are C's, flattened over the batch.
-    auto finish = [&] {
-      if (epilogue) {
-        if (int32_t e = epilogue(bufs, values.data(), c * rows_total + r0, c * rows_total + r0 + rows)) failed = e;
-      }
-    };
+    const char* b = bufs[mm.b.buffer] + (bo + j0 * shape.b_col) * static_cast<int64_t>(es);
+    char* out = bufs[mm.c] + ((c * rows_total + r0) * n + j0) * static_cast<int64_t>(es);
     if (k == 0) {
-      std::memset(out, 0, static_cast<size_t>(rows * n) * es);
-      finish();
-      return;
-    }
-    const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col), ob = blas_operand(k, n, shape.b_row, shape.b_col);
-    const int ldc = static_cast<int>(n);
-    if (dt == ir::DType::kF32) {
-      cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                  reinterpret_cast<const float*>(a), oa.ld, reinterpret_cast<const float*>(b), ob.ld, 0.0f, reinterpret_cast<float*>(out), ldc);
+      for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else {
-      cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0,
-                  reinterpret_cast<const double*>(a), oa.ld, reinterpret_cast<const double*>(b), ob.ld, 0.0, reinterpret_cast<double*>(out), ldc);
+      const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col), ob = blas_operand(k, cols, shape.b_row, shape.b_col);
+      const int ldc = static_cast<int>(n);
+      if (dt == ir::DType::kF32) {
+        cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), 1.0f,
+                    reinterpret_cast<const float*>(a), oa.ld, reinterpret_cast<const float*>(b), ob.ld, 0.0f, reinterpret_cast<float*>(out), ldc);
+      } else {
+        cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), 1.0,
+                    reinterpret_cast<const double*>(a), oa.ld, reinterpret_cast<const double*>(b), ob.ld, 0.0, reinterpret_cast<double*>(out), ldc);
+      }
     }
-    finish();
+    if (epilogue && col_blocks == 1) finish(c * rows_total + r0, c * rows_total + r0 + rows);
   };
-  const int64_t tasks = matrices * blocks;
+  const int64_t tasks = matrices * row_blocks * col_blocks;
   if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
     for (int64_t t = 0; t < tasks; ++t) task(t);
   } else {
     tbb::parallel_for(int64_t{0}, tasks, task);
+  }
+  if (epilogue && col_blocks > 1) {  // rows split by columns: the epilogue after them all
+    const int64_t total = matrices * rows_total, grain = std::max<int64_t>(1, kWorkPerTask / n);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, grain), [&](const tbb::blocked_range<int64_t>& r) { finish(r.begin(), r.end()); });
   }
   return failed == 0;
 }

@@ -13,9 +13,12 @@ ONNX Runtime, on the same weights and inputs:
            32 by sequence 16, 64, 128, 256.
 
 Each thread count runs in its own process pinned with taskset to that many
-cores (0..T-1), every framework told to use T threads. Calls are timed in
-interleaved rounds (each framework once on a shape, then the next round) after
-warm-up calls that compile; each peer's output is checked against shapejit's.
+cores (0..T-1), every framework told to use T threads and not to spin its
+threads when idle (OpenMP passive, ONNX Runtime without spinning). Calls are
+timed in interleaved rounds (per round, each framework in turn: one untimed
+call, so that the previous framework's threads have wound down, then
+--calls timed ones) after warm-up calls that compile; each peer's output is
+checked against shapejit's.
 Prints per shape the minimum and median per call and shapejit's ratio to the
 fastest peer. Not run by CI; the peers come from PyPI:
 
@@ -259,6 +262,7 @@ def onnx_runner(models, threads, shapes, workdir):
             so = ort.SessionOptions()
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = 1
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no spinning into the next framework's time
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             sessions[key] = ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
         return sessions[key]
@@ -277,7 +281,7 @@ def child(args):
         for model_name in (["decoder", "encoder"] if args.only is None else [args.only]):
             models = (decoder_models if model_name == "decoder" else encoder_models)(threads)
             shapes = DECODER_SHAPES if model_name == "decoder" else ENCODER_SHAPES
-            run = runners(models, threads, shapes, workdir)
+            run = {k: f for k, f in runners(models, threads, shapes, workdir).items() if k in args.frameworks.split(",") or k == "shapejit"}
             for shape in shapes:
                 a = models["inputs"](shape)
                 want = run["shapejit"](a)
@@ -295,9 +299,11 @@ def child(args):
                 times = {k: [] for k in ok}
                 for _ in range(args.rounds):
                     for name, fn in ok.items():
-                        t0 = time.perf_counter()
-                        fn(a)
-                        times[name].append((time.perf_counter() - t0) * 1e6)
+                        fn(a)  # untimed: lets the previous framework's threads wind down
+                        for _ in range(args.calls):
+                            t0 = time.perf_counter()
+                            fn(a)
+                            times[name].append((time.perf_counter() - t0) * 1e6)
                 row = {"model": model_name, "shape": list(shape), "threads": threads,
                        "us": {k: {"min": min(v), "median": statistics.median(v)} for k, v in times.items()}}
                 print(json.dumps(row), flush=True)
@@ -342,7 +348,9 @@ def main():
     ap.add_argument("--threads", default="1,2", help="thread counts, each in its own pinned process")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--calls", type=int, default=3, help="timed calls per framework per round")
     ap.add_argument("--only", choices=["decoder", "encoder"])
+    ap.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="a subset of " + ", ".join(FRAMEWORKS))
     ap.add_argument("--json", help="write every row here too")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -355,9 +363,10 @@ def main():
         if len(cores) < threads:
             sys.exit(f"{threads} threads asked for, {len(cores)} cores available")
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS=str(threads),
+                   OMP_WAIT_POLICY="PASSIVE", GOMP_SPINCOUNT="0",
                    XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}")
         cmd = ["taskset", "-c", ",".join(map(str, cores)), sys.executable, __file__, "--child", str(threads),
-               "--rounds", str(args.rounds), "--warmup", str(args.warmup)] + (["--only", args.only] if args.only else [])
+               "--rounds", str(args.rounds), "--warmup", str(args.warmup), "--calls", str(args.calls), "--frameworks", args.frameworks] + (["--only", args.only] if args.only else [])
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("{"):

@@ -411,7 +411,8 @@ TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
     "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "add", "in": ["h", "c"], "out": "hb"},
               {"op": "gelu", "in": ["hb"], "out": "y"}], "outputs": ["y"]})";
   for (const auto& [b, m, k, n] : std::vector<std::array<int64_t, 4>>{
-           {1, 1, 1, 1}, {2, 3, 5, 7}, {0, 3, 4, 5}, {2, 0, 4, 5}, {2, 3, 0, 5}, {2, 3, 4, 0}, {3, 300, 40, 70}, {1, 257, 64, 33}}) {
+           {1, 1, 1, 1}, {2, 3, 5, 7}, {0, 3, 4, 5}, {2, 0, 4, 5}, {2, 3, 0, 5}, {2, 3, 4, 0}, {3, 300, 40, 70}, {1, 257, 64, 33},
+           {1, 20, 128, 300}, {1, 20, 0, 300}}) {  // the last two: few rows, many columns: blocks of columns on 2+ threads
     expect_agrees(mlp, {random_tensor(DType::kF32, {b, m, k}, rng), random_tensor(DType::kF32, {k, n}, rng), random_tensor(DType::kF32, {n}, rng)},
                   "mlp " + shape_str({b, m, k, n}), 1e-4, 1e-5);
   }
@@ -520,6 +521,7 @@ TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
               {"op": "transpose", "in": ["b"], "out": "bt", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["at", "bt"], "out": "y"}],
     "outputs": ["y"]})";
   expect_agrees(tt, {random(DType::kF64, {7, 5}), random(DType::kF64, {3, 7})}, "both transposed", 1e-4, 1e-5);
+  expect_agrees(tt, {random(DType::kF64, {128, 20}), random(DType::kF64, {300, 128})}, "both transposed, blocks of columns", 1e-4, 1e-5);
   Tensor strided_a = random(DType::kF64, {5, 14}).view({7, 5}, {2, 14});
   expect_agrees(tt, {strided_a, random(DType::kF64, {3, 7})}, "non-contiguous input", 1e-4, 1e-5);
 }
