@@ -3,8 +3,9 @@
 //   - a fused chain of 10 pointwise ops over 64 MiB of f32 vs memcpy of the
 //     same bytes (target: chain bandwidth >= 80% of memcpy's);
 //   - dynamic vs static kernels of one graph on the same shapes, for
-//     pointwise, sum, softmax, layer_norm and matmul+bias+gelu (target <= 1.15);
-//   - matmul+bias+gelu vs the BLAS matmul alone (target >= 90%);
+//     pointwise, sum, softmax, layer_norm, attention and matmul+bias+gelu
+//     (target <= 1.10 for softmax, layer_norm and attention; 1.15 for the rest);
+//   - matmul+bias+gelu vs the BLAS matmul alone (target >= 95%);
 //   - compile latency of the 10-op kernel (target: median < 20 ms).
 // Kernels are run directly (Backend::compile, Kernel::run): no dispatch.
 #include <benchmark/benchmark.h>
@@ -133,6 +134,18 @@ void BM_DynamicVsStatic_LayerNorm(benchmark::State& state) {
                     {{4096, 1024}, {1024}, {1024}});
 }
 BENCHMARK(BM_DynamicVsStatic_LayerNorm)->Iterations(20)->Unit(benchmark::kMillisecond);
+
+// An encoder's attention: 8 sentences, 12 heads of 32, 128 positions, a
+// padding bias; one fused step (loops::AttentionStep).
+void BM_DynamicVsStatic_Attention(benchmark::State& state) {
+  dynamic_vs_static(state, R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["b", "h", "t", "d"]}, {"name": "k", "dtype": "f32", "shape": ["b", "h", "t", "d"]},
+      {"name": "v", "dtype": "f32", "shape": ["b", "h", "t", "d"]}, {"name": "bias", "dtype": "f32", "shape": ["b", 1, 1, "t"]}],
+    "nodes": [{"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": -1, "dim1": -2}}, {"op": "matmul", "in": ["q", "kt"], "out": "s"},
+              {"op": "mul", "in": ["s", 0.17677669529663687], "out": "s1"}, {"op": "add", "in": ["s1", "bias"], "out": "s2"},
+              {"op": "softmax", "in": ["s2"], "out": "p", "attrs": {"dim": -1}}, {"op": "matmul", "in": ["p", "v"], "out": "y"}], "outputs": ["y"]})",
+                    {{8, 12, 128, 32}, {8, 12, 128, 32}, {8, 12, 128, 32}, {8, 1, 1, 128}});
+}
+BENCHMARK(BM_DynamicVsStatic_Attention)->Iterations(30)->Unit(benchmark::kMillisecond);
 
 std::string mlp(bool epilogue) {
   return std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["t", "k"]}, {"name": "w", "dtype": "f32", "shape": ["k", "n"]},

@@ -2,8 +2,8 @@
 
 #include <llvm/IR/Intrinsics.h>
 
-#include <array>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace shapejit::backends::cpu {
@@ -78,41 +78,80 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
   return fmuladd(b, pow2, em, b.CreateFSub(pow2, c(1.0)));
 }
 
-// Chebyshev interpolants for erf, fitted once from the C library's erf and
-// erfc in double: g(s) = erf(sqrt s) / sqrt s on s = x^2 in [0, 0.875^2],
-// and h(x) = erfc(x) exp(x^2) on three intervals of x up to 10.25, past
-// which exp(-x^2) is below the smallest float.
-constexpr int kErfTerms = 12;
+// erf's two fits, made once from the C library's erf and erfc in double
+// by Chebyshev interpolation:
+//   near 0, g(s) = erf(sqrt s) / sqrt s for s = x^2 in [0, 0.875^2], as a
+//     polynomial in s (degree 6, 2e-10 relative; Horner's rule);
+//   beyond, h(x) = erfc(x) exp(x^2) for x in [0.875, 10.25] as a series in
+//     w = 1 / (1 + x / 2), where h is nearly polynomial (11 terms, 6e-10
+//     relative; Clenshaw's recurrence). Past 10.25, exp(-x^2) is below the
+//     smallest float.
 constexpr double kErfSmall = 0.875, kErfLimit = 10.25;
+constexpr int kErfNearTerms = 7, kErfFarTerms = 11;
 struct ErfFit {
-  double a, b;
-  double coeffs[kErfTerms];
+  double near[kErfNearTerms];  // monomial coefficients in s
+  double far[kErfFarTerms];    // Chebyshev coefficients in w over [w_lo, w_hi]
+  double w_lo, w_hi;
 };
 
-std::array<ErfFit, 4> fit_erf() {
-  auto g = [](double s) { return s == 0 ? 1.1283791670955126 : std::erf(std::sqrt(s)) / std::sqrt(s); };
-  auto h = [](double x) { return std::erfc(x) * std::exp(x * x); };
-  std::array<ErfFit, 4> fits = {{{0, kErfSmall * kErfSmall, {}}, {kErfSmall, 2, {}}, {2, 4, {}}, {4, kErfLimit, {}}}};
-  for (size_t i = 0; i < fits.size(); ++i) {
-    ErfFit& f = fits[i];
-    double at[kErfTerms];
-    for (int j = 0; j < kErfTerms; ++j) {
-      const double u = std::cos(M_PI * (j + 0.5) / kErfTerms);
-      const double v = (f.b - f.a) / 2 * u + (f.a + f.b) / 2;
-      at[j] = i == 0 ? g(v) : h(v);
-    }
-    for (int k = 0; k < kErfTerms; ++k) {
-      double sum = 0;
-      for (int j = 0; j < kErfTerms; ++j) sum += at[j] * std::cos(M_PI * k * (j + 0.5) / kErfTerms);
-      f.coeffs[k] = sum * 2 / kErfTerms / (k == 0 ? 2 : 1);
-    }
+// Chebyshev coefficients of f on [a, b], interpolating at n nodes.
+std::vector<double> chebyshev(const std::function<double(double)>& f, double a, double b, int n) {
+  std::vector<double> at(n), c(n);
+  for (int j = 0; j < n; ++j) at[j] = f((b - a) / 2 * std::cos(M_PI * (j + 0.5) / n) + (a + b) / 2);
+  for (int k = 0; k < n; ++k) {
+    double sum = 0;
+    for (int j = 0; j < n; ++j) sum += at[j] * std::cos(M_PI * k * (j + 0.5) / n);
+    c[k] = sum * 2 / n / (k == 0 ? 2 : 1);
   }
-  return fits;
+  return c;
 }
 
-const std::array<ErfFit, 4>& erf_fits() {
-  static const std::array<ErfFit, 4> fits = fit_erf();
-  return fits;
+ErfFit fit_erf() {
+  ErfFit fit;
+  // g as monomials: sum c_k T_k(u), u = 2s / b - 1, expanded in s.
+  const double b = kErfSmall * kErfSmall;
+  const std::vector<double> c =
+      chebyshev([](double s) { return s == 0 ? 1.1283791670955126 : std::erf(std::sqrt(s)) / std::sqrt(s); }, 0, b, kErfNearTerms);
+  std::vector<double> t_prev = {1}, t_cur = {-1, 2 / b}, poly(kErfNearTerms, 0);  // T_0, T_1 of u(s), in s
+  poly[0] = c[0];
+  for (int k = 1; k < kErfNearTerms; ++k) {
+    for (size_t i = 0; i < t_cur.size(); ++i) poly[i] += c[k] * t_cur[i];
+    std::vector<double> next(t_cur.size() + 1, 0);  // T_{k+1} = 2u T_k - T_{k-1}
+    for (size_t i = 0; i < t_cur.size(); ++i) {
+      next[i] -= 2 * t_cur[i];
+      next[i + 1] += 4 / b * t_cur[i];
+    }
+    for (size_t i = 0; i < t_prev.size(); ++i) next[i] -= t_prev[i];
+    t_prev = std::move(t_cur);
+    t_cur = std::move(next);
+  }
+  std::copy(poly.begin(), poly.end(), fit.near);
+  fit.w_lo = 1 / (1 + kErfLimit / 2);
+  fit.w_hi = 1 / (1 + kErfSmall / 2);
+  const std::vector<double> f = chebyshev(
+      [](double w) {
+        const double x = 2 * (1 / w - 1);
+        return std::erfc(x) * std::exp(x * x);
+      },
+      fit.w_lo, fit.w_hi, kErfFarTerms);
+  // As monomials in u (|u| <= 1), for Horner's rule.
+  std::vector<double> tp = {1}, tc = {0, 1}, mono(kErfFarTerms, 0);
+  mono[0] = f[0];
+  for (int k = 1; k < kErfFarTerms; ++k) {
+    for (size_t i = 0; i < tc.size(); ++i) mono[i] += f[k] * tc[i];
+    std::vector<double> next(tc.size() + 1, 0);
+    for (size_t i = 0; i < tc.size(); ++i) next[i + 1] += 2 * tc[i];
+    for (size_t i = 0; i < tp.size(); ++i) next[i] -= tp[i];
+    tp = std::move(tc);
+    tc = std::move(next);
+  }
+  std::copy(mono.begin(), mono.end(), fit.far);
+  return fit;
+}
+
+const ErfFit& erf_fit() {
+  static const ErfFit fit = fit_erf();
+  return fit;
 }
 
 }  // namespace
@@ -141,7 +180,7 @@ WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
 WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* arg, bool over_sqrt2) {
   llvm::Type* t = arg->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  const std::array<ErfFit, 4>& fits = erf_fits();
+  const ErfFit& fit = erf_fit();
   // x^2 = hi + lo exactly (lo by a fused multiply-add), halved exactly for
   // arg / sqrt 2: exp(-x^2) is then as good as exp itself, where the
   // rounded x would move it by 2 x^2 half-ulps.
@@ -153,31 +192,21 @@ WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* arg, bool over_sqrt2
     lo = b.CreateFMul(lo, c(0.5));
   }
   llvm::Value* ax = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit));
-  // Each lane's interval, and the interpolant's variable mapped to [-1, 1].
   llvm::Value* small = b.CreateFCmpOLT(ax, c(kErfSmall));
-  llvm::Value* in[4] = {small, nullptr, b.CreateFCmpOLT(ax, c(4)), b.CreateFCmpOLT(ax, c(2))};
-  auto pick = [&](auto field) {
-    llvm::Value* v = c(field(fits[3]));
-    v = b.CreateSelect(in[2], c(field(fits[2])), v);
-    v = b.CreateSelect(in[3], c(field(fits[1])), v);
-    return b.CreateSelect(in[0], c(field(fits[0])), v);
-  };
-  llvm::Value* scale = pick([](const ErfFit& f) { return 2 / (f.b - f.a); });
-  llvm::Value* shift = pick([](const ErfFit& f) { return -(f.a + f.b) / (f.b - f.a); });
-  llvm::Value* u = fmuladd(b, b.CreateSelect(small, b.CreateFMul(ax, ax), ax), scale, shift);
-  // Clenshaw: b_k = c_k + 2u b_{k+1} - b_{k+2}; the value c_0 + u b_1 - b_2.
-  llvm::Value* u2 = b.CreateFAdd(u, u);
-  llvm::Value *b1 = c(0.0), *b2 = c(0.0);
-  for (int k = kErfTerms - 1; k >= 1; --k) {
-    llvm::Value* bk = b.CreateFSub(fmuladd(b, u2, b1, pick([k](const ErfFit& f) { return f.coeffs[k]; })), b2);
-    b2 = b1;
-    b1 = bk;
-  }
-  llvm::Value* r = b.CreateFSub(fmuladd(b, u, b1, pick([](const ErfFit& f) { return f.coeffs[0]; })), b2);
+  // Near 0: g(x^2) by Horner's rule.
+  llvm::Value* sq = b.CreateFMul(ax, ax);
+  llvm::Value* g = c(fit.near[kErfNearTerms - 1]);
+  for (int k = kErfNearTerms - 2; k >= 0; --k) g = fmuladd(b, g, sq, c(fit.near[k]));
+  // Beyond: h(|x|) by Clenshaw's recurrence in w mapped to [-1, 1]:
+  // b_k = c_k + 2u b_{k+1} - b_{k+2}, the value c_0 + u b_1 - b_2.
+  llvm::Value* w = b.CreateFDiv(c(1.0), fmuladd(b, ax, c(0.5), c(1.0)));
+  llvm::Value* u = fmuladd(b, w, c(2 / (fit.w_hi - fit.w_lo)), c(-(fit.w_hi + fit.w_lo) / (fit.w_hi - fit.w_lo)));
+  llvm::Value* h = c(fit.far[kErfFarTerms - 1]);
+  for (int k = kErfFarTerms - 2; k >= 0; --k) h = fmuladd(b, h, u, c(fit.far[k]));
   // Small |x|: erf = x g(x^2). Otherwise q = erfc(|x|) = exp(-x^2) h(|x|),
   // exp(-x^2) = exp(-hi)(1 - lo).
-  llvm::Value* near = b.CreateFMul(x, r);
-  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp(b, b.CreateFNeg(x2)), b.CreateFSub(c(1.0), lo)), r);
+  llvm::Value* near = b.CreateFMul(x, g);
+  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp(b, b.CreateFNeg(x2)), b.CreateFSub(c(1.0), lo)), h);
   q = b.CreateSelect(b.CreateFCmpOGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit)), c(0.0), q);
   llvm::Value* far = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), q), x);
   llvm::Value* nan = b.CreateFCmpUNO(x, x);

@@ -43,6 +43,9 @@ constexpr int64_t kMatmulMinCols = 64;
 // Blocks of up to kMaxPaddedRows rows are padded to a multiple of
 // kRowMultiple rows (product(), below).
 constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
+// A matmul's epilogue runs in the task that made its block of rows when the
+// block fits in this much of the core's cache.
+constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
 // Freed buffers the pool keeps for reuse, for all LLVM backends of the
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
@@ -230,7 +233,9 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   }
   const int64_t row_blocks = (rows_total + rows_per_task - 1) / rows_per_task, col_blocks = (n + cols_per_task - 1) / cols_per_task;
   // The epilogue's rows are C's, flattened over the batch: it runs on a
-  // block of rows once BLAS wrote them whole.
+  // block of rows once BLAS wrote them whole, in the task while they are
+  // in cache when the block is small enough to be, else after the product.
+  const bool in_task = epilogue && col_blocks == 1 && rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
   auto finish = [&](int64_t begin, int64_t end) {
     if (int32_t e = epilogue(bufs, values.data(), begin, end)) failed = e;
   };
@@ -248,7 +253,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     } else {
       product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape);
     }
-    if (epilogue && col_blocks == 1) finish(c * rows_total + r0, c * rows_total + r0 + rows);
+    if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
   };
   const int64_t tasks = matrices * row_blocks * col_blocks;
   if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
@@ -256,7 +261,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   } else {
     tbb::parallel_for(int64_t{0}, tasks, task);
   }
-  if (epilogue && col_blocks > 1) {  // rows split by columns: the epilogue after them all
+  if (epilogue && !in_task) {
     const int64_t total = matrices * rows_total, grain = std::max<int64_t>(1, kWorkPerTask / n);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, grain), [&](const tbb::blocked_range<int64_t>& r) { finish(r.begin(), r.end()); });
   }
