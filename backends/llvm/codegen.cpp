@@ -186,9 +186,37 @@ llvm::Constant* StepEmitter::reduction_init(Combine c, DType dt) {
   return llvm::ConstantInt::get(t, v);
 }
 
+// Float max and min reduce over integer keys: the float's bits with the
+// magnitude bits flipped for negatives, so that signed integer order is the
+// float order (NaNs placed by their sign). An integer max is a reduction
+// the loop vectorizer takes; a float one it takes only under no-NaNs math.
+bool StepEmitter::float_key(const loops::Reduction& r) const {
+  return (r.combine == Combine::kMax || r.combine == Combine::kMin || r.combine == Combine::kMaxSkipNaN) && ir::is_float(r.acc_dtype);
+}
+
+llvm::Type* StepEmitter::slot_type(const loops::Reduction& r) {
+  llvm::Type* t = reg_type(r.acc_dtype);
+  return float_key(r) ? b_.getIntNTy(t->getPrimitiveSizeInBits()) : t;
+}
+
+llvm::Value* StepEmitter::order_key(llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  llvm::Type* it = b_.getIntNTy(bits);
+  llvm::Value* i = b_.CreateBitCast(x, it);
+  llvm::Value* magnitude = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(bits));
+  return b_.CreateXor(i, b_.CreateAnd(b_.CreateAShr(i, bits - 1), magnitude));
+}
+
+llvm::Value* StepEmitter::from_order_key(llvm::Value* key, llvm::Type* t) {
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  llvm::Value* magnitude = llvm::ConstantInt::get(key->getType(), llvm::APInt::getSignedMaxValue(bits));
+  return b_.CreateBitCast(b_.CreateXor(key, b_.CreateAnd(b_.CreateAShr(key, bits - 1), magnitude)), t);
+}
+
 void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals) {
   auto [slot, index_slot] = slots_[phase][k];
-  llvm::Type* t = reg_type(r.acc_dtype);
+  llvm::Type* t = slot_type(r);
   const bool fl = ir::is_float(r.acc_dtype);
   const bool u = r.acc_dtype == DType::kBool;
   llvm::Value* acc = b_.CreateLoad(t, slot);
@@ -212,14 +240,22 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
     case Combine::kMax:
     case Combine::kMin: {
       const bool mx = r.combine == Combine::kMax;
+      if (fl) {  // over keys, NaN the greatest (max) or least (min) so that it propagates
+        llvm::Value* nan = llvm::ConstantFP::getNaN(v->getType(), /*Negative=*/!mx);
+        next = b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, acc, order_key(b_.CreateSelect(is_nan(v), nan, v)));
+        break;
+      }
       llvm::Value* take;
-      if (fl) take = b_.CreateOr(mx ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc), is_nan(v));
-      else if (u) take = mx ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpULT(v, acc);
+      if (u) take = mx ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpULT(v, acc);
       else take = mx ? b_.CreateICmpSGT(v, acc) : b_.CreateICmpSLT(v, acc);
       next = b_.CreateSelect(take, v, acc);
       break;
     }
-    case Combine::kMaxSkipNaN: next = b_.CreateSelect(b_.CreateFCmpOLT(acc, v), v, acc); break;
+    case Combine::kMaxSkipNaN: {
+      llvm::Value* x = b_.CreateSelect(is_nan(v), llvm::ConstantFP::getInfinity(v->getType(), true), v);
+      next = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, acc, order_key(x));
+      break;
+    }
     case Combine::kArgmax: {
       llvm::Value* take;
       if (fl) take = b_.CreateOr(b_.CreateFCmpOGT(v, acc), b_.CreateAnd(is_nan(v), b_.CreateNot(is_nan(acc))));
@@ -269,7 +305,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
   accs_.assign(step.phases.size(), {});
   for (size_t ph = 0; ph < step.phases.size(); ++ph) {
     for (const loops::Reduction& r : step.phases[ph].reductions) {
-      llvm::Value* v = b_.CreateAlloca(reg_type(r.acc_dtype));
+      llvm::Value* v = b_.CreateAlloca(slot_type(r));
       llvm::Value* i = r.combine == Combine::kArgmax ? b_.CreateAlloca(i64_) : nullptr;
       slots_[ph].emplace_back(v, i);
     }
@@ -291,7 +327,8 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
       const loops::Phase& phase = step.phases[ph];
       for (size_t k = 0; k < phase.reductions.size(); ++k) {
         const loops::Reduction& r = phase.reductions[k];
-        b_.CreateStore(reduction_init(r.combine, r.acc_dtype), slots_[ph][k].first);
+        llvm::Value* init = reduction_init(r.combine, r.acc_dtype);
+        b_.CreateStore(float_key(r) ? order_key(init) : init, slots_[ph][k].first);
         if (slots_[ph][k].second) b_.CreateStore(b_.getInt64(0), slots_[ph][k].second);
       }
       nest(phase.vars, phase.extents, 0, [&] {
@@ -301,7 +338,9 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
       });
       for (size_t k = 0; k < phase.reductions.size(); ++k) {
         auto [v, i] = slots_[ph][k];
-        llvm::Value* acc = b_.CreateLoad(reg_type(phase.reductions[k].acc_dtype), v);
+        const loops::Reduction& r = phase.reductions[k];
+        llvm::Value* acc = b_.CreateLoad(slot_type(r), v);
+        if (float_key(r)) acc = from_order_key(acc, reg_type(r.acc_dtype));
         llvm::Value* idx = i ? b_.CreateLoad(i64_, i) : nullptr;
         accs_[ph].emplace_back(acc, idx);
       }

@@ -79,6 +79,10 @@ class StepEmitter {
   std::vector<llvm::Value*> body(const loops::Phase& ph);
   void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals);
   llvm::Constant* reduction_init(Combine c, DType dt);
+  bool float_key(const loops::Reduction& r) const;
+  llvm::Type* slot_type(const loops::Reduction& r);
+  llvm::Value* order_key(llvm::Value* x);
+  llvm::Value* from_order_key(llvm::Value* key, llvm::Type* t);
 
   const loops::LoopProgram& p_;
   llvm::Module& m_;

@@ -107,10 +107,13 @@ Status Lowering::softmax_step(int node, int buffer) {
   const Expr at = offset(buffer, r.x_idx);
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
-  p0.reductions.push_back({Combine::kMaxSkipNaN, b0.cast(b0.value(x, r.x_idx), DType::kF64), -1, DType::kF64});
+  // The max in the input's own type (exact), so that it vectorizes widest.
+  const DType max_dt = ir::is_float(dt) ? dt : DType::kF64;
+  p0.reductions.push_back({Combine::kMaxSkipNaN, b0.cast(b0.value(x, r.x_idx), max_dt), -1, max_dt});
   Phase& p1 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b1(*this, p1);
-  int d1 = b1.op(Op::kSub, DType::kF64, {b1.cast(b1.value(x, r.x_idx), DType::kF64), b1.acc(0, 0, DType::kF64)});
+  const int max1 = b1.cast(b1.acc(0, 0, max_dt), DType::kF64);
+  int d1 = b1.op(Op::kSub, DType::kF64, {b1.cast(b1.value(x, r.x_idx), DType::kF64), max1});
   int e = b1.op(Op::kExp, DType::kF64, {d1});
   p1.reductions.push_back({Combine::kSum, e, -1, DType::kF64});
   if (!log_form) p1.stores.push_back({buffer, at, b1.cast(e, dt)});
@@ -120,7 +123,7 @@ Status Lowering::softmax_step(int node, int buffer) {
   int s = b2.acc(1, 0, DType::kF64);
   int out;
   if (log_form) {
-    int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.acc(0, 0, DType::kF64)});
+    int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.cast(b2.acc(0, 0, max_dt), DType::kF64)});
     out = b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})});
   } else {
     Inst stored{InstKind::kLoad, dt};
