@@ -145,7 +145,6 @@ Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   const llvm::OptimizationLevel& level = *kLevels[std::clamp(opt_level, 0, 3)];
   llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(m, mam);
-  if (getenv("SJ_DUMP")) m.print(llvm::errs(), nullptr);
   return Status::ok();
 }
 
