@@ -214,7 +214,8 @@ def runners(models, threads, shapes, workdir):
     try:
         import torch
         torch.set_num_threads(threads)
-        torch.set_num_interop_threads(1)
+        if torch.get_num_interop_threads() != 1:
+            torch.set_num_interop_threads(1)  # once per process: torch refuses a second call
 
         def torch_call(fn):
             def call(a):
