@@ -120,6 +120,14 @@ void BM_DynamicVsStatic_Sum(benchmark::State& state) {
 }
 BENCHMARK(BM_DynamicVsStatic_Sum)->Iterations(30)->Unit(benchmark::kMillisecond);
 
+// Over the first axis: the accumulators run along the contiguous one.
+void BM_DynamicVsStatic_SumAxis0(benchmark::State& state) {
+  dynamic_vs_static(state, R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "h"]}],
+    "nodes": [{"op": "sum", "in": ["x"], "out": "y", "attrs": {"axes": [0]}}], "outputs": ["y"]})",
+                    {{4096, 1024}});
+}
+BENCHMARK(BM_DynamicVsStatic_SumAxis0)->Iterations(30)->Unit(benchmark::kMillisecond);
+
 void BM_DynamicVsStatic_Softmax(benchmark::State& state) {
   dynamic_vs_static(state, R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "h"]}],
     "nodes": [{"op": "softmax", "in": ["x"], "out": "y"}], "outputs": ["y"]})",

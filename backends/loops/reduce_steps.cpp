@@ -1,8 +1,10 @@
 // Steps: reductions (sum, mean, max, min), argmax, softmax and
 // log_softmax, layer_norm and rms_norm. Each is the kept dims as outer loops
 // and phases over the reduced dims, accumulating in f64 (floats) or i64 as
-// the reference does.
+// the reference does; a reduction that keeps the last dim accumulates along
+// it instead (column_reduce_step), so that its loads stay contiguous.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "backends/loops/lowering.h"
@@ -49,9 +51,12 @@ Status Lowering::reduce_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int x = n.in[0].value;
   const DType dt = types_[x].dtype;
+  const std::vector<int> axes = axes_of(n.attrs, shape(x).size(), true);
+  const int last = static_cast<int>(shape(x).size()) - 1;
+  if (options_.tile > 0 && !axes.empty() && axes.back() != last) return column_reduce_step(node, buffer, axes);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
-  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), true), n.attrs.keepdim);
+  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes, n.attrs.keepdim);
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
   int val = b0.value(x, r.x_idx);
@@ -68,6 +73,85 @@ Status Lowering::reduce_step(int node, int buffer) {
   res = b1.cast(res, types_[n.out[0]].dtype);
   p1.stores.push_back({buffer, offset(buffer, r.out_idx), res});
   if (!sum) p_.empty_checks.push_back({product(st.loops.outer_extents), product(r.inner_extents)});
+  p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+// A reduction that keeps the last (contiguous) dim: per kept row, the
+// last dim in tiles of kColumnTile across threads, the tile's accumulators
+// in a temporary (acc_dt), so that the innermost loop runs along the
+// contiguous dim and vectorizes: 0. the accumulators' identities; 1. over
+// the reduced dims, then the tile, acc = acc (+, max, min) x; 2. the result.
+// Max and min propagate NaN (maximum / minimum), as the reference's.
+Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>& axes) {
+  constexpr int64_t kColumnTile = 256;
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  const std::vector<Expr>& xs = shape(x);
+  const DType dt = types_[x].dtype;
+  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
+  const DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  LoopStep& ls = st.loops;
+  const size_t rank = xs.size();
+  std::vector<Expr> x_idx(rank), out_idx, r_vars, r_extents;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    x_idx[d] = new_symbol();
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end()) {
+      r_vars.push_back(x_idx[d]);
+      r_extents.push_back(xs[d]);
+      if (n.attrs.keepdim) out_idx.push_back(0);
+    } else {
+      ls.outer_vars.push_back(x_idx[d].symbol_id());
+      ls.outer_extents.push_back(xs[d]);
+      out_idx.push_back(x_idx[d]);
+    }
+  }
+  const Expr tile = new_symbol(), j = new_symbol();
+  ls.outer_vars.push_back(tile.symbol_id());
+  ls.outer_extents.push_back(sym::floordiv(xs.back() + (kColumnTile - 1), kColumnTile));
+  const Expr cols = sym::min(Expr(kColumnTile), xs.back() - tile * kColumnTile);
+  x_idx[rank - 1] = tile * kColumnTile + j;
+  out_idx.push_back(x_idx[rank - 1]);
+  ls.empty_if_zero = {xs.back()};
+  ls.work_per_row = product(r_extents) * sym::min(Expr(kColumnTile), xs.back());
+  const Buffer& out = p_.buffers[buffer];
+  const int acc = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, acc_dt, out.shape, dense_strides(out.shape));
+  const Expr at = offset(acc, out_idx);
+  auto load_acc = [&](BodyBuilder& b) {
+    Inst ld{InstKind::kLoad, acc_dt};
+    ld.buffer = acc;
+    ld.expr = at;
+    return b.emit(ld);
+  };
+  Phase& p0 = add_phase(ls, {j}, {cols});
+  BodyBuilder b0(*this, p0);
+  Inst identity{InstKind::kConst, acc_dt};
+  ir::visit_dtype(acc_dt, [&]<typename T>() {
+    const bool low = n.op == Op::kMax;
+    T v = T(0);
+    if (!sum) v = std::numeric_limits<T>::has_infinity ? (low ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
+                                                       : (low ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+    identity.value.is_float = ir::is_float(acc_dt);
+    if (identity.value.is_float) identity.value.f = static_cast<double>(v);
+    else identity.value.i = static_cast<int64_t>(v);
+  });
+  p0.stores.push_back({acc, at, b0.emit(identity)});
+  std::vector<Expr> vars = r_vars, extents = r_extents;
+  vars.push_back(j);
+  extents.push_back(cols);
+  Phase& p1 = add_phase(ls, vars, extents);
+  BodyBuilder b1(*this, p1);
+  const Op combine = sum ? Op::kAdd : n.op == Op::kMax ? Op::kMaximum : Op::kMinimum;
+  p1.stores.push_back({acc, at, b1.op(combine, acc_dt, {load_acc(b1), b1.cast(b1.value(x, x_idx), acc_dt)})});
+  SJ_TRY(check_budget(p1, node));
+  Phase& p2 = add_phase(ls, {j}, {cols});
+  BodyBuilder b2(*this, p2);
+  int res = load_acc(b2);
+  if (n.op == Op::kMean) res = b2.op(Op::kDiv, DType::kF64, {res, b2.index(product(r_extents), DType::kF64)});
+  p2.stores.push_back({buffer, offset(buffer, out_idx), b2.cast(res, types_[n.out[0]].dtype)});
+  if (!sum) p_.empty_checks.push_back({product(ls.outer_extents), product(r_extents)});
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }

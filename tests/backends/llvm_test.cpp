@@ -349,7 +349,30 @@ TEST(Llvm, ReductionsOverAxes) {
     }
   }
   Tensor nan = from_values(DType::kF32, {2, 3}, std::vector<double>{1, std::nan(""), 2, 3, 3, -1});
-  for (const char* op : {"max", "min", "sum"}) expect_agrees(one_op(op, {{"f32", {2, 3}}}, "", R"({"axes": [1]})"), {nan}, std::string(op) + " NaN");
+  for (const char* op : {"max", "min", "sum"}) {
+    for (const char* a : {"[1]", "[0]"}) expect_agrees(one_op(op, {{"f32", {2, 3}}}, "", R"({"axes": )" + std::string(a) + "}"), {nan}, std::string(op) + " NaN " + a);
+  }
+  // Keeping the last dim (column_reduce_step): tiles of 256 along it,
+  // threads, empty and size-1 dims, infinities, bools, a strided input.
+  const std::vector<std::pair<std::vector<int64_t>, std::string>> columns = {
+      {{300, 700}, "[0]"}, {{4, 50, 600}, "[1]"}, {{4, 50, 600}, "[0, 1]"}, {{1, 1}, "[0]"}, {{0, 9}, "[0]"}, {{5, 0}, "[0]"}, {{2, 3, 1}, "[0, 1]"}};
+  for (const auto& [shape, a] : columns) {
+    for (const char* op : {"sum", "mean", "max", "min"}) {
+      for (const char* t : kNumeric) {
+        if (std::string(op) == "mean" && !ir::is_float(dt(t))) continue;
+        expect_agrees(one_op(op, {{t, shape}}, "", R"({"axes": )" + a + R"(, "keepdim": true})"), {random_tensor(dt(t), shape, rng)},
+                      std::string(op) + " " + t + " " + shape_str(shape) + " " + a, 1e-5, 1e-5);
+      }
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor infs = from_values(DType::kF64, {3, 2}, std::vector<double>{-inf, inf, -inf, 1, -inf, -inf});
+  for (const char* op : {"max", "min", "sum"}) expect_agrees(one_op(op, {{"f64", {3, 2}}}, "", R"({"axes": [0]})"), {infs}, std::string(op) + " infinities");
+  for (const char* op : {"sum", "max", "min"}) {
+    expect_agrees(one_op(op, {{"bool", {40, 300}}}, "", R"({"axes": [0]})"), {random_tensor(DType::kBool, {40, 300}, rng)}, std::string(op) + " bool");
+  }
+  Tensor strided = random_tensor(DType::kF32, {600, 80}, rng).view({40, 600}, {1, 80});
+  expect_agrees(one_op("sum", {{"f32", {40, 600}}}, "", R"({"axes": [0]})"), {strided}, "sum of a transposed view", 1e-5, 1e-5);
   for (const char* t : kNumeric) {
     for (int d : {0, 1, -1}) {
       expect_agrees(one_op("argmax", {{t, {6, 7}}}, "", R"({"dim": )" + std::to_string(d) + "}"), {random_tensor(dt(t), {6, 7}, rng)}, std::string("argmax ") + t);
