@@ -2,10 +2,11 @@
 // with ORC, run with TBB across cores and OpenBLAS for float matmuls.
 //
 // A kernel runs its steps in order on the caller's inputs and outputs and on
-// temporaries; outputs and temporaries come from the process's BlockPool, so
-// a kernel called again faults in no new memory. Threads are TBB's only:
-// matmuls split into per-matrix row blocks, each a single-threaded BLAS call
-// (OpenBLAS's own threads would spin against TBB's on the same cores). When
+// temporaries; outputs and each call's arena of temporaries come from the
+// process's BlockPool, so a kernel called again faults in no new memory.
+// Threads are TBB's only: matmuls split into blocks of rows (and columns),
+// each a single-threaded BLAS call (OpenBLAS's own threads would spin
+// against TBB's on the same cores); attention into tiles of queries. When
 // generated code reports a failed check (a gather index out of range, an integer to a
 // negative power, max over an empty axis), the kernel hands the call to the
 // reference interpreter (backends/fallback.h), which reports the same error
@@ -91,20 +92,29 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
+  // Temporaries: one block of the pool per call (the arena), each at its
+  // offset, sized by the shape functions on this call's symbols and 64-byte
+  // aligned. Dense sizes are at most 2^48 bytes each (Tensor::dense_bytes),
+  // so their sum cannot overflow; a block too large to allocate is
+  // std::bad_alloc, as one temporary too large always was.
   std::vector<char*> bufs(p_.buffers.size());
-  std::vector<ir::Tensor> temps(p_.num_temps);
+  std::vector<size_t> at(p_.buffers.size(), 0);
+  size_t arena_bytes = 0;
+  for (size_t i = 0; i < p_.buffers.size(); ++i) {
+    const Buffer& b = p_.buffers[i];
+    if (b.kind != Buffer::Kind::kTemp) continue;
+    std::vector<int64_t> shape;
+    for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+    at[i] = arena_bytes;
+    arena_bytes += (ir::Tensor::dense_bytes(b.dtype, shape) + 63) / 64 * 64;
+  }
+  const std::shared_ptr<void> arena = arena_bytes ? pool_->take(arena_bytes) : nullptr;
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     switch (b.kind) {
       case Buffer::Kind::kInput: bufs[i] = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
       case Buffer::Kind::kOutput: bufs[i] = static_cast<char*>(outputs[b.index].data()); break;  // allocated by the caller
-      case Buffer::Kind::kTemp: {
-        std::vector<int64_t> shape;
-        for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-        temps[b.index] = pooled(*pool_, b.dtype, std::move(shape));
-        bufs[i] = static_cast<char*>(temps[b.index].data());
-        break;
-      }
+      case Buffer::Kind::kTemp: bufs[i] = static_cast<char*>(arena.get()) + at[i]; break;
       case Buffer::Kind::kScratch: bufs[i] = nullptr; break;  // per task, placed by its step's runner
     }
   }
