@@ -36,7 +36,9 @@ using sym::Expr;
 // Outer iterations per task: enough work that a task outweighs its scheduling.
 constexpr int64_t kWorkPerTask = 1 << 15;
 // Matmuls with fewer multiply-adds run on the calling thread; larger ones
-// split into row blocks of at least kMatmulMinRows rows.
+// split into about kMatmulBlocksPerThread row blocks per thread, of at least
+// kMatmulMinRows rows, and into column blocks of at least kMatmulMinCols
+// when the rows make fewer blocks than threads.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 64;
 constexpr int64_t kMatmulBlocksPerThread = 1;
@@ -56,7 +58,7 @@ std::shared_ptr<BlockPool> process_pool() {
   return pool;
 }
 
-// A dense tensor over a block of the pool (outputs and temporaries).
+// A dense tensor over a block of the pool (outputs).
 ir::Tensor pooled(BlockPool& pool, ir::DType dtype, std::vector<int64_t> shape) {
   const size_t bytes = ir::Tensor::dense_bytes(dtype, shape);
   return ir::Tensor::over(dtype, std::move(shape), pool.take(bytes));
