@@ -49,7 +49,7 @@ FRAMEWORKS = ["shapejit", "jax.jit", "torch.compile", "torch eager", "onnxruntim
 
 # -- the models in each framework -------------------------------------------------
 
-def decoder_models(threads):
+def decoder_models():
     import numpy as np
     import decoder_serving as S
     import shapejit as sj
@@ -107,7 +107,7 @@ def decoder_models(threads):
             "onnx_axes": {"x": {1: "t"}, "kc": {2: "p"}, "vc": {2: "p"}}, "onnx_names": ["x", "kc", "vc"] + names}
 
 
-def encoder_models(threads):
+def encoder_models():
     import numpy as np
     import encoder as E
     import shapejit as sj
@@ -207,7 +207,7 @@ def encoder_models(threads):
 
 # -- one process: one thread count ------------------------------------------------
 
-def runners(models, threads, shapes, workdir):
+def runners(models, threads, workdir):
     """framework -> fn(list of numpy arrays) -> first output as numpy."""
     import numpy as np
     out = {"shapejit": lambda a: np.asarray(first(models["shapejit"](*a)))}
@@ -225,7 +225,7 @@ def runners(models, threads, shapes, workdir):
         out["torch eager"] = torch_call(models["torch"])
         out["torch.compile"] = torch_call(torch.compile(models["torch"]))
         try:
-            out["onnxruntime"] = onnx_runner(models, threads, shapes, workdir)
+            out["onnxruntime"] = onnx_runner(models, threads, workdir)
         except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             print(f"# onnxruntime: not run ({type(e).__name__}: {e})", file=sys.stderr)
     except ImportError:
@@ -240,7 +240,7 @@ def runners(models, threads, shapes, workdir):
     return out
 
 
-def onnx_runner(models, threads, shapes, workdir):
+def onnx_runner(models, threads, workdir):
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -280,9 +280,9 @@ def child(args):
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for model_name in (["decoder", "encoder"] if args.only is None else [args.only]):
-            models = (decoder_models if model_name == "decoder" else encoder_models)(threads)
+            models = (decoder_models if model_name == "decoder" else encoder_models)()
             shapes = DECODER_SHAPES if model_name == "decoder" else ENCODER_SHAPES
-            run = {k: f for k, f in runners(models, threads, shapes, workdir).items() if k in args.frameworks.split(",") or k == "shapejit"}
+            run = {k: f for k, f in runners(models, threads, workdir).items() if k in args.frameworks.split(",") or k == "shapejit"}
             for shape in shapes:
                 a = models["inputs"](shape)
                 want = run["shapejit"](a)
