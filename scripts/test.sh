@@ -16,6 +16,7 @@ build=build
 if [ "${1:-}" = "--sanitize" ]; then
   build=build-asan
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
+  export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 if [ "${1:-}" = "--tsan" ]; then
