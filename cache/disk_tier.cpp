@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,6 +76,26 @@ Status write_all(int fd, std::string_view bytes, const std::string& path) {
   return Status::ok();
 }
 
+// Holds the folder's lock (DiskTier::kUsageFile) for a scope. Without one
+// (an inspecting tier, or a file system with no locks) the count is still
+// kept, as best one process can.
+class FolderLock {
+ public:
+  explicit FolderLock(int fd) : fd_(fd) {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) fd_ = -1;
+    }
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 std::string temp_name() {
   static std::atomic<uint64_t> next{0};
   return std::string(kTempPrefix) + std::to_string(::getpid()) + "-" + std::to_string(next++);
@@ -109,8 +130,17 @@ Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint6
   ::close(fd);
   ::unlink(probe.c_str());
   SJ_TRY(wrote);
-  tier->evict();  // the estimate starts from what is there
+  const std::string usage = dir + "/" + kUsageFile;
+  tier->usage_fd_ = ::open(usage.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (tier->usage_fd_ < 0) return io_error("cannot open " + usage, errno);
+  std::lock_guard<std::mutex> guard(tier->mu_);
+  FolderLock lock(tier->usage_fd_);
+  tier->evict_locked();  // the count starts from what is there
   return tier;
+}
+
+DiskTier::~DiskTier() {
+  if (usage_fd_ >= 0) ::close(usage_fd_);
 }
 
 std::unique_ptr<DiskTier> DiskTier::inspect(const std::string& dir, uint64_t max_bytes) {
@@ -146,26 +176,53 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
   if (fd < 0) return io_error("cannot write in " + dir_, errno);
   Status wrote = write_all(fd, record, temp);
   if (::close(fd) != 0 && wrote.is_ok()) wrote = io_error("writing " + temp, errno);
-  if (wrote.is_ok() && ::rename(temp.c_str(), path_of(key).c_str()) != 0) wrote = io_error("renaming into " + path_of(key), errno);
   if (!wrote.is_ok()) {
     ::unlink(temp.c_str());
     return wrote;
   }
-  bool scan = false;
-  {
-    std::lock_guard<std::mutex> lock(scan_mu_);
-    estimate_ += record.size();
-    scan = estimate_ > max_bytes_ || ++writes_since_scan_ >= kScanEvery;
+  // The rename and the count change together, under the folder's lock: no
+  // process adds to the folder unseen by the count.
+  const std::string path = path_of(key);
+  std::lock_guard<std::mutex> guard(mu_);
+  FolderLock lock(usage_fd_);
+  struct stat old {};
+  const uint64_t replaced = ::stat(path.c_str(), &old) == 0 ? static_cast<uint64_t>(old.st_size) : 0;
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temp.c_str());
+    return io_error("renaming into " + path, err);
   }
-  if (scan) evict();
+  const std::optional<uint64_t> before = read_usage();
+  const uint64_t after = before ? *before - std::min(*before, replaced) + record.size() : 0;
+  if (!before || after > max_bytes_ || ++writes_since_scan_ >= kScanEvery) evict_locked();
+  else write_usage(after);
   return Status::ok();
 }
 
 void DiskTier::remove(const Hash128& key) { ::unlink(path_of(key).c_str()); }
 
+std::optional<uint64_t> DiskTier::read_usage() const {
+  unsigned char bytes[8];
+  if (usage_fd_ < 0 || ::pread(usage_fd_, bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return std::nullopt;
+  uint64_t count = 0;
+  for (int i = 7; i >= 0; --i) count = count << 8 | bytes[i];  // little-endian on every host
+  return count;
+}
+
+void DiskTier::write_usage(uint64_t count) const {
+  unsigned char bytes[8];
+  for (unsigned char& b : bytes) {
+    b = static_cast<unsigned char>(count);
+    count >>= 8;
+  }
+  // A count that fails to land is read short, or high: either costs the
+  // next write a scan, nothing more.
+  if (usage_fd_ >= 0) (void)::pwrite(usage_fd_, bytes, sizeof bytes, 0);
+}
+
 // Least recently used first, down to the bound; stray temporaries that a
 // dead writer left go too.
-void DiskTier::evict() {
+void DiskTier::evict_locked() {
   struct Seen {
     std::string path;
     uint64_t bytes;
@@ -192,8 +249,7 @@ void DiskTier::evict() {
   }
   ::closedir(d);
   const auto remember = [&] {
-    std::lock_guard<std::mutex> lock(scan_mu_);
-    estimate_ = total;
+    write_usage(total);
     writes_since_scan_ = 0;
   };
   if (total <= max_bytes_) return remember();
@@ -202,8 +258,8 @@ void DiskTier::evict() {
   });
   for (const Seen& f : files) {
     if (total <= max_bytes_) break;
-    ::unlink(f.path.c_str());  // another evictor may have been first: fine
-    total -= f.bytes;
+    // Gone already (a load that found it corrupt) counts as removed.
+    if (::unlink(f.path.c_str()) == 0 || errno == ENOENT) total -= f.bytes;
   }
   remember();
 }

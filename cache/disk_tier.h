@@ -5,12 +5,19 @@
 // temporary file in the same folder, renamed into place: a reader sees the
 // whole old file or the whole new one, never half of either, and two
 // processes writing one key at once leave one whole file. Recency is the
-// file's modification time, which a load renews; a writer scans the folder
-// and removes the least recently used files until it is under its bound
-// (when its estimate says the folder may be over, and every few writes),
-// so any process evicts for all of them. A file
-// that fails its checks is removed and reported, and its kernel compiled
-// again; a folder that cannot be written turns the tier off (KernelCache).
+// file's modification time, which a load renews.
+//
+// The bound holds for every process on the folder together. Beside the
+// entries lies one small file, `.usage`: its lock (flock) orders the
+// processes' renames into the folder and their scans of it, and its eight
+// bytes count the entries' bytes. A writer adds its record to the count
+// under the lock; when the count passes the bound (and every few writes,
+// for drift), it scans the folder and removes the least recently used files
+// until it is under. The count may run high (a file that fails its checks,
+// or that someone else removes, is not subtracted), which costs a scan,
+// never the bound. A file that fails its checks is removed and reported, and
+// its kernel compiled again; a folder that cannot be written turns the tier
+// off (KernelCache).
 #pragma once
 
 #include <ctime>
@@ -34,6 +41,9 @@ std::string default_disk_dir();
 
 class DiskTier {
  public:
+  // The lock and count file beside the entries.
+  static constexpr const char* kUsageFile = ".usage";
+
   // The tier over `dir`, made when missing; an error that says why when it
   // cannot be made or written (read-only, not a folder, no space).
   static Expected<std::unique_ptr<DiskTier>> open(const std::string& dir, uint64_t max_bytes);
@@ -49,7 +59,8 @@ class DiskTier {
   // none. A file that fails its checks is removed; `rejected` then says
   // why, in one line that names the file.
   std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr);
-  // Writes the record and evicts down to the bound; an error means the
+  // Writes the record and, when the folder passes its bound, evicts down to
+  // it; an error means the
   // folder can no longer be written (full, read-only, gone).
   Status store(const Hash128& key, std::string_view target, std::string_view payload);
   void remove(const Hash128& key);
@@ -64,23 +75,31 @@ class DiskTier {
     Status status;                       // with verify: the record's checks
   };
   std::vector<File> list(bool verify) const;
-  // Removes every entry and stray temporary file; the count removed.
+  // Removes every entry and stray temporary file; the count removed. The
+  // usage count is left high, and the next write's scan sets it right.
   Expected<size_t> clear();
+
+  ~DiskTier();
+  DiskTier(const DiskTier&) = delete;
+  DiskTier& operator=(const DiskTier&) = delete;
 
  private:
   DiskTier(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
-  // Scans the folder and evicts down to the bound; what it found is the
-  // estimate later writes add to.
-  void evict();
+  // With the folder locked: scans it, evicts down to the bound and writes
+  // the count of what is left.
+  void evict_locked();
+  // The count in `.usage`; nullopt when it holds none yet.
+  std::optional<uint64_t> read_usage() const;
+  void write_usage(uint64_t bytes) const;
 
   std::string dir_;
   uint64_t max_bytes_;
-  // The folder's bytes as of the last scan plus this process's writes
-  // since: a write scans when that passes the bound, or after
-  // kScanEvery writes (other processes write too). A scan reads every
-  // file's size, milliseconds for thousands of files, so not every write.
-  std::mutex scan_mu_;
-  uint64_t estimate_ = 0;
+  int usage_fd_ = -1;  // `.usage`, open for the tier's life (-1 for inspect)
+  // Orders this process's threads, whom one open file's flock does not.
+  std::mutex mu_;
+  // A scan reads every file's size, milliseconds for thousands of files:
+  // the count saves it on most writes, and every kScanEvery writes one
+  // scan corrects what the count cannot see (files added by hand).
   int writes_since_scan_ = 0;
 };
 

@@ -39,7 +39,9 @@ Tensor to_device(const Tensor& host) {
   EXPECT_TRUE(dev().bind().is_ok());
   CUdeviceptr p = 0;
   EXPECT_EQ(dev().cu->cuMemAlloc(&p, bytes), CUDA_SUCCESS);
-  if (c.numel()) EXPECT_EQ(dev().cu->cuMemcpyHtoDAsync(p, c.data(), bytes, nullptr), CUDA_SUCCESS);
+  if (c.numel()) {
+    EXPECT_EQ(dev().cu->cuMemcpyHtoDAsync(p, c.data(), bytes, nullptr), CUDA_SUCCESS);
+  }
   EXPECT_EQ(dev().cu->cuStreamSynchronize(nullptr), CUDA_SUCCESS);
   std::shared_ptr<void> mem(reinterpret_cast<void*>(p), [](void* q) { dev().cu->cuMemFree(reinterpret_cast<CUdeviceptr>(q)); });
   return Tensor::over(c.dtype(), c.shape(), std::move(mem), {kDLCUDA, 0});
@@ -50,7 +52,9 @@ Tensor to_host(const Tensor& d, CUstream s = nullptr) {
   EXPECT_TRUE(d.is_contiguous());
   Tensor h = Tensor::empty(d.dtype(), d.shape());
   const size_t bytes = static_cast<size_t>(h.numel()) * ir::dtype_size(h.dtype());
-  if (bytes) EXPECT_EQ(dev().cu->cuMemcpyDtoHAsync(h.data(), reinterpret_cast<CUdeviceptr>(d.data()), bytes, s), CUDA_SUCCESS);
+  if (bytes) {
+    EXPECT_EQ(dev().cu->cuMemcpyDtoHAsync(h.data(), reinterpret_cast<CUdeviceptr>(d.data()), bytes, s), CUDA_SUCCESS);
+  }
   EXPECT_EQ(dev().cu->cuStreamSynchronize(s), CUDA_SUCCESS);
   return h;
 }

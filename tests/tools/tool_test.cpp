@@ -239,7 +239,9 @@ TEST(Tool, TheSecondProcessLoadsFromDiskAndTheCacheCommandShowsIt) {
 
   // A bit flipped: verify names the file, and the next run recompiles it.
   std::string path;
-  for (const auto& e : fs::directory_iterator(dir + "/kernels")) path = e.path().string();
+  for (const auto& e : fs::directory_iterator(dir + "/kernels")) {
+    if (e.path().extension() == ".sjk") path = e.path().string();
+  }
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(-1, std::ios::end);
