@@ -502,6 +502,16 @@ Expected<CudaSource> Emitter::run() {
 
 }  // namespace
 
+loops::LowerOptions lower_options(bool blas) {
+  loops::LowerOptions options;
+  options.blas = blas;
+  options.tile = 0;
+  options.strided_operands = false;  // until cuBLAS takes the strides
+  options.fuse_attention = false;
+  options.softmax_sum_pass = false;
+  return options;
+}
+
 Expected<CudaSource> emit_cuda(const loops::LoopProgram& p) { return Emitter(p).run(); }
 
 }  // namespace shapejit::backends::gpu

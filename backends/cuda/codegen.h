@@ -29,11 +29,16 @@
 #include <vector>
 
 #include "backends/loops/loop_ir.h"
+#include "backends/loops/lower.h"
 #include "jit/support/status.h"
 
 namespace shapejit::backends::gpu {
 
 inline constexpr int kBlock = 256;  // threads per block, every kernel
+
+// How graphs are lowered for the GPU: no tiles (the grid spreads loops),
+// dense matmul operands, attention unfused, softmax's sum beside its exp.
+loops::LowerOptions lower_options(bool blas);
 
 struct StepPlan {
   enum class Kind : uint8_t { kPointwise, kRows, kMatmul };

@@ -376,12 +376,7 @@ class CudaBackend final : public Backend {
 
  private:
   Expected<std::unique_ptr<Kernel>> make(const ir::SpecializedGraphPtr& graph, std::optional<std::string> loaded) {
-    loops::LowerOptions options;
-    options.blas = sh_->blas != nullptr;
-    options.tile = 0;  // the grid spreads the loop
-    options.strided_operands = false;
-    options.fuse_attention = false;
-    LoopProgram p = SJ_TRY(loops::lower(*graph, options));
+    LoopProgram p = SJ_TRY(loops::lower(*graph, lower_options(sh_->blas != nullptr)));
     CudaSource src = SJ_TRY(emit_cuda(p));
     if (args_bytes(src) > 4000) return unsupported("cuda: the kernel parameters (" + std::to_string(args_bytes(src)) + " bytes) exceed 4 KB");
     std::string image = loaded ? std::move(*loaded) : SJ_TRY(nvrtc_compile(src.code, arch_, !cubin_));

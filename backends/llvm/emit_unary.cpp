@@ -44,7 +44,7 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
     // into a row of scalar calls (slower code, 3x the compile time). The
     // transformer's functions (exp in softmax and the gates, tanh, erf in
     // gelu) are inline arithmetic (fast_math.h).
-    case Op::kExp: return emit_exp(b_, arg[0]);
+    case Op::kExp: return inst.nonpositive_arg ? emit_exp_nonpositive(b_, arg[0]) : emit_exp(b_, arg[0]);
     case Op::kLog: return math("logf", "log", arg[0]);
     case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg[0]);
     case Op::kSin: return math("sinf", "sin", arg[0]);

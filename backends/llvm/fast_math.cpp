@@ -8,6 +8,29 @@
 
 namespace shapejit::backends::cpu {
 
+namespace {
+
+// y rounded to the nearest integer n, as a float and as an integer of the
+// float's width, for |y| < 2^22: adding 1.5 * 2^mantissa rounds y into the
+// low bits of the sum, whose bits less the shifter's are n. Integer
+// arithmetic only: AVX2 has no vector double-to-int64 conversion, and
+// fptosi there is four scalar conversions and their shuffles.
+struct Rounded {
+  llvm::Value* n;
+  llvm::Value* ni;
+};
+Rounded round_to_int(llvm::IRBuilder<>& b, llvm::Value* y) {
+  llvm::Type* t = y->getType();
+  const bool single = t->isFloatTy();
+  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  const double shifter = single ? 12582912.0 : 6755399441055744.0;  // 1.5 * 2^23, 1.5 * 2^52
+  llvm::Constant* shift = llvm::ConstantFP::get(t, shifter);
+  llvm::Value* sum = b.CreateFAdd(y, shift);
+  return {b.CreateFSub(sum, shift), b.CreateSub(b.CreateBitCast(sum, it), b.CreateBitCast(shift, it))};
+}
+
+}  // namespace
+
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   const bool single = t->isFloatTy();
@@ -19,7 +42,7 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   const double hi = single ? 88.72283935546875 : 709.782712893384;
   const double lo = single ? -103.97208404541016 : -745.1332191019412;
   llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(lo)), c(hi));
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, c(1.4426950408889634)));
+  const auto [n, ni] = round_to_int(b, b.CreateFMul(xc, c(1.4426950408889634)));
   // r = x - n ln2, with ln2 in two parts (n * ln2_hi is exact).
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
@@ -34,7 +57,6 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   // 2^n as two powers, each a normal number: n1 + n2 = n.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
-  llvm::Value* ni = b.CreateFPToSI(n, it);
   llvm::Value* n1 = b.CreateAShr(ni, 1);
   llvm::Value* n2 = b.CreateSub(ni, n1);
   auto pow2 = [&](llvm::Value* e) {
@@ -59,7 +81,7 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
   llvm::Type* t = y->getType();
   const bool single = t->isFloatTy();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(y, c(1.4426950408889634)));
+  const auto [n, ni] = round_to_int(b, b.CreateFMul(y, c(1.4426950408889634)));
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
   llvm::Value* r = fmuladd(b, n, c(-ln2_hi), y);
@@ -74,7 +96,7 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
   // 2^n is a normal number: n <= 58.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
-  llvm::Value* pow2 = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, it), llvm::ConstantInt::get(it, bias)), mantissa), t);
+  llvm::Value* pow2 = b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, bias)), mantissa), t);
   return fmuladd(b, pow2, em, b.CreateFSub(pow2, c(1.0)));
 }
 
@@ -106,6 +128,21 @@ std::vector<double> chebyshev(const std::function<double(double)>& f, double a, 
   return c;
 }
 
+// Chebyshev coefficients (sum c_k T_k(u)) as monomial coefficients in u.
+std::vector<double> monomials(const std::vector<double>& c) {
+  std::vector<double> tp = {1}, tc = {0, 1}, mono(c.size(), 0);
+  mono[0] = c[0];
+  for (size_t k = 1; k < c.size(); ++k) {
+    for (size_t i = 0; i < tc.size(); ++i) mono[i] += c[k] * tc[i];
+    std::vector<double> next(tc.size() + 1, 0);  // T_{k+1} = 2u T_k - T_{k-1}
+    for (size_t i = 0; i < tc.size(); ++i) next[i + 1] += 2 * tc[i];
+    for (size_t i = 0; i < tp.size(); ++i) next[i] -= tp[i];
+    tp = std::move(tc);
+    tc = std::move(next);
+  }
+  return mono;
+}
+
 ErfFit fit_erf() {
   ErfFit fit;
   // g as monomials: sum c_k T_k(u), u = 2s / b - 1, expanded in s.
@@ -135,16 +172,7 @@ ErfFit fit_erf() {
       },
       fit.w_lo, fit.w_hi, kErfFarTerms);
   // As monomials in u (|u| <= 1), for Horner's rule.
-  std::vector<double> tp = {1}, tc = {0, 1}, mono(kErfFarTerms, 0);
-  mono[0] = f[0];
-  for (int k = 1; k < kErfFarTerms; ++k) {
-    for (size_t i = 0; i < tc.size(); ++i) mono[i] += f[k] * tc[i];
-    std::vector<double> next(tc.size() + 1, 0);
-    for (size_t i = 0; i < tc.size(); ++i) next[i + 1] += 2 * tc[i];
-    for (size_t i = 0; i < tp.size(); ++i) next[i] -= tp[i];
-    tp = std::move(tc);
-    tc = std::move(next);
-  }
+  const std::vector<double> mono = monomials(f);
   std::copy(mono.begin(), mono.end(), fit.far);
   return fit;
 }
@@ -154,7 +182,48 @@ const ErfFit& erf_fit() {
   return fit;
 }
 
+// g(r) = (exp(r) - 1) / r on [-ln2 / 2, ln2 / 2] as monomials in r, by
+// Chebyshev interpolation in double: 6 terms for float (1e-8 relative),
+// 11 for double (2e-17).
+std::vector<double> fit_expm1_over_x(int terms) {
+  const double h = M_LN2 / 2;
+  std::vector<double> mono = monomials(chebyshev([](double r) { return r == 0 ? 1.0 : std::expm1(r) / r; }, -h, h, terms));
+  for (size_t k = 1; k < mono.size(); ++k) mono[k] /= std::pow(h, static_cast<double>(k));  // u = r / h
+  return mono;
+}
+
 }  // namespace
+
+llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  const bool single = t->isFloatTy();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  static const std::vector<double> g32 = fit_expm1_over_x(6), g64 = fit_expm1_over_x(11);
+  const std::vector<double>& g = single ? g32 : g64;
+  // t = x log2(e) + magic rounds n = rint(x log2(e)) into t's low bits,
+  // already offset by the exponent's bias plus 64: t's bits shifted up to
+  // the exponent field are 2^(n + 64), normal for every n down to the
+  // smallest subnormal result's (-150, -1075).
+  const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
+  const double magic = std::ldexp(1.5, mantissa) + bias + 64;
+  llvm::Value* tm = fmuladd(b, x, c(1.4426950408889634), c(magic));
+  llvm::Value* n = b.CreateFSub(tm, c(magic));
+  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  llvm::Value* s = b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, it), mantissa), t);
+  // r = x - n ln2 (ln2 in two parts, n ln2_hi exact), |r| <= ln2 / 2.
+  const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
+  const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
+  llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
+  r = fmuladd(b, n, c(-ln2_lo), r);
+  llvm::Value* p = c(g.back());
+  for (size_t k = g.size() - 1; k-- > 0;) p = fmuladd(b, p, r, c(g[k]));
+  // exp(x) = 2^n (1 + r g(r)), scaled back by 2^-64 (exact for a normal
+  // result, one rounding for a subnormal one); 0 below the smallest
+  // subnormal's half, and for -inf. NaN stays NaN.
+  llvm::Value* e = b.CreateFMul(fmuladd(b, b.CreateFMul(r, s), p, s), c(std::ldexp(1.0, -64)));
+  const double lo = single ? -103.97208404541016 : -745.1332191019412;
+  return b.CreateSelect(b.CreateFCmpOLT(x, c(lo)), c(0.0), e);
+}
 
 WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
@@ -171,7 +240,7 @@ WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   // 1 + tanh(x) = 2 / (1 + w) for x >= 0 and 2w / (1 + w) below, with
   // w = exp(-2|x|) in [0, 1]: neither subtracts, and the negative tail
   // decays to exp's last subnormal.
-  llvm::Value* w = emit_exp(b, b.CreateFMul(abs, c(-2.0)));
+  llvm::Value* w = emit_exp_nonpositive(b, b.CreateFMul(abs, c(-2.0)));
   llvm::Value* num = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), b.CreateFAdd(w, w), c(2.0));
   llvm::Value* one_plus = b.CreateFDiv(num, b.CreateFAdd(c(1.0), w));
   return {value, b.CreateSelect(nan, x, one_plus)};
@@ -206,7 +275,7 @@ WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* arg, bool over_sqrt2
   // Small |x|: erf = x g(x^2). Otherwise q = erfc(|x|) = exp(-x^2) h(|x|),
   // exp(-x^2) = exp(-hi)(1 - lo).
   llvm::Value* near = b.CreateFMul(x, g);
-  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp(b, b.CreateFNeg(x2)), b.CreateFSub(c(1.0), lo)), h);
+  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp_nonpositive(b, b.CreateFNeg(x2)), b.CreateFSub(c(1.0), lo)), h);
   q = b.CreateSelect(b.CreateFCmpOGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit)), c(0.0), q);
   llvm::Value* far = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), q), x);
   llvm::Value* nan = b.CreateFCmpUNO(x, x);

@@ -23,6 +23,16 @@ namespace shapejit::backends::cpu {
 // -inf gives 0.
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// exp(x) for x <= 0 or NaN (a difference from a row's max, -x^2), within
+// 2 ulp like emit_exp, subnormal results included, from about two thirds of
+// emit_exp's constants: n is rounded by adding a magic number that also
+// carries the exponent's bias, so that the sum's bits are 2^n (times 2^64,
+// undone at the end), and a fitted polynomial (degree 5 for float, 10 for
+// double) stands in for the Taylor series. A loop around it keeps its
+// constants in registers where one around emit_exp reloads them on every
+// iteration. Correct for x up to 43 too; beyond that, not.
+llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x);
+
 // A function f and 1 + f, each computed without the other's cancellation:
 // gelu multiplies by 1 + f, which for negative inputs is a small difference
 // of two numbers near 1 if taken as written.

@@ -193,7 +193,7 @@ Status Lowering::attention_step(int node, int buffer) {
   Phase& p1 = add_phase(ls, {j}, {keys});
   BodyBuilder b1(*this, p1);
   const int shift = new_max(b1, state(b1, 0), b1.acc(0, 0, dt)).second;
-  const int p = b1.op(Op::kExp, dt, {b1.op(Op::kSub, dt, {tile_load(b1), shift})});
+  const int p = b1.exp_nonpositive(b1.op(Op::kSub, dt, {tile_load(b1), shift}), dt);
   p1.stores.push_back({at.tile, cell, p});
   p1.reductions.push_back({Combine::kSum, p, -1, dt});
   // 2: the row's state.
@@ -201,7 +201,7 @@ Status Lowering::attention_step(int node, int buffer) {
   BodyBuilder b2(*this, p2);
   const int old_max = state(b2, 0);
   const auto [m, shift2] = new_max(b2, old_max, b2.acc(0, 0, dt));
-  const int rescale = b2.op(Op::kExp, dt, {b2.op(Op::kSub, dt, {old_max, shift2})});
+  const int rescale = b2.exp_nonpositive(b2.op(Op::kSub, dt, {old_max, shift2}), dt);
   const int tile_sum = b2.acc(1, 0, dt);
   const int sum = b2.op(Op::kAdd, dt, {b2.op(Op::kMul, dt, {state(b2, 1), rescale}), tile_sum});
   const std::pair<int, int> row_state[] = {{0, m}, {1, sum}, {2, rescale}, {3, tile_sum}};

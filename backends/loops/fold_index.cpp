@@ -46,6 +46,12 @@ int BodyBuilder::op(Op o, DType dt, std::vector<int> args) {
   return emit(i);
 }
 
+int BodyBuilder::exp_nonpositive(int arg, DType dt) {
+  const int e = op(Op::kExp, dt, {arg});
+  ph_.body[e].nonpositive_arg = true;
+  return e;
+}
+
 int BodyBuilder::cast(int inst, DType to) { return dtype(inst) == to ? inst : op(Op::kCast, to, {inst}); }
 
 int BodyBuilder::acc(int phase, int which, DType dt, int part) {

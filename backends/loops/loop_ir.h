@@ -54,6 +54,7 @@ struct Inst {
   ir::DType dtype;  // the result's
   ir::Op op = ir::Op::kAdd;
   bool approximate_tanh = false;  // gelu
+  bool nonpositive_arg = false;   // exp: the argument is <= 0 or NaN (x - max)
   std::vector<int> args;          // earlier instructions of the phase
   int buffer = -1;
   sym::Expr expr;  // kLoad: offset; kIndex: value; kCheckIndex: bound

@@ -34,6 +34,11 @@ struct LowerOptions {
   // softmax(f(q @ k)) @ v as one step (loop_ir.h AttentionStep), where f is
   // pointwise; needs BLAS and tiles (a CPU).
   bool fuse_attention = true;
+  // A float softmax sums its exponentials (in f64) in a pass of its own,
+  // over the row it stored, so that its exp pass runs at the float's vector
+  // width; off (a GPU: no lanes to lose, and a pass can be a launch), exp
+  // is in f64 and the sum beside it.
+  bool softmax_sum_pass = true;
 };
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,

@@ -87,6 +87,8 @@ class BodyBuilder {
   int constant(DType dt, double f);
   int index(Expr e, DType dt);
   int op(Op o, DType dt, std::vector<int> args);
+  // exp of an argument known to be <= 0 or NaN (x - max): a cheaper exp.
+  int exp_nonpositive(int arg, DType dt);
   int cast(int inst, DType to);
   int acc(int phase, int which, DType dt, int part = 0);
   DType dtype(int inst) const { return ph_.body[inst].dtype; }

@@ -176,44 +176,63 @@ Status Lowering::argmax_step(int node, int buffer) {
   return Status::ok();
 }
 
-// softmax: max; sum of e = exp(x - max), storing e; the stored e scaled by
-// 1 / sum (one exp per element). log_softmax: max; sum of exp(x - max);
-// x - max - log(sum). In f64 as the reference.
+// softmax: max; e = exp(x - max), stored; the sum of e; the stored e
+// scaled by 1 / sum (one exp per element). log_softmax the same, then
+// x - max - log(sum) over the stored e. The max in the input's type (exact),
+// the sum in f64 as the reference. For f32 input, e is in f32 (within
+// 2 ulp; x - max within half an ulp of a difference that exp scales by at
+// most its size) and summed in a phase of its own from the row it stored,
+// exactly: the exp phase then runs 8 lanes wide, where a sum in f64
+// beside it held it to 4 (LowerOptions::softmax_sum_pass). Otherwise, one
+// phase in f64.
 Status Lowering::softmax_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int x = n.in[0].value;
   const DType dt = types_[x].dtype;
   const bool log_form = n.op == Op::kLogSoftmax;
+  const bool narrow = dt == DType::kF32 && options_.softmax_sum_pass;
+  const DType exp_dt = narrow ? DType::kF32 : DType::kF64;
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   const int dim = norm_axis(n.attrs.dim, shape(x).size());
   ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {dim}, true);
   const Expr at = offset(buffer, r.x_idx);
+  auto stored = [&](BodyBuilder& b) {
+    Inst ld{InstKind::kLoad, dt};
+    ld.buffer = buffer;
+    ld.expr = at;
+    return b.emit(ld);
+  };
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
-  // The max in the input's own type (exact), so that it vectorizes widest.
   const DType max_dt = ir::is_float(dt) ? dt : DType::kF64;
   p0.reductions.push_back({Combine::kMaxSkipNaN, b0.cast(b0.value(x, r.x_idx), max_dt), -1, max_dt});
   Phase& p1 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b1(*this, p1);
-  const int max1 = b1.cast(b1.acc(0, 0, max_dt), DType::kF64);
-  int d1 = b1.op(Op::kSub, DType::kF64, {b1.cast(b1.value(x, r.x_idx), DType::kF64), max1});
-  int e = b1.op(Op::kExp, DType::kF64, {d1});
-  p1.reductions.push_back({Combine::kSum, e, -1, DType::kF64});
-  if (!log_form) p1.stores.push_back({buffer, at, b1.cast(e, dt)});
-  SJ_TRY(check_budget(p1, node));  // the largest phase
+  const int max1 = b1.cast(b1.acc(0, 0, max_dt), exp_dt);
+  const int e = b1.exp_nonpositive(b1.op(Op::kSub, exp_dt, {b1.cast(b1.value(x, r.x_idx), exp_dt), max1}), exp_dt);
+  int sum_phase = 1;
+  if (narrow) {
+    p1.stores.push_back({buffer, at, e});
+    SJ_TRY(check_budget(p1, node));  // the largest phase
+    Phase& ps = add_phase(st.loops, r.inner_vars, r.inner_extents);
+    BodyBuilder bs(*this, ps);
+    ps.reductions.push_back({Combine::kSum, bs.cast(stored(bs), DType::kF64), -1, DType::kF64});
+    sum_phase = 2;
+  } else {
+    p1.reductions.push_back({Combine::kSum, e, -1, DType::kF64});
+    if (!log_form) p1.stores.push_back({buffer, at, b1.cast(e, dt)});
+    SJ_TRY(check_budget(p1, node));  // the largest phase
+  }
   Phase& p2 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b2(*this, p2);
-  int s = b2.acc(1, 0, DType::kF64);
+  const int s = b2.acc(sum_phase, 0, DType::kF64);
   int out;
   if (log_form) {
     int d2 = b2.op(Op::kSub, DType::kF64, {b2.cast(b2.value(x, r.x_idx), DType::kF64), b2.cast(b2.acc(0, 0, max_dt), DType::kF64)});
     out = b2.op(Op::kSub, DType::kF64, {d2, b2.op(Op::kLog, DType::kF64, {s})});
   } else {
-    Inst stored{InstKind::kLoad, dt};
-    stored.buffer = buffer;
-    stored.expr = at;
-    out = b2.op(Op::kMul, DType::kF64, {b2.cast(b2.emit(stored), DType::kF64), b2.op(Op::kDiv, DType::kF64, {b2.constant(DType::kF64, 1.0), s})});
+    out = b2.op(Op::kMul, DType::kF64, {b2.cast(stored(b2), DType::kF64), b2.op(Op::kDiv, DType::kF64, {b2.constant(DType::kF64, 1.0), s})});
   }
   p2.stores.push_back({buffer, at, b2.cast(out, dt)});
   p_.steps.push_back(std::move(st));

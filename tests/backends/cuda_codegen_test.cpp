@@ -38,10 +38,8 @@ Expected<gpu::CudaSource> source_for(const Case& c, bool specialize) {
     }
   }
   env.set_contiguous(std::vector<bool>(g.inputs.size(), true));
-  loops::LowerOptions options;
-  options.tile = 0;
   ir::SpecializedGraphPtr sg = SJ_TRY(ir::specialize(g, env.specialization()));
-  loops::LoopProgram p = SJ_TRY(loops::lower(*sg, options));
+  loops::LoopProgram p = SJ_TRY(loops::lower(*sg, gpu::lower_options(/*blas=*/true)));
   return gpu::emit_cuda(p);
 }
 

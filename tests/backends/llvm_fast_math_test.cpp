@@ -144,6 +144,39 @@ TEST(Llvm, TanhErfAndGeluAreWithinTheirUlpBoundsEverywhere) {
   expect_within_ulps<double>("gelu", R"({"approximate": "tanh"})", ds, gelu_tanh, 6, 3);
 }
 
+// softmax and attention take exp of x - max <= 0 from a cheaper exp
+// (emit_exp_nonpositive): rows [x, 0] give exp(x) / (1 + exp(x)) at x, held
+// within 3 ulp (exp's 2 and the division's rounding; in double, the
+// expected value's own rounding too) from 0 down past the last subnormal;
+// -inf gives 0 and NaN NaN.
+TEST(Llvm, SoftmaxExpIsWithinItsUlpBoundDownToSubnormals) {
+  auto check = [&]<typename T>(const char* name, double lo) {
+    std::vector<double> xs = {0.0, -0.0, -1e-30, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+    for (int i = 0; i <= 40000; ++i) xs.push_back(lo * i / 40000.0);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    std::vector<double> rows;
+    for (double x : xs) rows.insert(rows.end(), {x, 0.0});
+    Outcome got = run_with(R"({"inputs": [{"name": "x", "dtype": ")" + std::string(name) + R"(", "shape": ["n", 2]}],
+                               "nodes": [{"op": "softmax", "in": ["x"], "out": "y"}], "outputs": ["y"]})",
+                           {from_values(dt(name), {n, 2}, rows)}, R"({"compile": {"backend": "llvm"}})");
+    ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+    EXPECT_EQ(got.fallbacks, 0u);
+    const T* y = got.out[0].ptr<T>();
+    double worst = 0;
+    int failures = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double x = static_cast<T>(xs[i]), e = std::exp(x), want = std::isnan(x) ? x : e / (1 + e);
+      const double u = ulps<T>(y[2 * i], want);
+      worst = std::max(worst, u);
+      if (u > 3 && failures++ < 5) ADD_FAILURE() << name << " softmax([" << x << ", 0])[0] = " << y[2 * i] << ", want " << want << ": " << u << " ulp";
+    }
+    EXPECT_EQ(failures, 0) << name << ": " << failures << " of " << n << " past 3 ulp";
+    ::testing::Test::RecordProperty(std::string("softmax_exp_") + name + "_worst_ulp", std::to_string(worst));
+  };
+  check.operator()<float>("f32", -110);
+  check.operator()<double>("f64", -750);
+}
+
 }  // namespace
 }  // namespace shapejit
 
