@@ -29,6 +29,35 @@ Rounded round_to_int(llvm::IRBuilder<>& b, llvm::Value* y) {
   return {b.CreateFSub(sum, shift), b.CreateSub(b.CreateBitCast(sum, it), b.CreateBitCast(shift, it))};
 }
 
+// sum c_k x^k by Estrin's scheme: pairs c_2i + c_2i+1 x, then pairs of
+// those with x^2, x^4, ...: about Horner's work, in log2(n) dependent steps
+// rather than n, so that a vector loop's iterations overlap (gelu's erf
+// was a chain of 25 dependent multiply-adds).
+llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
+  llvm::Type* t = x->getType();
+  std::vector<llvm::Value*> terms;
+  for (double v : c) terms.push_back(llvm::ConstantFP::get(t, v));
+  llvm::Value* power = x;
+  while (terms.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {terms[i + 1], power, terms[i]}));
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
+    if (terms.size() > 1) power = b.CreateFMul(power, power);
+  }
+  return terms[0];
+}
+
+// sum c_k x^k by Horner's rule: n dependent steps, each rounding once
+// into a sum that the next scales down. erf's g needs it: its terms
+// alternate, and Estrin's pairs took its worst from 2.4 ulp to 3.6.
+llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
+  llvm::Type* t = x->getType();
+  llvm::Value* p = llvm::ConstantFP::get(t, c.back());
+  for (size_t k = c.size() - 1; k-- > 0;) p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, x, llvm::ConstantFP::get(t, c[k])});
+  return p;
+}
+
 }  // namespace
 
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -38,22 +67,25 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto fmuladd = [&](llvm::Value* m1, llvm::Value* m2, llvm::Value* a) {
     return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {m1, m2, a});
   };
-  // Past these, exp is inf, or 0 (below half the smallest subnormal).
+  // Past these, exp is inf, or 0 (below half the smallest subnormal); the
+  // arithmetic then runs on 0 instead, so that no step is subnormal (a
+  // subnormal operand costs a microcode assist on every x86 lane).
   const double hi = single ? 88.72283935546875 : 709.782712893384;
   const double lo = single ? -103.97208404541016 : -745.1332191019412;
-  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(lo)), c(hi));
+  llvm::Value* over = b.CreateFCmpOGT(x, c(hi));
+  llvm::Value* under = b.CreateFCmpOLT(x, c(lo));
+  llvm::Value* xc = b.CreateSelect(b.CreateOr(over, under), c(0.0), x);
   const auto [n, ni] = round_to_int(b, b.CreateFMul(xc, c(1.4426950408889634)));
   // r = x - n ln2, with ln2 in two parts (n * ln2_hi is exact).
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
   llvm::Value* r = fmuladd(n, c(-ln2_hi), xc);
   r = fmuladd(n, c(-ln2_lo), r);
-  // Taylor: sum r^k / k!, Horner's form.
+  // Taylor: sum r^k / k!.
   const int degree = single ? 7 : 13;
-  double inv_fact[14] = {1};
+  std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = c(inv_fact[degree]);
-  for (int k = degree - 1; k >= 0; --k) p = fmuladd(p, r, c(inv_fact[k]));
+  llvm::Value* p = polynomial(b, r, inv_fact);
   // 2^n as two powers, each a normal number: n1 + n2 = n.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
@@ -63,9 +95,8 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, llvm::ConstantInt::get(it, bias)), mantissa), t);
   };
   llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
-  res = b.CreateSelect(b.CreateFCmpOGT(x, c(hi)), llvm::ConstantFP::getInfinity(t), res);
-  res = b.CreateSelect(b.CreateFCmpOLT(x, c(lo)), c(0.0), res);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, res);
+  res = b.CreateSelect(over, llvm::ConstantFP::getInfinity(t), res);
+  return b.CreateSelect(under, c(0.0), res);  // NaN: the arithmetic's NaN
 }
 
 namespace {
@@ -90,8 +121,7 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
   const int degree = single ? 9 : 16;
   std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = c(inv_fact[degree]);
-  for (int k = degree - 1; k >= 2; --k) p = fmuladd(b, p, r, c(inv_fact[k]));
+  llvm::Value* p = polynomial(b, r, std::vector<double>(inv_fact.begin() + 2, inv_fact.end()));
   llvm::Value* em = fmuladd(b, b.CreateFMul(r, r), p, r);
   // 2^n is a normal number: n <= 58.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
@@ -103,11 +133,11 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
 // erf's two fits, made once from the C library's erf and erfc in double
 // by Chebyshev interpolation:
 //   near 0, g(s) = erf(sqrt s) / sqrt s for s = x^2 in [0, 0.875^2], as a
-//     polynomial in s (degree 6, 2e-10 relative; Horner's rule);
-//   beyond, h(x) = erfc(x) exp(x^2) for x in [0.875, 10.25] as a series in
-//     w = 1 / (1 + x / 2), where h is nearly polynomial (11 terms, 6e-10
-//     relative; Clenshaw's recurrence). Past 10.25, exp(-x^2) is below the
-//     smallest float.
+//     polynomial in s (degree 6, 2e-10 relative);
+//   beyond, h(x) = erfc(x) exp(x^2) for x in [0.875, 10.25] as a
+//     polynomial in w = 1 / (1 + x / 2) mapped to [-1, 1], where h is
+//     nearly polynomial (11 terms, 6e-10 relative). Past 10.25, exp(-x^2)
+//     is below the smallest float.
 constexpr double kErfSmall = 0.875, kErfLimit = 10.25;
 constexpr int kErfNearTerms = 7, kErfFarTerms = 11;
 struct ErfFit {
@@ -171,7 +201,7 @@ ErfFit fit_erf() {
         return std::erfc(x) * std::exp(x * x);
       },
       fit.w_lo, fit.w_hi, kErfFarTerms);
-  // As monomials in u (|u| <= 1), for Horner's rule.
+  // As monomials in u (|u| <= 1).
   const std::vector<double> mono = monomials(f);
   std::copy(mono.begin(), mono.end(), fit.far);
   return fit;
@@ -200,6 +230,10 @@ llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   static const std::vector<double> g32 = fit_expm1_over_x(6), g64 = fit_expm1_over_x(11);
   const std::vector<double>& g = single ? g32 : g64;
+  // Below lo, exp(x) rounds to 0: computed on 0 instead (emit_exp says why).
+  const double lo = single ? -103.97208404541016 : -745.1332191019412;
+  llvm::Value* gone = b.CreateFCmpOLT(x, c(lo));
+  x = b.CreateSelect(gone, c(0.0), x);
   // t = x log2(e) + magic rounds n = rint(x log2(e)) into t's low bits,
   // already offset by the exponent's bias plus 64: t's bits shifted up to
   // the exponent field are 2^(n + 64), normal for every n down to the
@@ -215,14 +249,12 @@ llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
   llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
   r = fmuladd(b, n, c(-ln2_lo), r);
-  llvm::Value* p = c(g.back());
-  for (size_t k = g.size() - 1; k-- > 0;) p = fmuladd(b, p, r, c(g[k]));
+  llvm::Value* p = polynomial(b, r, g);
   // exp(x) = 2^n (1 + r g(r)), scaled back by 2^-64 (exact for a normal
   // result, one rounding for a subnormal one); 0 below the smallest
   // subnormal's half, and for -inf. NaN stays NaN.
   llvm::Value* e = b.CreateFMul(fmuladd(b, b.CreateFMul(r, s), p, s), c(std::ldexp(1.0, -64)));
-  const double lo = single ? -103.97208404541016 : -745.1332191019412;
-  return b.CreateSelect(b.CreateFCmpOLT(x, c(lo)), c(0.0), e);
+  return b.CreateSelect(gone, c(0.0), e);
 }
 
 WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -262,16 +294,13 @@ WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* arg, bool over_sqrt2
   }
   llvm::Value* ax = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit));
   llvm::Value* small = b.CreateFCmpOLT(ax, c(kErfSmall));
-  // Near 0: g(x^2) by Horner's rule.
+  // Near 0: g(x^2).
   llvm::Value* sq = b.CreateFMul(ax, ax);
-  llvm::Value* g = c(fit.near[kErfNearTerms - 1]);
-  for (int k = kErfNearTerms - 2; k >= 0; --k) g = fmuladd(b, g, sq, c(fit.near[k]));
-  // Beyond: h(|x|) by Clenshaw's recurrence in w mapped to [-1, 1]:
-  // b_k = c_k + 2u b_{k+1} - b_{k+2}, the value c_0 + u b_1 - b_2.
+  llvm::Value* g = horner(b, sq, std::vector<double>(fit.near, fit.near + kErfNearTerms));
+  // Beyond: h(|x|), a polynomial in w mapped to u in [-1, 1].
   llvm::Value* w = b.CreateFDiv(c(1.0), fmuladd(b, ax, c(0.5), c(1.0)));
   llvm::Value* u = fmuladd(b, w, c(2 / (fit.w_hi - fit.w_lo)), c(-(fit.w_hi + fit.w_lo) / (fit.w_hi - fit.w_lo)));
-  llvm::Value* h = c(fit.far[kErfFarTerms - 1]);
-  for (int k = kErfFarTerms - 2; k >= 0; --k) h = fmuladd(b, h, u, c(fit.far[k]));
+  llvm::Value* h = polynomial(b, u, std::vector<double>(fit.far, fit.far + kErfFarTerms));
   // Small |x|: erf = x g(x^2). Otherwise q = erfc(|x|) = exp(-x^2) h(|x|),
   // exp(-x^2) = exp(-hi)(1 - lo).
   llvm::Value* near = b.CreateFMul(x, g);

@@ -51,7 +51,7 @@ WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
 // with x^2 / 2 exact), within 3 ulp: erf(x) = x g(x^2) for |x| < 0.875, and
 // 1 - exp(-x^2) h(|x|) (with the sign of x) beyond, where g and h =
 // erfc exp(x^2) are fitted when the library loads (fast_math.cpp): g a
-// polynomial, h a Chebyshev series in 1 / (1 + |x| / 2). Every lane
+// polynomial, h one in 1 / (1 + |x| / 2). Every lane
 // computes both and selects. 1 + erf(x) for negative x is exp(-x^2) h(|x|)
 // itself, down to the last subnormal.
 WithOnePlus emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x, bool over_sqrt2 = false);
