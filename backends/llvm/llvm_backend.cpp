@@ -22,6 +22,7 @@
 
 #include "backends/backend.h"
 #include "backends/llvm/session.h"
+#include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
 
@@ -67,7 +68,11 @@ ir::Tensor pooled(BlockPool& pool, ir::DType dtype, std::vector<int64_t> shape) 
 class LlvmKernel final : public Kernel {
  public:
   LlvmKernel(LoopProgram p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
-      : p_(std::move(p)), code_(std::move(code)), pool_(std::move(pool)), may_defer_(!p_.empty_checks.empty() || p_.has_checks()) {}
+      : p_(std::move(p)),
+        code_(std::move(code)),
+        pool_(std::move(pool)),
+        arena_(temp_lifetimes(p_)),
+        may_defer_(!p_.empty_checks.empty() || p_.has_checks()) {}
   bool may_use_reference() const override { return may_defer_; }
 
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
@@ -83,9 +88,20 @@ class LlvmKernel final : public Kernel {
   template <typename T>
   bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const;
 
+  // The temporaries' steps, for the arena (inputs, outputs and per-task
+  // scratch are not in it).
+  static std::vector<std::pair<int, int>> temp_lifetimes(const LoopProgram& p) {
+    std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p);
+    for (size_t i = 0; i < life.size(); ++i) {
+      if (p.buffers[i].kind != Buffer::Kind::kTemp) life[i] = {-1, -1};
+    }
+    return life;
+  }
+
   LoopProgram p_;
   std::unique_ptr<cpu::JitCode> code_;
   std::shared_ptr<BlockPool> pool_;
+  ArenaPlanner arena_;
   bool may_defer_;  // empty-axis checks, or steps with runtime checks
 };
 
@@ -94,23 +110,24 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
-  // Temporaries: one block of the pool per call (the arena), each at its
-  // offset, sized by the shape functions on this call's symbols and 64-byte
-  // aligned. Dense sizes are at most 2^48 bytes each (Tensor::dense_bytes),
-  // so their sum cannot overflow; a block too large to allocate is
-  // std::bad_alloc, as one temporary too large always was.
+  // Temporaries: one block of the pool per call (the arena), sized by the
+  // shape functions on this call's symbols, where a temporary whose last
+  // step has run leaves its bytes to later ones (pool/arena.h). Dense sizes
+  // are at most 2^48 bytes each (Tensor::dense_bytes), so their sum cannot
+  // overflow; a block too large to allocate is std::bad_alloc, as one
+  // temporary too large always was.
   std::vector<char*> bufs(p_.buffers.size());
-  std::vector<size_t> at(p_.buffers.size(), 0);
-  size_t arena_bytes = 0;
+  std::vector<size_t> bytes(p_.buffers.size(), 0);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     if (b.kind != Buffer::Kind::kTemp) continue;
     std::vector<int64_t> shape;
     for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-    at[i] = arena_bytes;
-    arena_bytes += (ir::Tensor::dense_bytes(b.dtype, shape) + 63) / 64 * 64;
+    bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
   }
-  const std::shared_ptr<void> arena = arena_bytes ? pool_->take(arena_bytes) : nullptr;
+  const ArenaPlanner::Layout layout = arena_.place(bytes);
+  const std::vector<size_t>& at = layout.at;
+  const std::shared_ptr<void> arena = layout.bytes ? pool_->take(layout.bytes) : nullptr;
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     switch (b.kind) {

@@ -112,6 +112,44 @@ std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) con
   return {a, b};
 }
 
+std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
+  std::vector<std::pair<int, int>> life(p.buffers.size(), {-1, -1});
+  auto use = [&](int buffer, int step) {
+    if (buffer < 0) return;
+    auto& [first, last] = life[buffer];
+    if (first < 0) first = step;
+    last = step;
+  };
+  auto use_loops = [&](const LoopStep& l, int step) {
+    for (const Phase& ph : l.phases) {
+      for (const Inst& in : ph.body) {
+        if (in.kind == InstKind::kLoad) use(in.buffer, step);
+      }
+      for (const Store& st : ph.stores) use(st.buffer, step);
+    }
+  };
+  int product = -1;  // the matmul whose epilogue is next
+  for (int s = 0; s < static_cast<int>(p.steps.size()); ++s) {
+    const Step& step = p.steps[s];
+    const int at = product >= 0 ? product : s;
+    product = -1;
+    switch (step.kind) {
+      case Step::Kind::kLoops: use_loops(step.loops, at); break;
+      case Step::Kind::kMatmul:
+        for (int b : {step.matmul.a.buffer, step.matmul.b.buffer, step.matmul.c}) use(b, at);
+        if (step.matmul.epilogue) product = at;
+        break;
+      case Step::Kind::kAttention: {
+        const AttentionStep& a = step.attention;
+        for (int b : {a.q.buffer, a.k.buffer, a.v.buffer, a.out, a.tile, a.state}) use(b, at);
+        use_loops(step.loops, at);
+        break;
+      }
+    }
+  }
+  return life;
+}
+
 bool is_nonnegative(const LoopProgram& p, sym::Expr e) {
   using sym::Kind;
   switch (e.kind()) {

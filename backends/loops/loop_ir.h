@@ -219,6 +219,11 @@ std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTenso
 // count passes int64.
 std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values);
 
+// Per buffer, the first and the last step that reads or writes it, or
+// {-1, -1}. A matmul's epilogue counts as its product's step: the two run
+// interleaved (a block's epilogue while other blocks multiply).
+std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p);
+
 // Whether `e` is never negative in `p`: sizes, loop variables and checked
 // indices are not; strides (params) may be.
 bool is_nonnegative(const LoopProgram& p, sym::Expr e);

@@ -58,8 +58,18 @@ TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
                   "mlp " + shape_str({b, m, k, n}), 1e-4, 1e-5);
   }
   const bench::Specialized sg = bench::specialize(mlp, {{3, 300, 40}, {40, 70}, {70}}, true);
-  const std::string dump = std::move(backends::loops::lower(*sg.graph)).value().dump();
-  EXPECT_NE(dump.find("epilogue next"), std::string::npos) << dump;
+  const backends::loops::LoopProgram program = std::move(backends::loops::lower(*sg.graph)).value();
+  EXPECT_NE(program.dump().find("epilogue next"), std::string::npos) << program.dump();
+  // The epilogue runs interleaved with its product: what it writes lives
+  // from the product's step on, so that the arena never places it over
+  // what the product still reads.
+  const auto life = backends::loops::buffer_lifetimes(program);
+  for (size_t s = 0; s + 1 < program.steps.size(); ++s) {
+    if (program.steps[s].kind != backends::loops::Step::Kind::kMatmul || !program.steps[s].matmul.epilogue) continue;
+    for (const auto& ph : program.steps[s + 1].loops.phases) {
+      for (const auto& st : ph.stores) EXPECT_EQ(life[st.buffer].first, static_cast<int>(s)) << program.dump();
+    }
+  }
 
   // Broadcast batches, the product read twice and kept, a residual.
   const std::string twice = R"({"inputs": [{"name": "a", "dtype": "f32", "shape": [2, 1, "m", 6]}, {"name": "w", "dtype": "f32", "shape": [3, 6, 5]},
