@@ -169,6 +169,7 @@ class Lowering {
   Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
   Status reduce_step(int node, int buffer);
   Status column_reduce_step(int node, int buffer, const std::vector<int>& axes);
+  Status full_reduce_step(int node, int buffer);
   Status argmax_step(int node, int buffer);
   Status softmax_step(int node, int buffer);
   Status norm_step(int node, int buffer);

@@ -53,6 +53,7 @@ Status Lowering::reduce_step(int node, int buffer) {
   const DType dt = types_[x].dtype;
   const std::vector<int> axes = axes_of(n.attrs, shape(x).size(), true);
   const int last = static_cast<int>(shape(x).size()) - 1;
+  if (options_.tile > 0 && !axes.empty() && axes.size() == shape(x).size()) return full_reduce_step(node, buffer);
   if (options_.tile > 0 && !axes.empty() && axes.back() != last) return column_reduce_step(node, buffer, axes);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
@@ -153,6 +154,68 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   p2.stores.push_back({buffer, offset(buffer, out_idx), b2.cast(res, types_[n.out[0]].dtype)});
   if (!sum) p_.empty_checks.push_back({product(ls.outer_extents), product(r_extents)});
   p_.steps.push_back(std::move(st));
+  return Status::ok();
+}
+
+// A reduction over every axis (a loss, a norm): one row, which alone
+// would run on one thread. Its loops merged (a dense input is one loop),
+// the innermost splits into chunks of kChunk elements, the step's outer
+// loop, across threads; each chunk's result goes to a temporary of
+// partials, and a second step reduces those as the first reduced the
+// input (sums in f64 or i64 either way).
+Status Lowering::full_reduce_step(int node, int buffer) {
+  constexpr int64_t kChunk = int64_t{1} << 14;
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.in[0].value;
+  const std::vector<Expr>& xs = shape(x);
+  const DType dt = types_[x].dtype;
+  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
+  const DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
+  const Combine c = sum ? Combine::kSum : n.op == Op::kMax ? Combine::kMax : Combine::kMin;
+  Step st{Step::Kind::kLoops};
+  st.label = label(node);
+  LoopStep& ls = st.loops;
+  std::vector<Expr> vars = new_vars(xs.size()), extents = xs;
+  Phase& p0 = add_phase(ls, {}, {});
+  BodyBuilder b0(*this, p0);
+  p0.reductions.push_back({c, b0.cast(b0.value(x, vars), acc_dt), -1, acc_dt});
+  SJ_TRY(check_budget(p0, node));
+  merge_dims(p0, vars, extents);
+  const Expr last = extents.back(), part = new_symbol(), j = new_symbol();
+  const int split = vars.back().symbol_id();
+  substitute_indices(p0, [&](int s) { return s == split ? std::optional<Expr>(part * kChunk + j) : std::nullopt; });
+  const Expr parts = sym::floordiv(last + (kChunk - 1), kChunk);
+  ls.outer_vars = {part.symbol_id()};
+  ls.outer_extents = {parts};
+  extents.back() = sym::min(Expr(kChunk), last - part * kChunk);
+  vars.back() = j;
+  for (const Expr& v : vars) p0.vars.push_back(v.symbol_id());
+  p0.extents = extents;
+  extents.back() = sym::min(Expr(kChunk), last);
+  ls.work_per_row = product(extents);
+  const int partials = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, acc_dt, {parts}, {Expr(1)});
+  Phase& p1 = add_phase(ls, {}, {});
+  BodyBuilder b1(*this, p1);
+  p1.stores.push_back({partials, part, b1.acc(0, 0, acc_dt)});
+  p_.steps.push_back(std::move(st));
+
+  Step total{Step::Kind::kLoops};
+  total.label = label(node);
+  const Expr i = new_symbol();
+  Phase& q0 = add_phase(total.loops, {i}, {parts});
+  BodyBuilder c0(*this, q0);
+  Inst ld{InstKind::kLoad, acc_dt};
+  ld.buffer = partials;
+  ld.expr = i;
+  q0.reductions.push_back({c, c0.emit(ld), -1, acc_dt});
+  total.loops.work_per_row = parts;
+  Phase& q1 = add_phase(total.loops, {}, {});
+  BodyBuilder c1(*this, q1);
+  int res = c1.acc(0, 0, acc_dt);
+  if (n.op == Op::kMean) res = c1.op(Op::kDiv, DType::kF64, {res, c1.index(product(xs), DType::kF64)});
+  q1.stores.push_back({buffer, offset(buffer, std::vector<Expr>(n.attrs.keepdim ? xs.size() : 0, Expr(0))), c1.cast(res, types_[n.out[0]].dtype)});
+  if (!sum) p_.empty_checks.push_back({Expr(1), product(xs)});
+  p_.steps.push_back(std::move(total));
   return Status::ok();
 }
 

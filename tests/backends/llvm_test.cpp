@@ -11,6 +11,8 @@
 #include <limits>
 
 #include "backends/backend.h"
+#include "backends/loops/lower.h"
+#include "bench/bench_util.h"
 #include "jit/ir/infer.h"
 #include "tests/backends/llvm_agreement.h"
 
@@ -194,6 +196,41 @@ TEST(Llvm, ReductionsOverAxes) {
   }
   expect_agrees(one_op("argmax", {{"f32", {2, 3}}}, "", R"({"dim": 1, "keepdim": true})"), {nan}, "argmax NaN");
   expect_agrees(one_op("argmax", {{"f32", {2, 0}}}, "", R"({"dim": 1})"), {random_tensor(DType::kF32, {2, 0}, rng)}, "argmax empty");
+}
+
+// A reduction over every axis splits into chunks of 16384 elements across
+// threads, then reduces the chunks' partials (full_reduce_step): chunk
+// edges, a dense input merged to one loop and a transposed one that is
+// not, empty and size-1 inputs, NaN in a late chunk, keepdim.
+TEST(Llvm, FullReductionsSplitAcrossThreads) {
+  std::mt19937 rng(15);
+  const std::vector<std::vector<int64_t>> shapes = {{100000}, {3, 50000}, {16384}, {16385}, {1}, {0}, {2, 0, 3}, {7, 3, 1}};
+  for (const auto& shape : shapes) {
+    for (const char* op : {"sum", "mean", "max", "min"}) {
+      for (const char* t : kNumeric) {
+        if (std::string(op) == "mean" && !ir::is_float(dt(t))) continue;
+        for (const char* keep : {"true", "false"}) {
+          expect_agrees(one_op(op, {{t, shape}}, "", std::string(R"({"keepdim": )") + keep + "}"), {random_tensor(dt(t), shape, rng)},
+                        std::string(op) + " " + t + " " + shape_str(shape), 1e-5, 1e-5);
+        }
+      }
+    }
+  }
+  Tensor transposed = random_tensor(DType::kF32, {300, 200}, rng).view({200, 300}, {1, 200});
+  for (const char* op : {"sum", "max"}) {
+    expect_agrees(one_op(op, {{"f32", {200, 300}}}), {transposed}, std::string(op) + " of a transposed view", 1e-5, 1e-5);
+  }
+  std::vector<double> late(70000, 1.0);
+  late[60001] = std::nan("");
+  for (const char* op : {"sum", "max", "min"}) {
+    expect_agrees(one_op(op, {{"f32", {70000}}}), {from_values(DType::kF32, {70000}, late)}, std::string(op) + " NaN in the last chunk");
+  }
+  // Two steps: the chunks' partials (outer loop: the chunks), then theirs.
+  const backends::loops::LoopProgram p =
+      std::move(backends::loops::lower(*bench::specialize(one_op("sum", {{"f32", {3, 50000}}}), {{3, 50000}}, true).graph)).value();
+  ASSERT_EQ(p.steps.size(), 2u) << p.dump();
+  EXPECT_EQ(p.steps[0].loops.outer_vars.size(), 1u) << p.dump();
+  EXPECT_TRUE(p.steps[1].loops.outer_vars.empty()) << p.dump();
 }
 
 TEST(Llvm, NormalizationsInOnePass) {
