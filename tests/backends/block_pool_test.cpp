@@ -15,7 +15,9 @@ TEST(BlockPool, SizeClassesAreAtMostAQuarterOverTheRequest) {
     const size_t c = BlockPool::size_class(bytes);
     EXPECT_GE(c, std::max<size_t>(bytes, 1)) << bytes;
     EXPECT_EQ(c % 64, 0u) << bytes;
-    if (bytes > 4096) EXPECT_LE(c, bytes + bytes / 4) << bytes;
+    if (bytes > 4096) {
+      EXPECT_LE(c, bytes + bytes / 4) << bytes;
+    }
   }
   // A buffer that grows by a little stays in its class.
   EXPECT_EQ(BlockPool::size_class(300000), BlockPool::size_class(300256));
