@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "backends/backend.h"
 #include "backends/llvm/session.h"
@@ -197,14 +198,38 @@ bool shares_b(const loops::MatmulShape& s) {
   return true;
 }
 
-// C = A B + beta C, row-major, in the operands' precision.
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a, int lda, const float* b, int ldb, float beta,
-          float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
+// y = A x + beta y, A row-major (rows x cols, lda) or its transpose.
+void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const float* a, int lda, const float* x, int incx, float beta, float* y, int incy) {
+  cblas_sgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a, lda, x, incx, beta, y, incy);
 }
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a, int lda, const double* b, int ldb,
-          double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
+void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const double* a, int lda, const double* x, int incx, double beta, double* y, int incy) {
+  cblas_dgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0, a, lda, x, incx, beta, y, incy);
+}
+
+// C = A B + beta C, row-major, in the operands' precision. A product with
+// one row or one column is a matrix-vector product (gemv): OpenBLAS's gemm
+// packs its matrix first, and a decode step spent a quarter of its time
+// (cache 4096, one thread) packing keys for 1 x 16 by 16 x 4096 scores.
+template <typename T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta, T* c,
+          int ldc) {
+  if (m == 1 && k > 0) {  // c = a B: B's transpose times a's row
+    const int inc_a = ta == CblasNoTrans ? 1 : lda;
+    if (tb == CblasNoTrans) gemv(CblasTrans, k, n, b, ldb, a, inc_a, beta, c, 1);
+    else gemv(CblasNoTrans, n, k, b, ldb, a, inc_a, beta, c, 1);
+    return;
+  }
+  if (n == 1 && k > 0) {  // c = A b, down C's column
+    const int inc_b = tb == CblasNoTrans ? ldb : 1;
+    if (ta == CblasNoTrans) gemv(CblasNoTrans, m, k, a, lda, b, inc_b, beta, c, ldc);
+    else gemv(CblasTrans, k, m, a, lda, b, inc_b, beta, c, ldc);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
+  }
 }
 
 // C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
@@ -213,12 +238,13 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
 // a time: a count of rows not a multiple of 4 goes through its edge code at
 // up to 15% more time (a 31-token sentence cost more than a 32-token one).
 // Short, ragged blocks of contiguous rows are therefore padded with zero
-// rows in a scratch copy and their product copied back.
+// rows in a scratch copy and their product copied back; a single row is a
+// matrix-vector product (gemm above), which has no edge code.
 template <typename T>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape) {
   const BlasOperand ob = blas_operand(k, cols, shape.b_row, shape.b_col);
   const int64_t padded = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple;
-  if (padded == rows || rows > kMaxPaddedRows || (shape.a_col != 1 && k > 1)) {
+  if (padded == rows || rows == 1 || rows > kMaxPaddedRows || (shape.a_col != 1 && k > 1)) {
     const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col);
     gemm(oa.trans, ob.trans, rows, cols, k, a, oa.ld, b, ob.ld, T(0), c, static_cast<int>(ldc));
     return;

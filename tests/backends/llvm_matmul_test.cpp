@@ -106,6 +106,42 @@ TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
 // heads split from a biased projection, heads sliced from a fused qkv,
 // sizes 0 and 1, and the layouts BLAS cannot take (a broadcast row, a
 // non-contiguous input), which are copied dense first.
+// A product with one row or one column runs as a matrix-vector product
+// (gemv; gemm would pack the matrix first): each operand plain, transposed
+// (a transpose node) or strided (a column sliced out of a wider matrix,
+// then transposed), in f32 and f64.
+TEST(Llvm, SingleRowsAndColumnsAreMatrixVectorProducts) {
+  std::mt19937 rng(29);
+  auto graph = [](const char* t, const std::string& a, const std::string& b, const std::string& nodes) {
+    return std::string(R"({"inputs": [{"name": "a0", "dtype": ")") + t + R"(", "shape": )" + a + R"(}, {"name": "b0", "dtype": ")" + t +
+           R"(", "shape": )" + b + R"(}], "nodes": [)" + nodes + R"(, {"op": "matmul", "in": ["a", "b"], "out": "y"}], "outputs": ["y"]})";
+  };
+  const std::string plain_a = R"({"op": "relu", "in": ["a0"], "out": "a"})", plain_b = R"({"op": "relu", "in": ["b0"], "out": "b"})";
+  const std::string trans_a = R"({"op": "transpose", "in": ["a0"], "out": "a", "attrs": {"dim0": 0, "dim1": 1}})";
+  const std::string trans_b = R"({"op": "transpose", "in": ["b0"], "out": "b", "attrs": {"dim0": 0, "dim1": 1}})";
+  const std::string strided_a = R"({"op": "slice", "in": ["a0", 0, 1, 1], "out": "a1", "attrs": {"dim": 1}},
+                                   {"op": "transpose", "in": ["a1"], "out": "a", "attrs": {"dim0": 0, "dim1": 1}})";
+  const std::string strided_b = R"({"op": "slice", "in": ["b0", 0, 1, 1], "out": "b", "attrs": {"dim": 1}})";
+  for (const char* t : {"f32", "f64"}) {
+    const DType d = dt(t);
+    auto check = [&](const std::string& g, std::vector<int64_t> sa, std::vector<int64_t> sb, const std::string& what) {
+      expect_agrees(g, {random_tensor(d, sa, rng, -1, 1), random_tensor(d, sb, rng, -1, 1)}, std::string(t) + " " + what, 1e-4, 1e-5);
+    };
+    for (int64_t k : {1, 7, 300}) {
+      for (int64_t n : {1, 5, 130}) {  // one row
+        check(graph(t, "[1, \"k\"]", "[\"k\", \"n\"]", plain_a + ", " + plain_b), {1, k}, {k, n}, "row");
+        check(graph(t, "[1, \"k\"]", "[\"n\", \"k\"]", plain_a + ", " + trans_b), {1, k}, {n, k}, "row by a transpose");
+        check(graph(t, "[\"k\", 3]", "[\"k\", \"n\"]", strided_a + ", " + plain_b), {k, 3}, {k, n}, "strided row");
+      }
+      for (int64_t m : {2, 5, 130}) {  // one column
+        check(graph(t, "[\"m\", \"k\"]", "[\"k\", 3]", plain_a + ", " + strided_b), {m, k}, {k, 3}, "strided column");
+        check(graph(t, "[\"k\", \"m\"]", "[\"k\", 1]", trans_a + ", " + plain_b), {k, m}, {k, 1}, "a transpose by a column");
+        check(graph(t, "[\"m\", \"k\"]", "[1, \"k\"]", plain_a + ", " + trans_b), {m, k}, {1, k}, "a column transposed");
+      }
+    }
+  }
+}
+
 TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
   std::mt19937 rng(23);
   // Products of products in f32 against the reference's f64: values in
