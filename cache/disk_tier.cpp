@@ -133,9 +133,11 @@ Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint6
   const std::string usage = dir + "/" + kUsageFile;
   tier->usage_fd_ = ::open(usage.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (tier->usage_fd_ < 0) return io_error("cannot open " + usage, errno);
-  std::lock_guard<std::mutex> guard(tier->mu_);
-  FolderLock lock(tier->usage_fd_);
-  tier->evict_locked();  // the count starts from what is there
+  {
+    std::lock_guard<std::mutex> guard(tier->mu_);
+    FolderLock lock(tier->usage_fd_);
+    tier->evict_locked();  // the count starts from what is there
+  }
   return tier;
 }
 

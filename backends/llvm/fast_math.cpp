@@ -10,6 +10,10 @@ namespace shapejit::backends::cpu {
 
 namespace {
 
+llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* m1, llvm::Value* m2, llvm::Value* a) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {m1->getType()}, {m1, m2, a});
+}
+
 // y rounded to the nearest integer n, as a float and as an integer of the
 // float's width, for |y| < 2^22: adding 1.5 * 2^mantissa rounds y into the
 // low bits of the sum, whose bits less the shifter's are n. Integer
@@ -40,7 +44,7 @@ llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<
   llvm::Value* power = x;
   while (terms.size() > 1) {
     std::vector<llvm::Value*> next;
-    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {terms[i + 1], power, terms[i]}));
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(fmuladd(b, terms[i + 1], power, terms[i]));
     if (terms.size() % 2) next.push_back(terms.back());
     terms = std::move(next);
     if (terms.size() > 1) power = b.CreateFMul(power, power);
@@ -54,7 +58,7 @@ llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<
 llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
   llvm::Type* t = x->getType();
   llvm::Value* p = llvm::ConstantFP::get(t, c.back());
-  for (size_t k = c.size() - 1; k-- > 0;) p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, x, llvm::ConstantFP::get(t, c[k])});
+  for (size_t k = c.size() - 1; k-- > 0;) p = fmuladd(b, p, x, llvm::ConstantFP::get(t, c[k]));
   return p;
 }
 
@@ -64,9 +68,6 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   const bool single = t->isFloatTy();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  auto fmuladd = [&](llvm::Value* m1, llvm::Value* m2, llvm::Value* a) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {m1, m2, a});
-  };
   // Past these, exp is inf, or 0 (below half the smallest subnormal); the
   // arithmetic then runs on 0 instead, so that no step is subnormal (a
   // subnormal operand costs a microcode assist on every x86 lane).
@@ -79,8 +80,8 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   // r = x - n ln2, with ln2 in two parts (n * ln2_hi is exact).
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  llvm::Value* r = fmuladd(n, c(-ln2_hi), xc);
-  r = fmuladd(n, c(-ln2_lo), r);
+  llvm::Value* r = fmuladd(b, n, c(-ln2_hi), xc);
+  r = fmuladd(b, n, c(-ln2_lo), r);
   // Taylor: sum r^k / k!.
   const int degree = single ? 7 : 13;
   std::vector<double> inv_fact(degree + 1, 1.0);
@@ -100,10 +101,6 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 namespace {
-
-llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* m1, llvm::Value* m2, llvm::Value* a) {
-  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {m1->getType()}, {m1, m2, a});
-}
 
 // expm1(y) for y in [0, 40] (tanh's domain): y = n ln2 + r with |r| <=
 // ln2 / 2, expm1(y) = 2^n expm1(r) + (2^n - 1); expm1(r) by its Taylor

@@ -35,6 +35,19 @@ ReduceLoops reduce_loops(Lowering& l, LoopStep& step, const std::vector<Expr>& x
   return r;
 }
 
+// How sum, mean, max and min accumulate: sums in f64 (floats) or i64, as
+// the reference does; max and min in the input's type.
+struct Accumulation {
+  bool sum;
+  DType dtype;
+  Combine combine;
+};
+Accumulation accumulation(Op op, DType dt) {
+  const bool sum = op == Op::kSum || op == Op::kMean;
+  return {sum, sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt,
+          sum ? Combine::kSum : op == Op::kMax ? Combine::kMax : Combine::kMin};
+}
+
 std::vector<int> axes_of(const ir::Attrs& a, size_t rank, bool all_by_default) {
   std::vector<int> axes;
   if (!a.has(ir::kAttrAxes) && all_by_default) {
@@ -61,10 +74,8 @@ Status Lowering::reduce_step(int node, int buffer) {
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
   int val = b0.value(x, r.x_idx);
-  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
-  DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
+  const auto [sum, acc_dt, c] = accumulation(n.op, dt);
   val = b0.cast(val, acc_dt);
-  Combine c = sum ? Combine::kSum : n.op == Op::kMax ? Combine::kMax : Combine::kMin;
   p0.reductions.push_back({c, val, -1, acc_dt});
   SJ_TRY(check_budget(p0, node));
   Phase& p1 = add_phase(st.loops, {}, {});
@@ -90,8 +101,7 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   const int x = n.in[0].value;
   const std::vector<Expr>& xs = shape(x);
   const DType dt = types_[x].dtype;
-  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
-  const DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
+  const auto [sum, acc_dt, c] = accumulation(n.op, dt);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   LoopStep& ls = st.loops;
@@ -144,7 +154,7 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   extents.push_back(cols);
   Phase& p1 = add_phase(ls, vars, extents);
   BodyBuilder b1(*this, p1);
-  const Op combine = sum ? Op::kAdd : n.op == Op::kMax ? Op::kMaximum : Op::kMinimum;
+  const Op combine = c == Combine::kSum ? Op::kAdd : c == Combine::kMax ? Op::kMaximum : Op::kMinimum;
   p1.stores.push_back({acc, at, b1.op(combine, acc_dt, {load_acc(b1), b1.cast(b1.value(x, x_idx), acc_dt)})});
   SJ_TRY(check_budget(p1, node));
   Phase& p2 = add_phase(ls, {j}, {cols});
@@ -169,9 +179,7 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   const int x = n.in[0].value;
   const std::vector<Expr>& xs = shape(x);
   const DType dt = types_[x].dtype;
-  const bool sum = n.op == Op::kSum || n.op == Op::kMean;
-  const DType acc_dt = sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt;
-  const Combine c = sum ? Combine::kSum : n.op == Op::kMax ? Combine::kMax : Combine::kMin;
+  const auto [sum, acc_dt, c] = accumulation(n.op, dt);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   LoopStep& ls = st.loops;

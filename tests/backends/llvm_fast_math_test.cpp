@@ -95,6 +95,23 @@ std::vector<double> double_sweep() {
   return xs;
 }
 
+// The worst error seen in ulps, and the cases past `bound` (the first five
+// reported by the caller).
+struct UlpTally {
+  double bound;
+  double worst = 0;
+  int failures = 0;
+  // Records `u`; true when it is past the bound and among the first five so.
+  bool report(double u) {
+    worst = std::max(worst, u);
+    return u > bound && failures++ < 5;
+  }
+  void expect_none(const std::string& what, int64_t n, const std::string& property) const {
+    EXPECT_EQ(failures, 0) << what << ": " << failures << " of " << n << " past " << bound << " ulp";
+    ::testing::Test::RecordProperty(property, std::to_string(worst));
+  }
+};
+
 // Runs `op` (attrs `attrs`) over `xs` and checks each result against
 // `want` within `bound` ulps; from |x| >= `tail` on, within 1e-4 relative
 // or a few steps of the smallest subnormal instead (gelu's negative tail,
@@ -110,18 +127,15 @@ void expect_within_ulps(const char* op, const char* attrs, const std::vector<dou
   ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
   EXPECT_EQ(got.fallbacks, 0u);
   const T* y = got.out[0].ptr<T>();
-  double worst = 0;
-  int failures = 0;
+  UlpTally tally{bound};
   for (int64_t i = 0; i < n; ++i) {
     const T x = static_cast<T>(xs[i]);
     const double w = want(double(x)), e = ulps<T>(y[i], w);
     const double diff = std::fabs(double(y[i]) - w);
     if (std::fabs(double(x)) >= tail && (diff <= 1e-4 * std::fabs(w) || diff <= 16 * std::numeric_limits<T>::denorm_min())) continue;
-    worst = std::max(worst, e);
-    if (e > bound && failures++ < 5) ADD_FAILURE() << op << " " << name << "(" << x << ") = " << y[i] << ", want " << want(double(x)) << ": " << e << " ulp";
+    if (tally.report(e)) ADD_FAILURE() << op << " " << name << "(" << x << ") = " << y[i] << ", want " << want(double(x)) << ": " << e << " ulp";
   }
-  EXPECT_EQ(failures, 0) << op << " " << name << ": " << failures << " of " << n << " past " << bound << " ulp";
-  ::testing::Test::RecordProperty(std::string(op) + "_" + name + (*attrs ? "_tanh" : "") + "_worst_ulp", std::to_string(worst));
+  tally.expect_none(std::string(op) + " " + name, n, std::string(op) + "_" + name + (*attrs ? "_tanh" : "") + "_worst_ulp");
 }
 
 double gelu_erf(double x) { return 0.5 * x * std::erfc(-x * 0.7071067811865476); }
@@ -162,16 +176,13 @@ TEST(Llvm, SoftmaxExpIsWithinItsUlpBoundDownToSubnormals) {
     ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
     EXPECT_EQ(got.fallbacks, 0u);
     const T* y = got.out[0].ptr<T>();
-    double worst = 0;
-    int failures = 0;
+    UlpTally tally{3};
     for (int64_t i = 0; i < n; ++i) {
       const double x = static_cast<T>(xs[i]), e = std::exp(x), want = std::isnan(x) ? x : e / (1 + e);
       const double u = ulps<T>(y[2 * i], want);
-      worst = std::max(worst, u);
-      if (u > 3 && failures++ < 5) ADD_FAILURE() << name << " softmax([" << x << ", 0])[0] = " << y[2 * i] << ", want " << want << ": " << u << " ulp";
+      if (tally.report(u)) ADD_FAILURE() << name << " softmax([" << x << ", 0])[0] = " << y[2 * i] << ", want " << want << ": " << u << " ulp";
     }
-    EXPECT_EQ(failures, 0) << name << ": " << failures << " of " << n << " past 3 ulp";
-    ::testing::Test::RecordProperty(std::string("softmax_exp_") + name + "_worst_ulp", std::to_string(worst));
+    tally.expect_none(std::string("softmax exp ") + name, n, std::string("softmax_exp_") + name + "_worst_ulp");
   };
   check.operator()<float>("f32", -110);
   check.operator()<double>("f64", -750);
