@@ -5,16 +5,20 @@
 //   - dynamic vs static kernels of one graph on the same shapes, for
 //     pointwise, sum, softmax, layer_norm, attention and matmul+bias+gelu
 //     (target <= 1.10 for softmax, layer_norm and attention; 1.15 for the rest);
-//   - matmul+bias+gelu vs the BLAS matmul alone (target >= 95%);
+//   - matmul+bias+gelu vs the matmul alone (target >= 95%);
+//   - the backend's own GEMM (B packed, then multiplied) vs OpenBLAS's
+//     sgemm, one thread, on the MiniLM encoder's products;
 //   - compile latency of the 10-op kernel (target: median < 20 ms).
 // Kernels are run directly (Backend::compile, Kernel::run): no dispatch.
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
 
+#include "backends/llvm/gemm.h"
 #include "bench/bench_util.h"
 
 namespace shapejit {
@@ -173,6 +177,37 @@ void BM_MatmulEpilogueVsBlas(benchmark::State& state) {
   state.counters["blas/fused"] = 1.0 / state.counters["fused/blas"];
 }
 BENCHMARK(BM_MatmulEpilogueVsBlas)->Iterations(10)->Unit(benchmark::kMillisecond);
+
+// m x k times k x n, row-major, on the calling thread: the encoder's
+// projections and feed-forward products at 256 tokens, and a ragged 61.
+void BM_GemmVsOpenBlas(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
+  std::vector<float> packed(static_cast<size_t>(backends::gemm::packed_size<float>(k, n)));
+  for (float& x : a) x = u(rng);
+  for (float& x : b) x = u(rng);
+  openblas_set_num_threads(1);
+  compare(
+      state,
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
+                    static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+      },
+      [&] {
+        backends::gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, (n + backends::gemm::kPanel<float> - 1) / backends::gemm::kPanel<float>);
+        backends::gemm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
+      },
+      "openblas", "ours");
+}
+BENCHMARK(BM_GemmVsOpenBlas)
+    ->Args({256, 384, 384})
+    ->Args({256, 384, 1536})
+    ->Args({256, 1536, 384})
+    ->Args({61, 384, 1536})
+    ->Iterations(30)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_CompileLatency10Op(benchmark::State& state) {
   const ir::SpecializedGraphPtr g = bench::specialize(chain10("n"), {{1000}}, true).graph;

@@ -20,8 +20,8 @@ constexpr const char* kSuffix = ".sjk";
 constexpr const char* kTempPrefix = ".tmp-";
 // A record larger than this is not one of ours.
 constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
-// Writes between two scans of the folder at most (disk_tier.h).
-constexpr int kScanEvery = 32;
+// Writes between two scans of the folder, at least (disk_tier.h).
+constexpr uint64_t kScanEvery = 32;
 // A temporary file this old was left by a process that died mid-write.
 constexpr std::time_t kStaleTempSeconds = 600;
 
@@ -136,7 +136,10 @@ Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint6
   {
     std::lock_guard<std::mutex> guard(tier->mu_);
     FolderLock lock(tier->usage_fd_);
-    tier->evict_locked();  // the count starts from what is there
+    // A folder without a count is counted now; one with a count is not
+    // scanned (a scan per open made every process with a cache of
+    // 40,000 kernels spend a second in stat before its first call).
+    if (!tier->read_usage()) tier->evict_locked();
   }
   return tier;
 }
@@ -196,7 +199,7 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
   }
   const std::optional<uint64_t> before = read_usage();
   const uint64_t after = before ? *before - std::min(*before, replaced) + record.size() : 0;
-  if (!before || after > max_bytes_ || ++writes_since_scan_ >= kScanEvery) evict_locked();
+  if (!before || after > max_bytes_ || ++writes_since_scan_ >= std::max(kScanEvery, files_at_scan_)) evict_locked();
   else write_usage(after);
   return Status::ok();
 }
@@ -250,20 +253,25 @@ void DiskTier::evict_locked() {
     total += static_cast<uint64_t>(st.st_size);
   }
   ::closedir(d);
-  const auto remember = [&] {
+  const auto remember = [&](uint64_t kept) {
     write_usage(total);
     writes_since_scan_ = 0;
+    files_at_scan_ = kept;
   };
-  if (total <= max_bytes_) return remember();
+  if (total <= max_bytes_) return remember(files.size());
   std::sort(files.begin(), files.end(), [](const Seen& a, const Seen& b) {
     return a.modified.tv_sec != b.modified.tv_sec ? a.modified.tv_sec < b.modified.tv_sec : a.modified.tv_nsec < b.modified.tv_nsec;
   });
+  uint64_t kept = files.size();
   for (const Seen& f : files) {
     if (total <= max_bytes_) break;
     // Gone already (a load that found it corrupt) counts as removed.
-    if (::unlink(f.path.c_str()) == 0 || errno == ENOENT) total -= f.bytes;
+    if (::unlink(f.path.c_str()) == 0 || errno == ENOENT) {
+      total -= f.bytes;
+      --kept;
+    }
   }
-  remember();
+  remember(kept);
 }
 
 std::vector<DiskTier::File> DiskTier::list(bool verify) const {

@@ -98,9 +98,13 @@ class DiskTier {
   // Orders this process's threads, whom one open file's flock does not.
   std::mutex mu_;
   // A scan reads every file's size, milliseconds for thousands of files:
-  // the count saves it on most writes, and every kScanEvery writes one
-  // scan corrects what the count cannot see (files added by hand).
-  int writes_since_scan_ = 0;
+  // the count saves it on most writes, and one scan now and then corrects
+  // what the count cannot see (files added by hand). It comes after as many
+  // writes as the last scan saw files (at least kScanEvery), so that it
+  // costs a write one file's stat on the average: a scan every 32 writes
+  // made a folder of 40,000 kernels cost each write 1,300 stats.
+  uint64_t writes_since_scan_ = 0;
+  uint64_t files_at_scan_ = 0;
 };
 
 }  // namespace shapejit::cache

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "backends/backend.h"
+#include "backends/llvm/gemm.h"
 #include "backends/llvm/session.h"
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
@@ -38,12 +39,16 @@ using sym::Expr;
 // Outer iterations per task: enough work that a task outweighs its scheduling.
 constexpr int64_t kWorkPerTask = 1 << 15;
 // Matmuls with fewer multiply-adds run on the calling thread; larger ones
-// split into about kMatmulBlocksPerThread row blocks per thread, of at least
-// kMatmulMinRows rows, and into column blocks of at least kMatmulMinCols
-// when the rows make fewer blocks than threads.
+// split into row blocks of at least kMatmulMinRows rows, and into column
+// blocks of at least kMatmulMinCols when the rows make fewer blocks than
+// threads. gemm::multiply packs B once for all blocks, so it takes about
+// kMatmulBlocksPerThread blocks per thread (the threads finish together,
+// and a short block's product is still in cache for its epilogue: the
+// encoder at 8 x 64 on 2 threads, 74 ms with one block per thread, 70 with
+// four); BLAS packs B per block, so it takes one.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
-constexpr int64_t kMatmulMinRows = 64;
-constexpr int64_t kMatmulBlocksPerThread = 1;
+constexpr int64_t kMatmulMinRows = 48;
+constexpr int64_t kMatmulBlocksPerThread = 4;
 constexpr int64_t kMatmulMinCols = 64;
 // Blocks of up to kMaxPaddedRows rows are padded to a multiple of
 // kRowMultiple rows (product(), below).
@@ -232,8 +237,8 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
   }
 }
 
-// C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
-// them. OpenBLAS computes a row-major product as the column-major one of
+// C (rows x cols, leading dimension ldc) = A B by BLAS, A and B as `shape`
+// strides them. OpenBLAS computes a row-major product as the column-major one of
 // the transposes, so our rows are its columns, which its kernels take 4 at
 // a time: a count of rows not a multiple of 4 goes through its edge code at
 // up to 15% more time (a 31-token sentence cost more than a 32-token one).
@@ -241,7 +246,7 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
 // rows in a scratch copy and their product copied back; a single row is a
 // matrix-vector product (gemm above), which has no edge code.
 template <typename T>
-void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape) {
+void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape) {
   const BlasOperand ob = blas_operand(k, cols, shape.b_row, shape.b_col);
   const int64_t padded = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple;
   if (padded == rows || rows == 1 || rows > kMaxPaddedRows || (shape.a_col != 1 && k > 1)) {
@@ -257,6 +262,61 @@ void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c
   for (int64_t r = 0; r < rows; ++r) std::copy(pc.begin() + r * cols, pc.begin() + (r + 1) * cols, c + r * ldc);
 }
 
+// Panels of B packed for gemm::multiply, grown to the largest product seen
+// and kept: one for the product a call packs before its tasks (on the
+// calling thread), one for a task that packs its own matrix's B (a batch of
+// distinct Bs, on the thread running the task).
+template <typename T>
+T* shared_panels(int64_t size) {
+  thread_local std::vector<T> panels;
+  if (panels.size() < static_cast<size_t>(size)) panels.resize(static_cast<size_t>(size));
+  return panels.data();
+}
+template <typename T>
+T* task_panels(int64_t size) {
+  thread_local std::vector<T> panels;
+  if (panels.size() < static_cast<size_t>(size)) panels.resize(static_cast<size_t>(size));
+  return panels.data();
+}
+
+// C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
+// (element (p, j) at b[p * b_row + j * b_col]) packed here.
+template <typename T>
+void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+                      int64_t b_col, T* c, int64_t ldc, bool accumulate) {
+  T* panels = task_panels<T>(gemm::packed_size<T>(k, n));
+  gemm::pack(k, n, b, b_row, b_col, panels, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
+  gemm::multiply(m, n, k, a, a_row, a_col, panels, c, ldc, accumulate);
+}
+
+// B (k x n, as `shape` strides it) packed for gemm::multiply, once for every
+// task of the call, its panels split across threads when there are many.
+template <typename T>
+const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+  const int64_t panels = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
+  T* out = shared_panels<T>(gemm::packed_size<T>(k, n));
+  if (!parallel) {
+    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, panels);
+  } else {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, panels, 4), [&](const tbb::blocked_range<int64_t>& r) {
+      gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
+    });
+  }
+  return out;
+}
+
+// C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
+// them: gemm::multiply where the host runs it, from `packed` (B's panels
+// from this block's first column) or from panels packed here when it is
+// null; BLAS's matrix-vector product for one row or column.
+template <typename T>
+void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
+             const T* packed) {
+  if (rows == 1 || cols == 1 || !gemm::available()) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+  if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
+  gemm::multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
+}
+
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
 bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
@@ -269,16 +329,15 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // that BLAS packs B once per block of rows, not once per matrix.
   const bool flat = count > 1 && shares_b(shape);
   const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
-  // Tasks: each matrix in blocks of rows, a block tall enough for BLAS to
-  // run as a matrix product (a row alone is a memory-bound matrix-vector
-  // product), about kMatmulBlocksPerThread blocks per thread (each block
-  // packs its own copy of B). Fewer row blocks than threads (a short
-  // sequence, a small batch of decode steps) split the columns too.
+  // Tasks: each matrix in blocks of rows, a block tall enough to run as a
+  // matrix product (a row alone is a memory-bound matrix-vector product).
+  // Fewer row blocks than threads (a short sequence, a small batch of
+  // decode steps) split the columns too.
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
   int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
-    const int64_t want = kMatmulBlocksPerThread * threads;
+    const int64_t want = (gemm::available() ? kMatmulBlocksPerThread : 1) * threads;
     rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_total * matrices + want - 1) / want));
     const int64_t row_tasks = matrices * ((rows_total + rows_per_task - 1) / rows_per_task);
     if (row_tasks < threads) {
@@ -287,6 +346,17 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     }
   }
   const int64_t row_blocks = (rows_total + rows_per_task - 1) / rows_per_task, col_blocks = (n + cols_per_task - 1) / cols_per_task;
+  // One B for every task (one product, or a batch flattened into one) is
+  // packed once, here, for all of them; a batch of distinct Bs packs each
+  // task's own.
+  const char* packed = nullptr;
+  if (matrices == 1 && rows_total > 1 && n > 1 && k > 0 && gemm::available()) {
+    const char* b = bufs[mm.b.buffer] + (flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second) * static_cast<int64_t>(es);
+    const bool parallel = work >= kMatmulWorkPerTask;
+    packed = dt == ir::DType::kF32
+                 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
+                 : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
+  }
   // The epilogue's rows are C's, flattened over the batch: it runs on a
   // block of rows once BLAS wrote them whole, in the task while they are
   // in cache when the block is small enough to be, else after the product.
@@ -304,9 +374,11 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     if (k == 0) {
       for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else if (dt == ir::DType::kF32) {
-      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape);
+      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape,
+              packed ? reinterpret_cast<const float*>(packed) + j0 * k : nullptr);
     } else {
-      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape);
+      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape,
+              packed ? reinterpret_cast<const double*>(packed) + j0 * k : nullptr);
     }
     if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
   };
@@ -379,6 +451,9 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
     task_values[fs + 1] = i0;
     const T* qm = qb + q.at(c, dims) + i0 * q.row;
     const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
+    // Several query rows are a matrix product, gemm::multiply's where the
+    // host runs it; one (a decode step) is BLAS's matrix-vector product.
+    const bool own = rows > 1 && gemm::available();
     // A single query row (a decode step) has the whole tile to itself: its
     // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
     const int64_t block = rows == 1 ? tq * tk : tk;
@@ -388,8 +463,13 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
       if (d == 0) {
         std::fill(scores.begin(), scores.end(), T(0));
       } else {
-        const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
-        gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kb + k.at(c, dims) + j0 * k.col, ok.ld, T(0), scores.data(), ld);
+        const T* kt = kb + k.at(c, dims) + j0 * k.col;
+        if (own) {
+          multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
+        } else {
+          const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
+          gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
+        }
       }
       task_values[fs + 2] = j0;
       task_values[fs + 3] = keys;
@@ -406,9 +486,13 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
         adds |= state[3 * tq + r] != T(0);
       }
       if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
-        const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-        gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vb + v.at(c, dims) + j0 * v.row, ov.ld, T(1), acc.data(),
-             static_cast<int>(dv));
+        const T* vt = vb + v.at(c, dims) + j0 * v.row;
+        if (own) {
+          multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
+        } else {
+          const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
+          gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
+        }
       }
     }
     T* o = out + (c * t + i0) * dv;

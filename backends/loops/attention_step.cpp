@@ -106,6 +106,15 @@ void Lowering::plan_attention() {
     if (!ok || !mm.in[0].is_value() || !mm.in[1].is_value() || shape(mm.in[0].value).size() < 2 || shape(mm.in[1].value).size() < 2) continue;
     attention_[static_cast<int>(node)] = {scores, probs, logits, mm.in[0].value, mm.in[1].value, v};
     need_[scores] = need_[probs] = false;
+    // A computed operand of f that is the same for every query row (a
+    // padding mask made an additive bias: [b, 1, 1, s]) gets a buffer of
+    // its own, computed once, not once per head and row in the tiles (an
+    // int64 mask's conversion alone has no AVX2 instruction).
+    for (int leaf : leaves) {
+      const std::vector<Expr>& ls = shape(leaf);
+      const bool per_row = ls.size() >= 2 && ls[ls.size() - 2].as_const() != 1;
+      if (producer_[leaf] >= 0 && !per_row && is_pointwise(ir::op_info(g_.nodes[producer_[leaf]].op).cls)) need_[leaf] = true;
+    }
   }
 }
 

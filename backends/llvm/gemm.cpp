@@ -1,0 +1,257 @@
+#include "backends/llvm/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+// The kernels' functions only are compiled for AVX2 and FMA (a target
+// attribute, not a flag for the file: a flag would also compile the
+// standard library's templates instantiated here for AVX2, and the linker
+// may keep those copies for the whole program).
+#define SJ_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace shapejit::backends::gemm {
+
+namespace {
+
+// A slice of k: a packed panel of kDepth rows is 32 KB (L1) for either type.
+constexpr int64_t kDepth = 512;
+// Rows of A per block: 96 rows of a slice are 192 KB in L2 for floats.
+constexpr int64_t kBlockRows = 96;
+// Rows of a tile of C: 6 rows of two vectors are 12 of the 16 registers,
+// beside B's two vectors and the broadcast element of A.
+constexpr int kRows = 6;
+// Rows of B packed across all panels before the next: a band of 1536
+// floats' rows is 96 KB, in L2 while its panels take it.
+constexpr int64_t kPackRows = 16;
+
+}  // namespace
+
+bool available() {
+#if defined(__x86_64__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__)
+
+namespace {
+
+// A float panel from 16 contiguous columns (column j at src + j * col; the
+// keys of an attention's scores): 8 x 8 blocks transposed in registers,
+// where one element at a time took 1.5 times the product of the tile.
+SJ_AVX2 void pack_columns(int64_t k, const float* src, int64_t col, float* o) {
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8) {
+    for (int64_t g = 0; g < 16; g += 8) {
+      const float* s = src + g * col + p;
+      const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + col), r2 = _mm256_loadu_ps(s + 2 * col),
+                   r3 = _mm256_loadu_ps(s + 3 * col), r4 = _mm256_loadu_ps(s + 4 * col), r5 = _mm256_loadu_ps(s + 5 * col),
+                   r6 = _mm256_loadu_ps(s + 6 * col), r7 = _mm256_loadu_ps(s + 7 * col);
+      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE), u2 = _mm256_shuffle_ps(t1, t3, 0x44),
+                   u3 = _mm256_shuffle_ps(t1, t3, 0xEE), u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                   u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* d = o + p * 16 + g;
+      _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(d + 48, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(d + 64, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(d + 80, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(d + 96, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(d + 112, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  }
+  for (; p < k; ++p) {
+    for (int64_t j = 0; j < 16; ++j) o[p * 16 + j] = src[j * col + p];
+  }
+}
+
+}  // namespace
+
+#endif
+
+template <typename T>
+void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
+  constexpr int64_t P = kPanel<T>;
+  if (col == 1) {
+    // Rows in bands across the panels: B is read row after row. Panel by
+    // panel, each row's few bytes lay a row's stride from the last (6 KB
+    // for 1536 floats), past what the prefetchers follow: twice the time.
+    for (int64_t p0 = 0; p0 < k; p0 += kPackRows) {
+      const int64_t p1 = std::min(k, p0 + kPackRows);
+      for (int64_t q = first; q < last; ++q) {
+        T* o = out + q * k * P;
+        const int64_t j0 = q * P, width = std::min(P, n - j0);
+        for (int64_t p = p0; p < p1; ++p) {
+          const T* src = b + p * row + j0;
+          if (width == P) {
+            std::memcpy(o + p * P, src, sizeof(T) * P);
+          } else {
+            std::copy(src, src + width, o + p * P);
+            std::fill(o + p * P + width, o + (p + 1) * P, T(0));
+          }
+        }
+      }
+    }
+    return;
+  }
+  // Any other strides (a transposed B has contiguous columns): down each
+  // column.
+  for (int64_t q = first; q < last; ++q) {
+    T* o = out + q * k * P;
+    const int64_t j0 = q * P, width = std::min(P, n - j0);
+#if defined(__x86_64__)
+    if constexpr (std::is_same_v<T, float>) {
+      if (row == 1 && width == P && available()) {
+        pack_columns(k, b + j0 * col, col, o);
+        continue;
+      }
+    }
+#endif
+    for (int64_t j = 0; j < P; ++j) {
+      for (int64_t p = 0; p < k; ++p) o[p * P + j] = j < width ? b[p * row + (j0 + j) * col] : T(0);
+    }
+  }
+}
+
+#if defined(__x86_64__)
+
+namespace {
+
+// One vector type per element type, and the handful of operations a tile
+// takes.
+template <typename T>
+struct Simd;
+template <>
+struct Simd<float> {
+  using V = __m256;
+  SJ_AVX2 static V zero() { return _mm256_setzero_ps(); }
+  SJ_AVX2 static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  SJ_AVX2 static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  SJ_AVX2 static V splat(const float* p) { return _mm256_broadcast_ss(p); }
+  SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  SJ_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
+};
+template <>
+struct Simd<double> {
+  using V = __m256d;
+  SJ_AVX2 static V zero() { return _mm256_setzero_pd(); }
+  SJ_AVX2 static V loadu(const double* p) { return _mm256_loadu_pd(p); }
+  SJ_AVX2 static void storeu(double* p, V v) { _mm256_storeu_pd(p, v); }
+  SJ_AVX2 static V splat(const double* p) { return _mm256_broadcast_sd(p); }
+  SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  SJ_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
+};
+
+// C[R x width] (+)= A[R x kc] B-panel[kc x kPanel]. A's element (r, p) is
+// at a[r * a_row + p * a_col]. The accumulators are named variables, not an
+// array: GCC keeps an array of vectors in memory across the loop.
+template <typename T, int R>
+SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, T* c, int64_t ldc, bool add, int64_t width) {
+  using S = Simd<T>;
+  using V = typename S::V;
+  constexpr int64_t L = kPanel<T> / 2;  // lanes
+  V c00 = S::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
+    c51 = c00;
+  const T* a0 = a;
+  const T* a3 = a + 3 * a_row;
+  const int64_t a_row2 = 2 * a_row;
+  for (int64_t p = 0; p < kc; ++p, panel += 2 * L, a0 += a_col, a3 += a_col) {
+    const V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
+#define SJ_ROW(r, base, offset)                 \
+  if constexpr (R > r) {                        \
+    const V x = S::splat(base + offset);        \
+    c##r##0 = S::fma(x, b0, c##r##0);           \
+    c##r##1 = S::fma(x, b1, c##r##1);           \
+  }
+    SJ_ROW(0, a0, 0)
+    SJ_ROW(1, a0, a_row)
+    SJ_ROW(2, a0, a_row2)
+    SJ_ROW(3, a3, 0)
+    SJ_ROW(4, a3, a_row)
+    SJ_ROW(5, a3, a_row2)
+#undef SJ_ROW
+  }
+  const V rows[kRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int r = 0; r < R; ++r) {
+    T* out = c + r * ldc;
+    if (width == 2 * L) {
+      S::storeu(out, add ? S::add(rows[r][0], S::loadu(out)) : rows[r][0]);
+      S::storeu(out + L, add ? S::add(rows[r][1], S::loadu(out + L)) : rows[r][1]);
+      continue;
+    }
+    alignas(32) T t[2 * L];
+    S::storeu(t, rows[r][0]);
+    S::storeu(t + L, rows[r][1]);
+    for (int64_t j = 0; j < width; ++j) out[j] = add ? out[j] + t[j] : t[j];
+  }
+}
+
+template <typename T>
+using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, T*, int64_t, bool, int64_t);
+template <typename T>
+constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T, 3>, tile<T, 4>, tile<T, 5>, tile<T, 6>};
+
+template <typename T>
+SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+                           bool accumulate) {
+  constexpr int64_t P = kPanel<T>;
+  const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices;
+  for (int64_t p0 = 0; p0 < k; p0 += depth) {
+    const int64_t kc = std::min(depth, k - p0);
+    const bool add = accumulate || p0 > 0;
+    for (int64_t i0 = 0; i0 < m; i0 += kBlockRows) {
+      const int64_t i1 = std::min(m, i0 + kBlockRows);
+      for (int64_t j0 = 0; j0 < n; j0 += P) {
+        const T* panel = packed + j0 * k + p0 * P;
+        for (int64_t i = i0; i < i1; i += kRows) {
+          kTiles<T>[std::min<int64_t>(kRows, i1 - i)](kc, a + i * a_row + p0 * a_col, a_row, a_col, panel, c + i * ldc + j0, ldc, add,
+                                                      std::min(P, n - j0));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+#endif
+
+template <typename T>
+void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+              bool accumulate) {
+  if (k == 0) {
+    if (!accumulate) {
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    }
+    return;
+  }
+#if defined(__x86_64__)
+  if (available()) return multiply_avx2(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+#endif
+  constexpr int64_t P = kPanel<T>;  // the same product, one element at a time
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      T s = accumulate ? c[i * ldc + j] : T(0);
+      for (int64_t p = 0; p < k; ++p) s += a[i * a_row + p * a_col] * packed[(j / P * k + p) * P + j % P];
+      c[i * ldc + j] = s;
+    }
+  }
+}
+
+template void pack<float>(int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t);
+template void pack<double>(int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t, int64_t);
+template void multiply<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, float*, int64_t, bool);
+template void multiply<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, double*, int64_t, bool);
+
+}  // namespace shapejit::backends::gemm

@@ -1,0 +1,54 @@
+// The CPU backend's own matrix product, for hosts with AVX2 and FMA.
+//
+// OpenBLAS, called once per block of rows (the backend's threads are TBB's),
+// packs its own copy of B in every block, packs A as well, and writes C
+// twice when beta is 0 (a pass of zeros, then the product): at 1 x 256
+// tokens of the MiniLM-size encoder that was 13% of a call beside its
+// kernel. Here B is packed once per product, into panels of kPanel columns
+// that every block of rows (every thread) reads; A is read in place, one
+// element at a time broadcast across a vector; C is written once.
+//
+// The loops are GotoBLAS's: for each slice of k (a packed B panel of at most
+// kDepth rows stays in L1), for each block of kBlockRows rows of A (in L2),
+// for each panel, a kRows x kPanel tile of C held in 12 vector registers
+// (6 rows of two vectors) takes a multiply-add per element of the slice.
+// Rows past a multiple of kRows take a narrower tile of the same code,
+// columns past a multiple of kPanel a masked store: no length pays more
+// than the next multiple of 16 does for its edge, and nothing is padded.
+#pragma once
+
+#include <cstdint>
+
+namespace shapejit::backends::gemm {
+
+// Whether this CPU has what the kernels are compiled for (x86-64 with AVX2
+// and FMA); where it has not, products go to BLAS.
+bool available();
+
+// Columns per packed panel: two vectors of T.
+template <typename T>
+constexpr int64_t kPanel = 64 / static_cast<int64_t>(sizeof(T));
+
+// Elements of the packed form of a k x n matrix: panels padded with zeros
+// to whole panels.
+template <typename T>
+int64_t packed_size(int64_t k, int64_t n) {
+  return (n + kPanel<T> - 1) / kPanel<T> * kPanel<T> * k;
+}
+
+// Panels [first, last) of B (k x n, element (p, j) at b[p * row + j * col])
+// into `out`, laid out for multiply(): panel q's row p at
+// out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
+template <typename T>
+void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
+
+// C (m x n, row stride ldc) = A B, or += when `accumulate`. A is m x k,
+// element (i, p) at a[i * a_row + p * a_col] (a transposed A is read in
+// place too: a tile's rows are then adjacent); `packed` is B as pack()
+// wrote it, from its panel 0: a block of B's columns starting at panel q
+// passes that panel's address (packed + q * k * kPanel).
+template <typename T>
+void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+              bool accumulate);
+
+}  // namespace shapejit::backends::gemm
