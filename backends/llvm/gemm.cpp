@@ -76,6 +76,19 @@ SJ_AVX2 void pack_columns(int64_t k, const float* src, int64_t col, float* o) {
   }
 }
 
+// `rows` rows of a whole panel (64 bytes each, `row` elements apart) to
+// consecutive rows of the packed panel: 32-byte moves, where memcpy's
+// 16-byte ones took the pack from memcpy's speed to 1.5 times its time.
+template <typename T>
+SJ_AVX2 void copy_rows(const T* src, int64_t row, T* out, int64_t rows) {
+  for (int64_t p = 0; p < rows; ++p, src += row, out += kPanel<T>) {
+    const __m256i* from = reinterpret_cast<const __m256i*>(src);
+    __m256i* to = reinterpret_cast<__m256i*>(out);
+    _mm256_storeu_si256(to, _mm256_loadu_si256(from));
+    _mm256_storeu_si256(to + 1, _mm256_loadu_si256(from + 1));
+  }
+}
+
 }  // namespace
 
 #endif
@@ -92,6 +105,12 @@ void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, in
       for (int64_t q = first; q < last; ++q) {
         T* o = out + q * k * P;
         const int64_t j0 = q * P, width = std::min(P, n - j0);
+#if defined(__x86_64__)
+        if (width == P && available()) {
+          copy_rows(b + p0 * row + j0, row, o + p0 * P, p1 - p0);
+          continue;
+        }
+#endif
         for (int64_t p = p0; p < p1; ++p) {
           const T* src = b + p * row + j0;
           if (width == P) {

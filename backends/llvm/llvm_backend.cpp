@@ -39,10 +39,10 @@ using sym::Expr;
 // Outer iterations per task: enough work that a task outweighs its scheduling.
 constexpr int64_t kWorkPerTask = 1 << 15;
 // Matmuls with fewer multiply-adds run on the calling thread; larger ones
-// split into row blocks of at least kMatmulMinRows rows, and into column
-// blocks of at least kMatmulMinCols when the rows make fewer blocks than
-// threads. gemm::multiply packs B once for all blocks, so it takes about
-// kMatmulBlocksPerThread blocks per thread (the threads finish together,
+// split into row blocks of about kMatmulMinRows rows or more, and into
+// column blocks of at least kMatmulMinCols when the rows make fewer blocks
+// than threads. gemm::multiply packs B once for all blocks, so it takes up
+// to kMatmulBlocksPerThread blocks per thread (the threads finish together,
 // and a short block's product is still in cache for its epilogue: the
 // encoder at 8 x 64 on 2 threads, 74 ms with one block per thread, 70 with
 // four); BLAS packs B per block, so it takes one.
@@ -337,8 +337,16 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
   int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
-    const int64_t want = (gemm::available() ? kMatmulBlocksPerThread : 1) * threads;
-    rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_total * matrices + want - 1) / want));
+    const int64_t rows_all = rows_total * matrices;
+    if (gemm::available()) {
+      // Blocks of equal height, a whole number per thread (the threads end
+      // together): 64 tokens on 2 threads are 2 x 32 rows, not 48 + 16.
+      int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
+      if (blocks > threads) blocks -= blocks % threads;
+      rows_per_task = std::min(rows_total, (rows_all + blocks - 1) / blocks);
+    } else {
+      rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_all + threads - 1) / threads));
+    }
     const int64_t row_tasks = matrices * ((rows_total + rows_per_task - 1) / rows_per_task);
     if (row_tasks < threads) {
       const int64_t splits = (threads + row_tasks - 1) / row_tasks;
