@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -32,7 +33,10 @@ constexpr int64_t kPackRows = 16;
 
 bool available() {
 #if defined(__x86_64__)
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool ok = [] {
+    __builtin_cpu_init();  // in case of a call from a static constructor that runs before libgcc's
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   return ok;
 #else
   return false;
@@ -93,53 +97,51 @@ SJ_AVX2 void copy_rows(const T* src, int64_t row, T* out, int64_t rows) {
 
 #endif
 
+namespace {
+
+// Rows [p0, p1) of B's panel q to `o` (the panel's row p at o[p * kPanel]).
 template <typename T>
-void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
+void pack_rows(int64_t n, const T* b, int64_t row, int64_t col, int64_t q, int64_t p0, int64_t p1, T* o) {
   constexpr int64_t P = kPanel<T>;
+  const int64_t j0 = q * P, width = std::min(P, n - j0);
+  const T* src = b + j0 * col;
   if (col == 1) {
-    // Rows in bands across the panels: B is read row after row. Panel by
-    // panel, each row's few bytes lay a row's stride from the last (6 KB
-    // for 1536 floats), past what the prefetchers follow: twice the time.
-    for (int64_t p0 = 0; p0 < k; p0 += kPackRows) {
-      const int64_t p1 = std::min(k, p0 + kPackRows);
-      for (int64_t q = first; q < last; ++q) {
-        T* o = out + q * k * P;
-        const int64_t j0 = q * P, width = std::min(P, n - j0);
 #if defined(__x86_64__)
-        if (width == P && available()) {
-          copy_rows(b + p0 * row + j0, row, o + p0 * P, p1 - p0);
-          continue;
-        }
+    if (width == P && available()) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
 #endif
-        for (int64_t p = p0; p < p1; ++p) {
-          const T* src = b + p * row + j0;
-          if (width == P) {
-            std::memcpy(o + p * P, src, sizeof(T) * P);
-          } else {
-            std::copy(src, src + width, o + p * P);
-            std::fill(o + p * P + width, o + (p + 1) * P, T(0));
-          }
-        }
-      }
+    for (int64_t p = p0; p < p1; ++p) {
+      std::copy(src + p * row, src + p * row + width, o + p * P);
+      std::fill(o + p * P + width, o + (p + 1) * P, T(0));
     }
     return;
   }
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (row == 1 && width == P && available()) return pack_columns(p1 - p0, src + p0, col, o + p0 * P);
+  }
+#endif
   // Any other strides (a transposed B has contiguous columns): down each
   // column.
-  for (int64_t q = first; q < last; ++q) {
-    T* o = out + q * k * P;
-    const int64_t j0 = q * P, width = std::min(P, n - j0);
-#if defined(__x86_64__)
-    if constexpr (std::is_same_v<T, float>) {
-      if (row == 1 && width == P && available()) {
-        pack_columns(k, b + j0 * col, col, o);
-        continue;
-      }
-    }
-#endif
-    for (int64_t j = 0; j < P; ++j) {
-      for (int64_t p = 0; p < k; ++p) o[p * P + j] = j < width ? b[p * row + (j0 + j) * col] : T(0);
-    }
+  for (int64_t j = 0; j < P; ++j) {
+    for (int64_t p = p0; p < p1; ++p) o[p * P + j] = j < width ? src[p * row + j * col] : T(0);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
+  constexpr int64_t P = kPanel<T>;
+  if (col != 1) {
+    for (int64_t q = first; q < last; ++q) pack_rows(n, b, row, col, q, 0, k, out + q * k * P);
+    return;
+  }
+  // Rows in bands across the panels: B is read row after row. Panel by
+  // panel, each row's few bytes lay a row's stride from the last (6 KB for
+  // 1536 floats), past what the prefetchers follow: twice the time.
+  for (int64_t p0 = 0; p0 < k; p0 += kPackRows) {
+    const int64_t p1 = std::min(k, p0 + kPackRows);
+    for (int64_t q = first; q < last; ++q) pack_rows(n, b, row, col, q, p0, p1, out + q * k * P);
   }
 }
 
@@ -242,9 +244,42 @@ SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t 
   }
 }
 
+// Each slice's panels packed one at a time, each just before its tiles
+// take it, into a buffer of the thread's that stays in L1.
+template <typename T>
+SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+                            int64_t b_col, T* c, int64_t ldc, bool accumulate) {
+  constexpr int64_t P = kPanel<T>;
+  thread_local std::vector<T> panel(static_cast<size_t>(kDepth * P));
+  const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices;
+  for (int64_t p0 = 0; p0 < k; p0 += depth) {
+    const int64_t kc = std::min(depth, k - p0);
+    const bool add = accumulate || p0 > 0;
+    const T* slice = b + p0 * b_row;
+    for (int64_t j0 = 0, q = 0; j0 < n; j0 += P, ++q) {
+      pack_rows(n, slice, b_row, b_col, q, 0, kc, panel.data());
+      for (int64_t i = 0; i < m; i += kRows) {
+        kTiles<T>[std::min<int64_t>(kRows, m - i)](kc, a + i * a_row + p0 * a_col, a_row, a_col, panel.data(), c + i * ldc + j0, ldc, add,
+                                                   std::min(P, n - j0));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 #endif
+
+template <typename T>
+void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
+                        T* c, int64_t ldc, bool accumulate) {
+#if defined(__x86_64__)
+  if (k > 0 && available()) return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+#endif
+  std::vector<T> packed(static_cast<size_t>(packed_size<T>(k, n)));
+  pack(k, n, b, b_row, b_col, packed.data(), 0, (n + kPanel<T> - 1) / kPanel<T>);
+  multiply(m, n, k, a, a_row, a_col, packed.data(), c, ldc, accumulate);
+}
 
 template <typename T>
 void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
@@ -272,5 +307,9 @@ template void pack<float>(int64_t, int64_t, const float*, int64_t, int64_t, floa
 template void pack<double>(int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t, int64_t);
 template void multiply<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, float*, int64_t, bool);
 template void multiply<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, double*, int64_t, bool);
+template void multiply_streaming<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*,
+                                        int64_t, bool);
+template void multiply_streaming<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t, int64_t,
+                                         double*, int64_t, bool);
 
 }  // namespace shapejit::backends::gemm

@@ -1,11 +1,13 @@
 // The LLVM backend: a graph lowered to loops (backends/loops), JIT-compiled
-// with ORC, run with TBB across cores and OpenBLAS for float matmuls.
+// with ORC, run with TBB across cores; float matmuls on the backend's own
+// GEMM (gemm.h), or OpenBLAS for a matrix-vector product and on hosts
+// without AVX2.
 //
 // A kernel runs its steps in order on the caller's inputs and outputs and on
 // temporaries; outputs and each call's arena of temporaries come from the
 // process's BlockPool, so a kernel called again faults in no new memory.
 // Threads are TBB's only: matmuls split into blocks of rows (and columns),
-// each a single-threaded BLAS call (OpenBLAS's own threads would spin
+// each a single-threaded product (OpenBLAS's own threads would spin
 // against TBB's on the same cores); attention into tiles of queries. When
 // generated code reports a failed check (a gather index out of range, an integer to a
 // negative power, max over an empty axis), the kernel hands the call to the
@@ -53,6 +55,10 @@ constexpr int64_t kMatmulMinCols = 64;
 // Blocks of up to kMaxPaddedRows rows are padded to a multiple of
 // kRowMultiple rows (product(), below).
 constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
+// A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
+// it reads B once, and packing all of it first cost as much as the
+// products); a taller one packs B once for all its blocks.
+constexpr int64_t kStreamRows = 96;
 // A matmul's epilogue runs in the task that made its block of rows when the
 // block fits in this much of the core's cache.
 constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
@@ -87,7 +93,7 @@ class LlvmKernel final : public Kernel {
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
-  // each block as soon as BLAS wrote it. False when the epilogue failed a check.
+  // each block as soon as its product is whole. False when the epilogue failed a check.
   bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const;
   // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
   // generated code. False when that code failed a check.
@@ -280,10 +286,11 @@ T* task_panels(int64_t size) {
 }
 
 // C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
-// (element (p, j) at b[p * b_row + j * b_col]) packed here.
+// (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
 template <typename T>
 void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
+  if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   T* panels = task_panels<T>(gemm::packed_size<T>(k, n));
   gemm::pack(k, n, b, b_row, b_col, panels, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
   gemm::multiply(m, n, k, a, a_row, a_col, panels, c, ldc, accumulate);
@@ -326,7 +333,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   const size_t es = ir::dtype_size(dt);
   // A batch of products sharing one B (a layer's weights) whose A rows are
   // evenly spaced across the batch is one product of count * m rows, so
-  // that BLAS packs B once per block of rows, not once per matrix.
+  // that B is packed once, not once per matrix.
   const bool flat = count > 1 && shares_b(shape);
   const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
   // Tasks: each matrix in blocks of rows, a block tall enough to run as a
@@ -358,7 +365,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // packed once, here, for all of them; a batch of distinct Bs packs each
   // task's own.
   const char* packed = nullptr;
-  if (matrices == 1 && rows_total > 1 && n > 1 && k > 0 && gemm::available()) {
+  if (matrices == 1 && rows_total > kStreamRows && n > 1 && k > 0 && gemm::available()) {
     const char* b = bufs[mm.b.buffer] + (flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second) * static_cast<int64_t>(es);
     const bool parallel = work >= kMatmulWorkPerTask;
     packed = dt == ir::DType::kF32
@@ -366,7 +373,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
                  : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
   }
   // The epilogue's rows are C's, flattened over the batch: it runs on a
-  // block of rows once BLAS wrote them whole, in the task while they are
+  // block of rows once its product is whole, in the task while they are
   // in cache when the block is small enough to be, else after the product.
   const bool in_task = epilogue && col_blocks == 1 && rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
   auto finish = [&](int64_t begin, int64_t end) {
@@ -423,9 +430,10 @@ struct OperandAt {
 };
 
 // Per task (a batch matrix and kTileQ query rows): for each tile of keys,
-// BLAS writes the scores to the task's tile, the generated code turns them
-// into probabilities and updates the rows' state, the rows' accumulators
-// are rescaled, and BLAS adds probabilities times values to them; the rows
+// the GEMM writes the scores to the task's tile, the generated code turns
+// them into probabilities and updates the rows' state, the rows'
+// accumulators are rescaled, and the GEMM adds probabilities times values
+// to them; the rows
 // are divided by their sums at the end.
 template <typename T>
 bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const {

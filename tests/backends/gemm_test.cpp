@@ -1,7 +1,8 @@
 // The CPU backend's own matrix product (backends/llvm/gemm.h) against a
 // plain sum in double: every tile height (1 to 6 rows), panels cut short,
 // slices of k, blocks of rows, each operand plain, transposed or strided,
-// accumulating or not, and nothing written outside C's m x n.
+// accumulating or not, and nothing written outside C's m x n; B packed
+// first or streamed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +62,16 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
   }
   const std::vector<T> before = c;
   gemm::multiply(m, n, k, a.data.data(), a.row, a.col, packed.data(), c.data(), ldc, accumulate);
+  // Streaming B (each panel packed as its tiles take it) sums in the same
+  // order: the same bits.
+  std::vector<T> streamed = before;
+  gemm::multiply_streaming(m, n, k, a.data.data(), a.row, a.col, b.data.data(), b.row, b.col, streamed.data(), ldc, accumulate);
+  for (size_t x = 0; x < c.size(); ++x) {
+    if (streamed[x] != c[x]) {
+      ADD_FAILURE() << where << ": streamed B gives " << streamed[x] << " at " << x << ", packed B " << c[x];
+      break;
+    }
+  }
   const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
   int bad = 0;
   for (int64_t i = 0; i < m; ++i) {
