@@ -55,6 +55,12 @@ constexpr int64_t kMatmulMinCols = 64;
 // Blocks of up to kMaxPaddedRows rows are padded to a multiple of
 // kRowMultiple rows (product(), below).
 constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
+// The backend's GEMM takes products whose B is at most kOwnGemmMaxB bytes;
+// OpenBLAS larger ones: the GEMM streams its packed B from L3 once per
+// block of 96 rows, and at 512 x 2048 x 2048 on one thread it took 1.12
+// times OpenBLAS's time (1.04 at 1024 x 1024, 0.96 to 1.0 at the
+// encoder's 384 x 1536).
+constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
 // A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
 // it reads B once, and packing all of it first cost as much as the
 // products); a taller one packs B once for all its blocks.
@@ -313,13 +319,13 @@ const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape&
 }
 
 // C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
-// them: gemm::multiply where the host runs it, from `packed` (B's panels
+// them: gemm::multiply when `own`, from `packed` (B's panels
 // from this block's first column) or from panels packed here when it is
 // null; BLAS's matrix-vector product for one row or column.
 template <typename T>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
-             const T* packed) {
-  if (rows == 1 || cols == 1 || !gemm::available()) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+             bool own, const T* packed) {
+  if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
   gemm::multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
 }
@@ -342,10 +348,11 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // decode steps) split the columns too.
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
+  const bool own = gemm::available() && k * n * static_cast<int64_t>(es) <= kOwnGemmMaxB;
   int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
     const int64_t rows_all = rows_total * matrices;
-    if (gemm::available()) {
+    if (own) {
       // Blocks of equal height, a whole number per thread (the threads end
       // together): 64 tokens on 2 threads are 2 x 32 rows, not 48 + 16.
       int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
@@ -365,7 +372,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // packed once, here, for all of them; a batch of distinct Bs packs each
   // task's own.
   const char* packed = nullptr;
-  if (matrices == 1 && rows_total > kStreamRows && n > 1 && k > 0 && gemm::available()) {
+  if (own && matrices == 1 && rows_total > kStreamRows && n > 1 && k > 0) {
     const char* b = bufs[mm.b.buffer] + (flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second) * static_cast<int64_t>(es);
     const bool parallel = work >= kMatmulWorkPerTask;
     packed = dt == ir::DType::kF32
@@ -389,10 +396,10 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     if (k == 0) {
       for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else if (dt == ir::DType::kF32) {
-      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape,
+      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
               packed ? reinterpret_cast<const float*>(packed) + j0 * k : nullptr);
     } else {
-      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape,
+      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
               packed ? reinterpret_cast<const double*>(packed) + j0 * k : nullptr);
     }
     if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
