@@ -29,6 +29,7 @@
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
+#include "jit/support/hash.h"
 
 namespace shapejit::backends {
 
@@ -533,6 +534,11 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
   return failed == 0;
 }
 
+// What an image records of the loop program it was compiled from: the hash
+// of its dump without the steps' labels (which name graph values, and
+// graphs that differ only in names share kernels).
+std::string program_stamp(const LoopProgram& p) { return Hasher().add_str(p.dump(false)).finish().hex(); }
+
 class LlvmBackend final : public Backend {
  public:
   explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(cpu::jit_target(opt_level)) {
@@ -551,18 +557,26 @@ class LlvmBackend final : public Backend {
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 
-  // The image is the relocatable object ORC linked; a load lowers the graph
-  // again (the loop program is deterministic and cheap: no LLVM IR) and
-  // links the object.
+  // The image is the hash of the loop program, then the relocatable object
+  // ORC linked; a load lowers the graph again (the loop program is
+  // deterministic and cheap: no LLVM IR), checks the hash and links the
+  // object. The cache's key is the graph's dataflow, blind to the order of
+  // independent nodes, while the object's steps follow the program's
+  // order: a program of another order is another kernel, and its image a
+  // miss.
   bool persists() const override { return true; }
   Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
     LoopProgram p = SJ_TRY(loops::lower(*graph));
-    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_, &image));
+    std::string object;
+    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_, &object));
+    image = program_stamp(p) + object;
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
   Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
     LoopProgram p = SJ_TRY(loops::lower(*graph));
-    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_load(p, image));
+    const std::string stamp = program_stamp(p);
+    if (image.substr(0, stamp.size()) != stamp) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
+    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_load(p, image.substr(stamp.size())));
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 

@@ -7,6 +7,8 @@
 // chain of more than kMaxFusedDepth folded ops gets a buffer, so that the
 // folding (which recurses once per folded op) and the loop bodies stay
 // bounded however long a chain the graph has.
+#include <algorithm>
+
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops::detail {
@@ -31,6 +33,20 @@ Status Lowering::plan_buffers() {
       if (is_view(cls) || is_gather(cls)) read_by_index_op[o.value] = true;
     }
     if (types_[n.out[0]].is_tensor && !is_fusible(cls)) need_[n.out[0]] = true;
+  }
+  // Values an output depends on. A node none does is not lowered, as the
+  // reference skips it: the cache's key hashes the graph's dataflow to its
+  // outputs, so a kernel with the dead node's steps and one without would
+  // share a key (the graph fuzzer loaded the one for the other and wrote
+  // through the wrong buffers).
+  live_.assign(nv, false);
+  for (int v : g_.outputs) live_[v] = true;
+  for (size_t i = g_.nodes.size(); i-- > 0;) {
+    const ir::Node& n = g_.nodes[i];
+    if (std::none_of(n.out.begin(), n.out.end(), [&](int o) { return live_[o]; })) continue;
+    for (const ir::Operand& o : n.in) {
+      if (o.is_value()) live_[o.value] = true;
+    }
   }
   // A computed value read at other indices besides another use.
   for (int v = 0; v < nv; ++v) {

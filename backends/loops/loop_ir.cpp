@@ -2,7 +2,7 @@
 
 namespace shapejit::backends::loops {
 
-std::string LoopProgram::dump() const {
+std::string LoopProgram::dump(bool labels) const {
   std::string s;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
@@ -12,7 +12,7 @@ std::string LoopProgram::dump() const {
     s += "]\n";
   }
   for (const Step& st : steps) {
-    s += "step " + st.label + (st.kind == Step::Kind::kMatmul ? (st.matmul.epilogue ? " (blas, epilogue next)" : " (blas)") : "") + "\n";
+    s += "step " + (labels ? st.label : std::string()) + (st.kind == Step::Kind::kMatmul ? (st.matmul.epilogue ? " (blas, epilogue next)" : " (blas)") : "") + "\n";
     auto operand = [&](const char* name, const MatmulOperand& o) {
       s += std::string("  ") + name + " = b" + std::to_string(o.buffer) + "[" + o.offset.str() + " + batch(";
       for (size_t d = 0; d < o.batch_strides.size(); ++d) s += (d ? ", " : "") + o.batch_strides[d].str();

@@ -205,7 +205,9 @@ struct LoopProgram {
   // The symbols generated code reads from its `syms` argument.
   int num_read_symbols() const { return num_graph_symbols + static_cast<int>(params.size()) + task_symbols; }
 
-  std::string dump() const;
+  // Its buffers and steps, one per line; without the steps' labels (which
+  // name graph values) when `labels` is false.
+  std::string dump(bool labels = true) const;
 };
 
 // The values of the symbols a kernel's code reads on a call: the graph's

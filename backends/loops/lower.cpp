@@ -62,7 +62,7 @@ Expected<LoopProgram> Lowering::run() {
     const int node = static_cast<int>(i);
     const ir::Node& n = g_.nodes[i];
     const int v = n.out[0];
-    if (!types_[v].is_tensor || (!need_[v] && first_output[v] < 0)) continue;
+    if (!types_[v].is_tensor || !live_[v] || (!need_[v] && first_output[v] < 0)) continue;
     const int buffer = first_output[v] >= 0 ? out_buffer[first_output[v]] : new_temp(v);
     switch (ir::op_info(n.op).cls) {
       case OpClass::kReduce: SJ_TRY(reduce_step(node, buffer)); break;

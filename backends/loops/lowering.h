@@ -114,6 +114,7 @@ class Lowering {
   const std::vector<ir::ValueType>& types_;
   std::vector<int> producer_;   // node index per value; -1 for inputs
   std::vector<bool> need_;      // per value: gets a buffer (buffers.cpp)
+  std::vector<bool> live_;      // per value: an output depends on it (buffers.cpp)
   std::vector<int> buffer_of_;  // per value, once materialized
   // softmax(f(q @ k)) @ v fused (attention_step.cpp), by the final matmul's node.
   struct Attention {

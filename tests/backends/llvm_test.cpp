@@ -423,6 +423,39 @@ size_t rss() {
   return resident * 4096;
 }
 
+// The cache's key is a graph's dataflow to its outputs: blind to dead
+// nodes and to the order of independent ones. A dead node is not lowered
+// (a kernel with its steps and one without shared a key, and the graph
+// fuzzer ran one's object with the other's buffers); an image records its
+// loop program, and one of another order is refused, not linked.
+TEST(Llvm, ImagesServeOnlyTheirOwnLoopProgram) {
+  auto backend = backends::make_llvm_backend(2);
+  ASSERT_TRUE(backend.is_ok());
+  const std::string inputs = R"({"inputs": [{"name": "x", "dtype": "i32", "shape": ["a", "b"]}], )";
+  const std::string live = inputs + R"("nodes": [{"op": "le", "in": [4611686018427387904, "x"], "out": "y"}], "outputs": ["y"]})";
+  const std::string dead = inputs + R"("nodes": [{"op": "min", "in": ["x"], "out": "m", "attrs": {"axes": []}},
+      {"op": "le", "in": [4611686018427387904, "x"], "out": "y"}], "outputs": ["y"]})";
+  const bench::Specialized a = bench::specialize(live, {{2, 8}}, true), b = bench::specialize(dead, {{2, 8}}, true);
+  EXPECT_EQ(a.graph->graph->canonical_hash(), b.graph->graph->canonical_hash());
+  const std::string program = std::move(backends::loops::lower(*a.graph)).value().dump(false);
+  EXPECT_EQ(std::move(backends::loops::lower(*b.graph)).value().dump(false), program) << "the dead min was lowered";
+  std::string image;
+  ASSERT_TRUE((*backend)->compile_image(a.graph, image).is_ok());
+  EXPECT_TRUE((*backend)->load(b.graph, image).is_ok());
+
+  const std::string sum_max = inputs + R"("nodes": [{"op": "sum", "in": ["x"], "out": "s", "attrs": {"axes": [1]}},
+      {"op": "max", "in": ["x"], "out": "m", "attrs": {"axes": [1]}}], "outputs": ["s", "m"]})";
+  const std::string max_sum = inputs + R"("nodes": [{"op": "max", "in": ["x"], "out": "m", "attrs": {"axes": [1]}},
+      {"op": "sum", "in": ["x"], "out": "s", "attrs": {"axes": [1]}}], "outputs": ["s", "m"]})";
+  const bench::Specialized c = bench::specialize(sum_max, {{2, 8}}, true), d = bench::specialize(max_sum, {{2, 8}}, true);
+  EXPECT_EQ(c.graph->graph->canonical_hash(), d.graph->graph->canonical_hash());
+  ASSERT_TRUE((*backend)->compile_image(c.graph, image).is_ok());
+  EXPECT_TRUE((*backend)->load(c.graph, image).is_ok());
+  auto other = (*backend)->load(d.graph, image);
+  ASSERT_FALSE(other.is_ok());
+  EXPECT_NE(other.status().message().find("another loop program"), std::string::npos) << other.status().to_string();
+}
+
 TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
 #if SHAPEJIT_TEST_ASAN
   GTEST_SKIP() << "AddressSanitizer's quarantine holds freed memory; RSS says nothing here (the normal build runs this)";
