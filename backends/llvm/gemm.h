@@ -3,18 +3,19 @@
 // OpenBLAS, called once per block of rows (the backend's threads are TBB's),
 // packs its own copy of B in every block, packs A as well, and writes C
 // twice when beta is 0 (a pass of zeros, then the product): at 1 x 256
-// tokens of the MiniLM-size encoder that was 13% of a call beside its
+// tokens of the MiniLM-size encoder that was about 12% of a call beside its
 // kernel. Here B is packed once per product, into panels of kPanel columns
 // that every block of rows (every thread) reads; A is read in place, one
-// element at a time broadcast across a vector; C is written once.
+// element at a time broadcast across a vector; C is never zeroed first
+// (the first slice of k stores, the others add).
 //
 // The loops are GotoBLAS's: for each slice of k (a packed B panel of at most
 // kDepth rows stays in L1), for each block of kBlockRows rows of A (in L2),
 // for each panel, a kRows x kPanel tile of C held in 12 vector registers
 // (6 rows of two vectors) takes a multiply-add per element of the slice.
-// Rows past a multiple of kRows take a narrower tile of the same code,
-// columns past a multiple of kPanel a masked store: no length pays more
-// than the next multiple of 16 does for its edge, and nothing is padded.
+// Rows past a multiple of kRows take a narrower tile of the same code
+// (less work than a whole one), columns past a multiple of kPanel are
+// stored through a small buffer: nothing is padded.
 #pragma once
 
 #include <cstdint>

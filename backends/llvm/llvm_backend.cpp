@@ -59,8 +59,8 @@ constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
 // The backend's GEMM takes products whose B is at most kOwnGemmMaxB bytes;
 // OpenBLAS larger ones: the GEMM streams its packed B from L3 once per
 // block of 96 rows, and at 512 x 2048 x 2048 on one thread it took 1.12
-// times OpenBLAS's time (1.04 at 1024 x 1024, 0.96 to 1.0 at the
-// encoder's 384 x 1536).
+// times OpenBLAS's time (1.04 at 1024 x 1024, 0.94 to 1.03 at the
+// encoder's products: cpu_kernels_bench's BM_GemmVsOpenBlas).
 constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
 // A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
 // it reads B once, and packing all of it first cost as much as the
@@ -276,20 +276,15 @@ void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b,
 }
 
 // Panels of B packed for gemm::multiply, grown to the largest product seen
-// and kept: one for the product a call packs before its tasks (on the
-// calling thread), one for a task that packs its own matrix's B (a batch of
-// distinct Bs, on the thread running the task).
-template <typename T>
-T* shared_panels(int64_t size) {
-  thread_local std::vector<T> panels;
-  if (panels.size() < static_cast<size_t>(size)) panels.resize(static_cast<size_t>(size));
-  return panels.data();
-}
-template <typename T>
-T* task_panels(int64_t size) {
-  thread_local std::vector<T> panels;
-  if (panels.size() < static_cast<size_t>(size)) panels.resize(static_cast<size_t>(size));
-  return panels.data();
+// and kept per thread, one buffer per use: kShared for the product a call
+// packs before its tasks (on the calling thread, which may run a task
+// while it waits), kTask for a task that packs its own matrix's B.
+enum class Panels { kShared, kTask };
+template <typename T, Panels use>
+T* panels(int64_t size) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
+  return buffer.data();
 }
 
 // C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
@@ -298,21 +293,21 @@ template <typename T>
 void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
   if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
-  T* panels = task_panels<T>(gemm::packed_size<T>(k, n));
-  gemm::pack(k, n, b, b_row, b_col, panels, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
-  gemm::multiply(m, n, k, a, a_row, a_col, panels, c, ldc, accumulate);
+  T* packed = panels<T, Panels::kTask>(gemm::packed_size<T>(k, n));
+  gemm::pack(k, n, b, b_row, b_col, packed, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
+  gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 
 // B (k x n, as `shape` strides it) packed for gemm::multiply, once for every
 // task of the call, its panels split across threads when there are many.
 template <typename T>
 const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
-  const int64_t panels = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
-  T* out = shared_panels<T>(gemm::packed_size<T>(k, n));
+  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
+  T* out = panels<T, Panels::kShared>(gemm::packed_size<T>(k, n));
   if (!parallel) {
-    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, panels);
+    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
   } else {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, panels, 4), [&](const tbb::blocked_range<int64_t>& r) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
       gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
     });
   }
@@ -441,8 +436,7 @@ struct OperandAt {
 // the GEMM writes the scores to the task's tile, the generated code turns
 // them into probabilities and updates the rows' state, the rows'
 // accumulators are rescaled, and the GEMM adds probabilities times values
-// to them; the rows
-// are divided by their sums at the end.
+// to them; the rows are divided by their sums at the end.
 template <typename T>
 bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const {
   constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
