@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "backends/frozen.h"
 #include "jit/ir/graph_json.h"
 #include "jit/ir/tensor.h"
 #include "jit/runtime/jit.h"
@@ -40,6 +43,32 @@ struct ArgPack {
     for (const DLTensor& d : dl) ptrs.push_back(&d);
     return Args(ptrs.data(), ptrs.size());
   }
+};
+
+// Freezes a call's inputs with elements (backends/frozen.h) while it lives:
+// kernels then run the paths that keep what they derive from them. An
+// input that overlaps one frozen before it (a view of the same buffer) is
+// refused by the registry and left as it is, as a view of a frozen weight
+// would be.
+class FrozenInputs {
+ public:
+  explicit FrozenInputs(Args args) {
+    for (const DLTensor* t : args) {
+      if (!std::all_of(t->shape, t->shape + t->ndim, [](int64_t d) { return d > 0; })) continue;
+      const Status s = backends::FrozenMemory::process().freeze({&t, 1});
+      if (s.is_ok()) tensors_.push_back(t);
+      else EXPECT_NE(s.message().find("overlaps frozen memory"), std::string::npos) << s.to_string();
+    }
+  }
+  ~FrozenInputs() {
+    const Status s = backends::FrozenMemory::process().thaw(tensors_);
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+  }
+  FrozenInputs(const FrozenInputs&) = delete;
+  FrozenInputs& operator=(const FrozenInputs&) = delete;
+
+ private:
+  std::vector<const DLTensor*> tensors_;
 };
 
 inline ir::Tensor random_tensor(ir::DType dt, std::vector<int64_t> shape, std::mt19937& rng, double lo = -2, double hi = 2) {
@@ -114,14 +143,17 @@ inline std::unique_ptr<Jit> make_jit(const std::string& config, std::vector<std:
 namespace shapejit::testing {
 
 // Runs a graph (JSON) on `inputs` through a fresh Jit with `config`.
+// With `freeze`, the inputs are frozen for the call (FrozenInputs).
 inline Expected<std::vector<ir::Tensor>> run_graph(const std::string& graph_json, std::vector<ir::Tensor> inputs,
-                                                   const std::string& config = "{}") {
+                                                   const std::string& config = "{}", bool freeze = false) {
   ir::Graph g = SJ_TRY(ir::parse_graph(graph_json));
   std::unique_ptr<Jit> jit = SJ_TRY(Jit::create(config));
   jit->set_log([](const std::string&) {});
   ArgPack p;
   for (auto& t : inputs) p.add(std::move(t));
   std::vector<ir::Tensor> out;
+  std::optional<FrozenInputs> frozen;
+  if (freeze) frozen.emplace(p.args());
   SJ_TRY(jit->call_graph("test", g, {}, p.args(), out));
   return out;
 }

@@ -21,9 +21,11 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "backends/backend.h"
+#include "backends/frozen.h"
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/session.h"
 #include "backends/pool/arena.h"
@@ -298,20 +300,47 @@ void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row
   gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 
-// B (k x n, as `shape` strides it) packed for gemm::multiply, once for every
-// task of the call, its panels split across threads when there are many.
+// B (k x n, as `shape` strides it) packed for gemm::multiply into `out`,
+// its panels split across threads when `parallel`.
+template <typename T>
+void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
+  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
+  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
+    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
+  });
+}
+
+// B packed once for every task of the call, into the calling thread's
+// buffer.
 template <typename T>
 const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
-  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
   T* out = panels<T, Panels::kShared>(gemm::packed_size<T>(k, n));
-  if (!parallel) {
-    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
-  } else {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
-      gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
-    });
-  }
+  pack_all(k, n, b, shape, parallel, out);
   return out;
+}
+
+// B's panels kept across calls (FrozenMemory::derived) when B lies in
+// frozen memory, else null. They are 64-byte aligned: a panel's row is
+// one cache line.
+template <typename T>
+std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+  if (!FrozenMemory::process().any()) return nullptr;
+  const int64_t last_row = (k - 1) * shape.b_row, last_col = (n - 1) * shape.b_col;
+  const int64_t lo = std::min<int64_t>(0, last_row) + std::min<int64_t>(0, last_col);
+  const int64_t hi = std::max<int64_t>(0, last_row) + std::max<int64_t>(0, last_col);
+  const std::string tag = std::string("gemm panels ") + (std::is_same_v<T, float> ? "f32 " : "f64 ") + std::to_string(k) + " x " +
+                          std::to_string(n) + " strides " + std::to_string(shape.b_row) + " " + std::to_string(shape.b_col);
+  return FrozenMemory::process()
+      .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(T), tag,
+               [&] {
+                 const size_t bytes = static_cast<size_t>(gemm::packed_size<T>(k, n)) * sizeof(T);
+                 std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
+                                        [](T* q) { ::operator delete(q, std::align_val_t{64}); });
+                 pack_all(k, n, b, shape, parallel, out.get());
+                 return FrozenMemory::Derived{out, bytes};
+               })
+      .data;
 }
 
 // C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
@@ -365,15 +394,25 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   }
   const int64_t row_blocks = (rows_total + rows_per_task - 1) / rows_per_task, col_blocks = (n + cols_per_task - 1) / cols_per_task;
   // One B for every task (one product, or a batch flattened into one) is
-  // packed once, here, for all of them; a batch of distinct Bs packs each
+  // packed once, here, for all of them: kept across calls when it is an
+  // input in frozen memory (a layer's weights), else for this call when
+  // its blocks are too tall to stream it. A batch of distinct Bs packs each
   // task's own.
+  std::shared_ptr<const void> frozen;
   const char* packed = nullptr;
-  if (own && matrices == 1 && rows_total > kStreamRows && n > 1 && k > 0) {
+  if (own && matrices == 1 && rows_total > 1 && n > 1 && k > 0) {
     const char* b = bufs[mm.b.buffer] + (flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second) * static_cast<int64_t>(es);
     const bool parallel = work >= kMatmulWorkPerTask;
-    packed = dt == ir::DType::kF32
-                 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
-                 : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
+    const bool f32 = dt == ir::DType::kF32;
+    if (p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput) {
+      frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
+                   : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
+      packed = static_cast<const char*>(frozen.get());
+    }
+    if (!packed && rows_total > kStreamRows) {
+      packed = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
+                   : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
+    }
   }
   // The epilogue's rows are C's, flattened over the batch: it runs on a
   // block of rows once its product is whole, in the task while they are

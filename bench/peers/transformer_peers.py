@@ -24,7 +24,7 @@ fastest peer. Not run by CI; the peers come from PyPI:
 
     pip install torch jax onnxruntime onnx numpy
     PYTHONPATH=build/python python bench/peers/transformer_peers.py [--threads 1,2] [--rounds 7]
-        [--only decoder|encoder] [--json out.json]
+        [--only decoder|encoder] [--weights inputs|frozen] [--json out.json]
 """
 from __future__ import annotations
 
@@ -103,7 +103,8 @@ def decoder_models():
         vc = rng.standard_normal((1, H, p, HD)).astype(np.float32)
         return [x, kc, vc] + weights
 
-    return {"shapejit": sj.jit(S.block), "torch": torch_block, "jax": jax_block, "inputs": inputs,
+    return {"shapejit": sj.jit(S.block), "torch": torch_block, "jax": jax_block, "inputs": inputs, "weights": weights,
+            "freeze": lambda: sj.freeze(weights),
             "onnx_axes": {"x": {1: "t"}, "kc": {2: "p"}, "vc": {2: "p"}}, "onnx_names": ["x", "kc", "vc"] + names}
 
 
@@ -201,15 +202,23 @@ def encoder_models():
             mask[i, int(rng.integers(t // 2 + 1, t + 1)):] = 0
         return [ids, mask] + flat
 
-    return {"shapejit": shapejit_fn(), "torch": torch_encoder, "jax": jax_encoder, "inputs": inputs,
+    return {"shapejit": shapejit_fn(), "torch": torch_encoder, "jax": jax_encoder, "inputs": inputs, "weights": flat,
+            "freeze": lambda: sj.freeze(p),
             "onnx_axes": {"ids": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}}, "onnx_names": ["ids", "mask"] + flat_names}
 
 
 # -- one process: one thread count ------------------------------------------------
 
-def runners(models, threads, workdir):
-    """framework -> fn(list of numpy arrays) -> first output as numpy."""
+def runners(models, threads, workdir, frozen):
+    """framework -> fn(list of numpy arrays: the data, then the weights) -> first
+    output as numpy. With `frozen`, each framework gets the weights once, as its
+    own constants, and a call passes the data alone: shapejit freezes them
+    (shapejit.freeze: packed once for its GEMM), torch.compile takes them as a
+    module's buffers with Inductor's freezing on, ONNX Runtime as initializers
+    (prepacked), jax.jit closes over them (constants of the HLO)."""
     import numpy as np
+    n = len(models["onnx_names"]) - len(models["weights"])  # data inputs, before the weights
+    data = (lambda a: a[:n]) if frozen else (lambda a: a)
     out = {"shapejit": lambda a: np.asarray(first(models["shapejit"](*a)))}
     try:
         import torch
@@ -217,15 +226,30 @@ def runners(models, threads, workdir):
         if torch.get_num_interop_threads() != 1:
             torch.set_num_interop_threads(1)  # once per process: torch refuses a second call
 
-        def torch_call(fn):
+        class Bound(torch.nn.Module):
+            """The model over its weights as buffers; forward takes the data."""
+
+            def __init__(self):
+                super().__init__()
+                for i, w in enumerate(models["weights"]):
+                    self.register_buffer(f"w{i}", torch.from_numpy(np.array(w)))
+
+            def forward(self, *xs):
+                return models["torch"](*xs, *(getattr(self, f"w{i}") for i in range(len(models["weights"]))))
+        fn = Bound().eval() if frozen else models["torch"]
+        if frozen:
+            import torch._inductor.config
+            torch._inductor.config.freezing = True
+
+        def torch_call(f):
             def call(a):
                 with torch.inference_mode():
-                    return first(fn(*[torch.from_numpy(x) for x in a])).numpy()
+                    return first(f(*[torch.from_numpy(x) for x in data(a)])).numpy()
             return call
-        out["torch eager"] = torch_call(models["torch"])
-        out["torch.compile"] = torch_call(torch.compile(models["torch"]))
+        out["torch eager"] = torch_call(fn)
+        out["torch.compile"] = torch_call(torch.compile(fn))
         try:
-            out["onnxruntime"] = onnx_runner(models, threads, workdir)
+            out["onnxruntime"] = onnx_runner(models, threads, workdir, fn, n if frozen else None)
         except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             print(f"# onnxruntime: not run ({type(e).__name__}: {e})", file=sys.stderr)
     except ImportError:
@@ -233,19 +257,27 @@ def runners(models, threads, workdir):
     try:
         import jax
         jax.config.update("jax_platforms", "cpu")
-        jitted = jax.jit(models["jax"])  # a compile per shape: the block's branch on t == 1 reads a static shape
-        out["jax.jit"] = lambda a: np.asarray(first(jitted(*a)))
+        if frozen:
+            ws = [jax.numpy.asarray(w) for w in models["weights"]]
+            jitted = jax.jit(lambda *xs: models["jax"](*xs, *ws))  # closed over: constants
+        else:
+            jitted = jax.jit(models["jax"])  # a compile per shape: the block's branch on t == 1 reads a static shape
+        out["jax.jit"] = lambda a: np.asarray(first(jitted(*data(a))))
     except ImportError:
         print("# jax not installed: jax.jit not run", file=sys.stderr)
+    if frozen:
+        models["freeze"]()  # after the peers copied the weights: frozen arrays are read-only
     return out
 
 
-def onnx_runner(models, threads, workdir):
+def onnx_runner(models, threads, workdir, fn, n_data):
+    """With n_data, the model's weights are fn's buffers (initializers) and a
+    call feeds the first n_data inputs; else every input is fed."""
     import numpy as np
     import onnxruntime as ort
     import torch
     path = os.path.join(workdir, "model.onnx")
-    names = models["onnx_names"]
+    names = models["onnx_names"] if n_data is None else models["onnx_names"][:n_data]
     # The decoder's prefill and decode differ in a Python branch: one export each.
     sessions = {}
 
@@ -255,10 +287,14 @@ def onnx_runner(models, threads, workdir):
             p = path + f".{int(key)}"
 
             class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = fn if isinstance(fn, torch.nn.Module) else None
+
                 def forward(self, *xs):
-                    return models["torch"](*xs)
+                    return (self.inner if self.inner is not None else fn)(*xs)
             with torch.inference_mode():
-                torch.onnx.export(Model(), tuple(torch.from_numpy(x) for x in a), p, input_names=names,
+                torch.onnx.export(Model(), tuple(torch.from_numpy(x) for x in a[:len(names)]), p, input_names=names,
                                   dynamic_axes=models["onnx_axes"], dynamo=False)
             so = ort.SessionOptions()
             so.intra_op_num_threads = threads
@@ -282,7 +318,8 @@ def child(args):
         for model_name in (["decoder", "encoder"] if args.only is None else [args.only]):
             models = (decoder_models if model_name == "decoder" else encoder_models)()
             shapes = DECODER_SHAPES if model_name == "decoder" else ENCODER_SHAPES
-            run = {k: f for k, f in runners(models, threads, workdir).items() if k in args.frameworks.split(",") or k == "shapejit"}
+            run = {k: f for k, f in runners(models, threads, workdir, args.weights == "frozen").items()
+                   if k in args.frameworks.split(",") or k == "shapejit"}
             for shape in shapes:
                 a = models["inputs"](shape)
                 want = run["shapejit"](a)
@@ -305,7 +342,7 @@ def child(args):
                             t0 = time.perf_counter()
                             fn(a)
                             times[name].append((time.perf_counter() - t0) * 1e6)
-                row = {"model": model_name, "shape": list(shape), "threads": threads,
+                row = {"model": model_name, "shape": list(shape), "threads": threads, "weights": args.weights,
                        "us": {k: {"min": min(v), "median": statistics.median(v)} for k, v in times.items()}}
                 print(json.dumps(row), flush=True)
                 results.append(row)
@@ -329,7 +366,8 @@ def table(rows):
             if not sel:
                 continue
             names = [f for f in FRAMEWORKS if f in sel[0]["us"]]
-            lines.append(f"\n{model}, {threads} thread{'s' if threads > 1 else ''}: us per call, min / median; "
+            weights = sel[0].get("weights", "inputs")
+            lines.append(f"\n{model}, {threads} thread{'s' if threads > 1 else ''}, weights {weights}: us per call, min / median; "
                          "ratio = shapejit / fastest peer (min, median)")
             lines.append("| shape | " + " | ".join(names) + " | ratio |")
             lines.append("| --- | " + " | ".join("---:" for _ in names) + " | ---: |")
@@ -352,6 +390,9 @@ def main():
     ap.add_argument("--calls", type=int, default=3, help="timed calls per framework per round")
     ap.add_argument("--only", choices=["decoder", "encoder"])
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="a subset of " + ", ".join(FRAMEWORKS))
+    ap.add_argument("--weights", choices=["inputs", "frozen"], default="inputs",
+                    help="inputs: weights passed on every call, as the graphs' inputs; frozen: each framework's constants "
+                         "(shapejit.freeze, Inductor's freezing, ONNX initializers, jax closures)")
     ap.add_argument("--json", help="write every row here too")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -367,7 +408,8 @@ def main():
                    OMP_WAIT_POLICY="PASSIVE", GOMP_SPINCOUNT="0",
                    XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}")
         cmd = ["taskset", "-c", ",".join(map(str, cores)), sys.executable, __file__, "--child", str(threads),
-               "--rounds", str(args.rounds), "--warmup", str(args.warmup), "--calls", str(args.calls), "--frameworks", args.frameworks] + (["--only", args.only] if args.only else [])
+               "--rounds", str(args.rounds), "--warmup", str(args.warmup), "--calls", str(args.calls), "--frameworks", args.frameworks,
+               "--weights", args.weights] + (["--only", args.only] if args.only else [])
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("{"):

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "backends/frozen.h"
 #include "jit/capi/shapejit.h"
 #include "jit/support/json.h"
 #include "jit/ir/graph_json.h"
@@ -211,6 +212,14 @@ sj_status sj_stats_json(sj_jit* jit, char** out) {
 }
 
 void sj_free_string(char* s) { std::free(s); }
+
+sj_status sj_freeze(const DLTensor* tensor) {
+  return guarded([&]() -> Status { return tensor ? shapejit::backends::FrozenMemory::process().freeze({&tensor, 1}) : null_arg("tensor"); });
+}
+
+sj_status sj_thaw(const DLTensor* tensor) {
+  return guarded([&]() -> Status { return tensor ? shapejit::backends::FrozenMemory::process().thaw({&tensor, 1}) : null_arg("tensor"); });
+}
 
 int32_t sj_tracer_num_inputs(sj_tracer* t) { return t ? t->tracer->num_inputs() : 0; }
 

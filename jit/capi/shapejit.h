@@ -70,6 +70,17 @@ sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph
                                   DLManagedTensor*** outputs, int32_t* num_outputs);
 void sj_free_outputs(DLManagedTensor** outputs, int32_t num_outputs);
 
+/* Frozen memory, for the process: the caller promises that the bytes of a
+ * host tensor (a model's weights) stay as they are until sj_thaw, and
+ * kernels may keep what they derive from them across calls (the CPU
+ * backend keeps a weight packed for its matrix product: no packing per
+ * call). Writing to frozen memory before thawing it is an error that
+ * shapejit does not catch: calls may go on reading the old bytes. Freezing
+ * the same tensor again counts; it is frozen until thawed as many times.
+ * A tensor that overlaps a frozen one without being it is refused. */
+sj_status sj_freeze(const DLTensor* tensor);
+sj_status sj_thaw(const DLTensor* tensor);
+
 /* Statistics as a JSON document; free it with sj_free_string. */
 sj_status sj_stats_json(sj_jit* jit, char** out);
 void sj_free_string(char* s);

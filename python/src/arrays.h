@@ -29,6 +29,9 @@ class ArgList {
   void add(PyObject* o, size_t index);
 
   size_t size() const { return ptrs_.size(); }
+  // Whether argument i is a copy (a layout DLPack cannot say), not the
+  // caller's memory.
+  bool copied(size_t i) const { return slots_[i].keep.is_valid(); }
   std::span<const DLTensor* const> span() const { return ptrs_; }
 
  private:

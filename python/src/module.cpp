@@ -3,10 +3,13 @@
 #include "python/src/binding.h"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <regex>
 
+#include "backends/frozen.h"
 #include "jit/runtime/trace_recorder.h"
+#include "python/src/arrays.h"
 #include "python/src/function.h"
 #include "python/src/tracer.h"
 
@@ -89,6 +92,27 @@ struct PyRecorder {
   std::shared_ptr<TraceRecorder> recorder;
 };
 
+// FrozenMemory's freeze or thaw of arrays' bytes, all or none; `names`
+// name them in messages (the package keeps each array alive while it is
+// frozen: shapejit/_frozen.py).
+void freeze_or_thaw(const std::vector<nb::handle>& arrays, const std::vector<std::string>& names, bool freeze) {
+  const std::string what = freeze ? "freeze" : "thaw";
+  ArgList args(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (!ArgList::is_array(arrays[i].ptr())) {
+      PyErr_SetString(PyExc_TypeError, (what + ": " + names.at(i) + " is not an array").c_str());
+      throw nb::python_error();
+    }
+    args.add(arrays[i].ptr(), i);
+    if (args.copied(i)) {
+      raise(invalid(what + ": " + names.at(i) + ": a reversed or byte-misaligned view, which calls copy; freeze a contiguous copy of it"));
+    }
+  }
+  backends::FrozenMemory& frozen = backends::FrozenMemory::process();
+  const Status s = freeze ? frozen.freeze(args.span(), names) : frozen.thaw(args.span(), names);
+  if (!s.is_ok()) raise(s);
+}
+
 }  // namespace
 
 }  // namespace shapejit::python
@@ -117,6 +141,19 @@ NB_MODULE(_shapejit, m) {
     shapejit::Expected<std::unique_ptr<shapejit::TraceRecorder>> r = shapejit::TraceRecorder::open(path);
     if (!r.is_ok()) raise(r.status());
     new (self) PyRecorder{std::shared_ptr<shapejit::TraceRecorder>(std::move(r).value().release())};
+  });
+
+  m.def("_freeze", [](const std::vector<nb::handle>& a, const std::vector<std::string>& names) { freeze_or_thaw(a, names, true); });
+  m.def("_thaw", [](const std::vector<nb::handle>& a, const std::vector<std::string>& names) { freeze_or_thaw(a, names, false); });
+  m.def("_frozen_stats", [] {
+    const shapejit::backends::FrozenMemory::Stats s = shapejit::backends::FrozenMemory::process().stats();
+    nb::dict d;
+    d["ranges"] = s.ranges;
+    d["frozen_bytes"] = s.frozen_bytes;
+    d["derived"] = s.derived;
+    d["derived_bytes"] = s.derived_bytes;
+    d["made"] = s.made;
+    return d;
   });
 
   bind_tracer(m);

@@ -1,7 +1,8 @@
 // What the LLVM backend's tests (tests/backends/llvm_*_test.cpp) share: a
 // graph run through a Jit on one backend, and the check that the LLVM
-// backend, compiled fully dynamic and fully static, agrees with the
-// reference interpreter.
+// backend, compiled fully dynamic and fully static, and fully dynamic with
+// its inputs frozen (backends/frozen.h: weights packed once, kept across
+// calls), agrees with the reference interpreter.
 //
 // Tolerance: integers and bools agree exactly; floats within rtol 1e-5,
 // atol 1e-6 (float sums reassociate to vectorize; float matmuls run in BLAS
@@ -31,7 +32,7 @@ struct Outcome {
   std::vector<std::string> log;
 };
 
-inline Outcome run_with(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& config) {
+inline Outcome run_with(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& config, bool freeze = false) {
   Outcome r;
   ir::Graph g = testing::graph_from(graph);
   auto jit = Jit::create(config);
@@ -39,6 +40,8 @@ inline Outcome run_with(const std::string& graph, const std::vector<Tensor>& inp
   (*jit)->set_log([&r](const std::string& line) { r.log.push_back(line); });
   testing::ArgPack p;
   for (const Tensor& t : inputs) p.add(t);
+  std::optional<testing::FrozenInputs> frozen;
+  if (freeze) frozen.emplace(p.args());
   r.status = (*jit)->call_graph("t", g, {}, p.args(), r.out);
   r.fallbacks = (*jit)->stats_json()["sites"]["t"]["fallbacks"].get<uint64_t>();
   return r;
@@ -47,8 +50,11 @@ inline Outcome run_with(const std::string& graph, const std::vector<Tensor>& inp
 inline void expect_agrees(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& what, double rtol = 1e-5,
                    double atol = 1e-6) {
   Outcome ref = run_with(graph, inputs, R"({"compile": {"backend": "reference"}})");
-  for (const char* mode : {"always_dynamic", "always_static"}) {
-    Outcome got = run_with(graph, inputs, std::string(R"({"compile": {"backend": "llvm"}, "policy": {"mode": ")") + mode + "\"}}");
+  for (const char* mode : {"always_dynamic", "always_static", "always_dynamic, inputs frozen"}) {
+    const std::string_view m(mode);
+    const bool freeze = m.ends_with("frozen");
+    Outcome got = run_with(graph, inputs, std::string(R"({"compile": {"backend": "llvm"}, "policy": {"mode": ")") + std::string(m.substr(0, m.find(','))) + "\"}}",
+                           freeze);
     SCOPED_TRACE(what + " (" + mode + ")");
     EXPECT_EQ(got.fallbacks, 0u) << (got.log.empty() ? "" : got.log[0]);
     ASSERT_EQ(got.status.code(), ref.status.code()) << got.status.to_string() << " vs " << ref.status.to_string();

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <limits>
 
+#include "backends/frozen.h"
 #include "backends/loops/lower.h"
 #include "bench/bench_util.h"
 
@@ -211,6 +213,58 @@ TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
   expect_agrees(tt, {random(DType::kF64, {128, 20}), random(DType::kF64, {300, 128})}, "both transposed, blocks of columns", 1e-4, 1e-5);
   Tensor strided_a = random(DType::kF64, {5, 14}).view({7, 5}, {2, 14});
   expect_agrees(tt, {strided_a, random(DType::kF64, {3, 7})}, "non-contiguous input", 1e-4, 1e-5);
+}
+
+// A weight in frozen memory (backends/frozen.h) is packed for the GEMM on
+// the first call and read packed on later ones, by every kernel that takes
+// it; thawed and rewritten, it is read anew. Short products (which stream
+// B otherwise), tall ones in blocks across threads, a transposed weight,
+// f64.
+TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
+  std::mt19937 rng(41);
+  backends::FrozenMemory& frozen = backends::FrozenMemory::process();
+  for (const char* t : kFloats) {
+    for (const bool transposed : {false, true}) {
+      const std::string w_shape = transposed ? "[48, 40]" : "[40, 48]";
+      const std::string g = std::string(R"({"inputs": [{"name": "x", "dtype": ")") + t + R"(", "shape": ["m", 40]},
+          {"name": "w", "dtype": ")" + t + R"(", "shape": )" + w_shape + R"(}], "nodes": [)" +
+                            (transposed ? R"({"op": "transpose", "in": ["w"], "out": "wt", "attrs": {"dim0": 0, "dim1": 1}},
+                                             {"op": "matmul", "in": ["x", "wt"], "out": "y"}])"
+                                        : R"({"op": "matmul", "in": ["x", "w"], "out": "y"}])") +
+                            R"(, "outputs": ["y"]})";
+      const ir::Graph graph = testing::graph_from(g);
+      const DType d = dt(t);
+      Tensor w = random_tensor(d, transposed ? std::vector<int64_t>{48, 40} : std::vector<int64_t>{40, 48}, rng);
+      auto jit = Jit::create(R"({"compile": {"backend": "llvm"}, "policy": {"mode": "always_dynamic"}})");
+      ASSERT_TRUE(jit.is_ok()) << jit.status().to_string();
+      const DLTensor wd = w.dl();
+      const DLTensor* wp[] = {&wd};
+      const size_t made = frozen.stats().made;
+      for (int round = 0; round < 2; ++round) {
+        ASSERT_TRUE(frozen.freeze(wp).is_ok());
+        for (int64_t m : {5, 200, 1, 5}) {
+          SCOPED_TRACE(std::string(t) + (transposed ? " transposed" : "") + " m=" + std::to_string(m) + " round " + std::to_string(round));
+          const Tensor x = random_tensor(d, {m, 40}, rng);
+          testing::ArgPack p;
+          p.add(x);
+          p.add(w);
+          std::vector<Tensor> out;
+          ASSERT_TRUE((*jit)->call_graph("t", graph, {}, p.args(), out).is_ok());
+          const auto want = testing::run_graph(g, {x, w}, R"({"compile": {"backend": "reference"}})");
+          ASSERT_TRUE(want.is_ok());
+          EXPECT_TRUE(testing::tensors_close(out[0], (*want)[0], 1e-4, 1e-5));
+        }
+        // One packed copy per freeze for all calls and both shapes (a
+        // single row is a matrix-vector product, which reads B in place).
+        EXPECT_EQ(frozen.stats().made, made + round + 1);
+        // Thawed, the panels go; the weight is then rewritten in place.
+        ASSERT_TRUE(frozen.thaw(wp).is_ok());
+        const Tensor fresh = random_tensor(d, w.shape(), rng);
+        std::memcpy(w.data(), fresh.data(), static_cast<size_t>(w.numel()) * ir::dtype_size(d));
+      }
+      EXPECT_FALSE(frozen.any());
+    }
+  }
 }
 
 // softmax(f(q @ k^T)) @ v as one tiled step (AttentionStep): an encoder's

@@ -118,4 +118,39 @@ TEST(CApi, CallGraphTakesTheJsonFormat) {
   sj_destroy(jit);
 }
 
+// A weight frozen through the C API serves calls as before; it is thawed
+// as often as it was frozen, and errors are status codes with a message.
+TEST(CApi, FreezeAndThawWeights) {
+  sj_jit* jit = nullptr;
+  ASSERT_EQ(sj_create(nullptr, &jit), SJ_OK);
+  sj_site* site = nullptr;
+  ASSERT_EQ(sj_site_get(jit, "mm", &site), SJ_OK);
+  const char* graph = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["m", 8]}, {"name": "w", "dtype": "f32", "shape": [8, 20]}],
+    "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "y"}], "outputs": ["y"]})";
+  Host x({30, 8}, 0.5f), w({8, 20}, 2.0f);
+  ASSERT_EQ(sj_freeze(&w.dl), SJ_OK) << sj_last_error();
+  ASSERT_EQ(sj_freeze(&w.dl), SJ_OK) << sj_last_error();
+  const DLTensor* args[] = {&x.dl, &w.dl};
+  DLManagedTensor** outs = nullptr;
+  int32_t num = 0;
+  for (int call = 0; call < 2; ++call) {
+    ASSERT_EQ(sj_call_graph(site, graph, args, 2, &outs, &num), SJ_OK) << sj_last_error();
+    const float* y = static_cast<const float*>(outs[0]->dl_tensor.data);
+    EXPECT_EQ(y[0], 8.0f);
+    EXPECT_EQ(y[30 * 20 - 1], 8.0f);
+    sj_free_outputs(outs, num);
+  }
+  // A view into the frozen weight overlaps it without being it.
+  Host view({4}, 0.0f);
+  view.dl.data = w.data.data() + 3;
+  EXPECT_EQ(sj_freeze(&view.dl), SJ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sj_last_error()).find("overlaps frozen memory"), std::string::npos) << sj_last_error();
+  EXPECT_EQ(sj_thaw(&w.dl), SJ_OK);
+  EXPECT_EQ(sj_thaw(&w.dl), SJ_OK);
+  EXPECT_EQ(sj_thaw(&w.dl), SJ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sj_last_error()).find("not frozen"), std::string::npos) << sj_last_error();
+  EXPECT_EQ(sj_freeze(nullptr), SJ_INVALID_ARGUMENT);
+  sj_destroy(jit);
+}
+
 }  // namespace
