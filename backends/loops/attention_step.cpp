@@ -11,8 +11,9 @@
 // (in place by strides where they can be) and the tile's code, three phases
 // per query row as the softmax's:
 //   0. over the tile's keys: f(scores), stored back in the tile; their max;
-//   1. over the tile's keys: p = exp(f - m), m the running max (0 while it is
-//      -inf, so that a row masked so far adds nothing); stored; their sum;
+//   1. over the tile's keys rounded up to whole vectors: p = exp(f - m), m
+//      the running max (0 while it is -inf, so that a row masked so far adds
+//      nothing); stored; their sum;
 //   2. the row's state: the new max, the rescaled sum, the factor that
 //      rescales the row's accumulator, the tile's own sum.
 #include <cmath>
@@ -147,7 +148,8 @@ Status Lowering::attention_step(int node, int buffer) {
   at.state = add_buffer(Buffer::Kind::kScratch, 1, dt, {Expr(4), Expr(tq)}, {Expr(tq), Expr(1)});
   at.first_symbol = task_symbol_;
   const Expr batch_index = Expr::symbol(task_symbol_), first_row = Expr::symbol(task_symbol_ + 1),
-             first_key = Expr::symbol(task_symbol_ + 2), keys = Expr::symbol(task_symbol_ + 3);
+             first_key = Expr::symbol(task_symbol_ + 2), keys = Expr::symbol(task_symbol_ + 3),
+             padded_keys = Expr::symbol(task_symbol_ + 4);
 
   LoopStep& ls = st.loops;
   const Expr i = new_symbol(), j = new_symbol();
@@ -198,8 +200,9 @@ Status Lowering::attention_step(int node, int buffer) {
   p0.stores.push_back({at.tile, cell, f});
   p0.reductions.push_back({Combine::kMaxSkipNaN, f, -1, dt});
   SJ_TRY(check_budget(p0, node));
-  // 1: the tile's probabilities, unnormalized, and their sum.
-  Phase& p1 = add_phase(ls, {j}, {keys});
+  // 1: the tile's probabilities, unnormalized, and their sum, over the
+  // keys rounded up to whole vectors (cells past the keys hold -inf).
+  Phase& p1 = add_phase(ls, {j}, {padded_keys});
   BodyBuilder b1(*this, p1);
   const int shift = new_max(b1, state(b1, 0), b1.acc(0, 0, dt)).second;
   const int p = b1.exp_nonpositive(b1.op(Op::kSub, dt, {tile_load(b1), shift}), dt);

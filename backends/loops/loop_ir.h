@@ -152,14 +152,19 @@ struct MatmulShape {
 // accumulators. No t x s buffer exists.
 //
 // `loops` runs over query rows (outer, absolute rows of the matrix) and
-// reads four task symbols from `first_symbol` on: the flat batch index, the
-// tile's first query row, its first key and its key count. It leaves the
+// reads five task symbols from `first_symbol` on: the flat batch index, the
+// tile's first query row, its first key, its key count, and that count
+// rounded up to a multiple of kKeyLanes. The probabilities' pass (exp)
+// runs over the rounded count, so that its vector loop has no scalar
+// remainder, reading cells past the keys that the runner set to -inf (exp
+// gives 0 there, and the values' product reads only the keys). It leaves the
 // tile's probabilities in the tile and, per row r of the tile, in `state`:
 // [0][r] the running max, [1][r] the running sum, [2][r] the factor that
 // rescales what was accumulated before, [3][r] the tile's own sum (0: the
 // tile adds nothing).
 struct AttentionStep {
   static constexpr int64_t kTileQ = 64, kTileK = 256;
+  static constexpr int64_t kKeyLanes = 8;  // divides kTileK; a vector of f32, two of f64
   MatmulOperand q, k, v;  // q: t x d; k: d x s (the keys transposed); v: s x dv
   int out;                // [batch..., t, dv], dense
   int tile, state;        // kScratch buffers: kTileQ x kTileK scores, 4 x kTileQ

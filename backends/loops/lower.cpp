@@ -41,7 +41,7 @@ Expected<LoopProgram> Lowering::run() {
   next_symbol_ = p_.num_graph_symbols + params;
   if (!attention_.empty()) {  // the attention steps' task symbols, shared by all of them
     task_symbol_ = next_symbol_;
-    p_.task_symbols = 4;
+    p_.task_symbols = 5;
     next_symbol_ += p_.task_symbols;
   }
   for (size_t i = 0; i < g_.inputs.size(); ++i) {
