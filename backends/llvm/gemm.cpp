@@ -177,31 +177,58 @@ struct Simd<double> {
 // C[R x width] (+)= A[R x kc] B-panel[kc x kPanel]. A's element (r, p) is
 // at a[r * a_row + p * a_col]. The accumulators are named variables, not an
 // array: GCC keeps an array of vectors in memory across the loop.
+//
+// A tile of R <= 3 rows has 2R chains of multiply-adds, fewer than the 8 it
+// takes to cover an FMA's latency (4 cycles) on two pipes: alone, tiles of
+// 1 to 4 rows would all take 4 cycles per element of k, so that 61 to 64
+// tokens cost the same (and 63 no less than 64). Its odd elements of k go
+// to the accumulators of rows 3 to 5, which it does not use, and the two
+// halves are added at the end: R rows then take about R cycles.
 template <typename T, int R>
 SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, T* c, int64_t ldc, bool add, int64_t width) {
   using S = Simd<T>;
   using V = typename S::V;
   constexpr int64_t L = kPanel<T> / 2;  // lanes
+  constexpr bool kSplitK = R <= kRows / 2;
   V c00 = S::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
     c51 = c00;
   const T* a0 = a;
   const T* a3 = a + 3 * a_row;
   const int64_t a_row2 = 2 * a_row;
-  for (int64_t p = 0; p < kc; ++p, panel += 2 * L, a0 += a_col, a3 += a_col) {
-    const V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
-#define SJ_ROW(r, base, offset)                 \
-  if constexpr (R > r) {                        \
-    const V x = S::splat(base + offset);        \
-    c##r##0 = S::fma(x, b0, c##r##0);           \
-    c##r##1 = S::fma(x, b1, c##r##1);           \
+#define SJ_ROW(r, acc, base, offset, b0, b1) \
+  if constexpr (R > r) {                      \
+    const V x = S::splat(base + offset);      \
+    c##acc##0 = S::fma(x, b0, c##acc##0);     \
+    c##acc##1 = S::fma(x, b1, c##acc##1);     \
   }
-    SJ_ROW(0, a0, 0)
-    SJ_ROW(1, a0, a_row)
-    SJ_ROW(2, a0, a_row2)
-    SJ_ROW(3, a3, 0)
-    SJ_ROW(4, a3, a_row)
-    SJ_ROW(5, a3, a_row2)
+  int64_t p = 0;
+  if constexpr (kSplitK) {
+    for (; p + 1 < kc; p += 2, panel += 4 * L, a0 += 2 * a_col) {
+      const V b0 = S::loadu(panel), b1 = S::loadu(panel + L), e0 = S::loadu(panel + 2 * L), e1 = S::loadu(panel + 3 * L);
+      const T* odd = a0 + a_col;
+      SJ_ROW(0, 0, a0, 0, b0, b1)
+      SJ_ROW(1, 1, a0, a_row, b0, b1)
+      SJ_ROW(2, 2, a0, a_row2, b0, b1)
+      SJ_ROW(0, 3, odd, 0, e0, e1)
+      SJ_ROW(1, 4, odd, a_row, e0, e1)
+      SJ_ROW(2, 5, odd, a_row2, e0, e1)
+    }
+  }
+  for (; p < kc; ++p, panel += 2 * L, a0 += a_col, a3 += a_col) {
+    const V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
+    SJ_ROW(0, 0, a0, 0, b0, b1)
+    SJ_ROW(1, 1, a0, a_row, b0, b1)
+    SJ_ROW(2, 2, a0, a_row2, b0, b1)
+    if constexpr (!kSplitK) {
+      SJ_ROW(3, 3, a3, 0, b0, b1)
+      SJ_ROW(4, 4, a3, a_row, b0, b1)
+      SJ_ROW(5, 5, a3, a_row2, b0, b1)
+    }
+  }
 #undef SJ_ROW
+  if constexpr (kSplitK) {
+    c00 = S::add(c00, c30), c01 = S::add(c01, c31), c10 = S::add(c10, c40), c11 = S::add(c11, c41), c20 = S::add(c20, c50),
+    c21 = S::add(c21, c51);
   }
   const V rows[kRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
   for (int r = 0; r < R; ++r) {
