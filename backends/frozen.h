@@ -90,13 +90,13 @@ class FrozenMemory {
     uint64_t id = 0;    // which freeze: a range thawed and frozen again is another
     Kept derived;
   };
-  mutable std::mutex mu_;
-  std::map<uintptr_t, Range> ranges_;  // by first byte; never overlapping
   // Under mu_: freeze [begin, end), or undo one freeze of it, whose
   // derived copies move to `dropped` (freed after the lock).
   Status freeze_locked(uintptr_t begin, uintptr_t end);
   Status thaw_locked(uintptr_t begin, uintptr_t end, Kept& dropped);
 
+  mutable std::mutex mu_;
+  std::map<uintptr_t, Range> ranges_;  // by first byte; never overlapping
   std::atomic<size_t> ranges_now_{0};  // ranges_.size()
   uint64_t ranges_made_ = 0;
   size_t made_ = 0;

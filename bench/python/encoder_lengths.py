@@ -8,7 +8,7 @@ first call that compiles (the length is symbolic: one compile in all). Prints
 each length's time and every length that costs more than the next multiple
 of 16. Not run by CI:
 
-    PYTHONPATH=build/python taskset -c 0,1 python bench/python/encoder_lengths.py [--lo 8] [--hi 64] [--rounds 3]
+    PYTHONPATH=build/python taskset -c 0,1 python bench/python/encoder_lengths.py [--lo 8] [--hi 64] [--rounds 3] [--frozen]
 """
 import argparse
 import pathlib
@@ -28,8 +28,12 @@ def main():
     ap.add_argument("--lo", type=int, default=8)
     ap.add_argument("--hi", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--frozen", action="store_true", help="freeze the weights (shapejit.freeze: packed once)")
     args = ap.parse_args()
-    f = sj.jit(E.encoder(E.random_params()))
+    params = E.random_params()
+    if args.frozen:
+        sj.freeze(params)
+    f = sj.jit(E.encoder(params))
     lengths = range(args.lo, args.hi + 1)
     best = {}
     for _ in range(args.rounds):
