@@ -1,6 +1,10 @@
 #include "backends/frozen.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "jit/ir/strided.h"
+#include "jit/ir/tensor.h"
 
 namespace shapejit::backends {
 
@@ -29,25 +33,24 @@ Expected<std::pair<uintptr_t, uintptr_t>> span_of(const DLTensor& t) {
     return invalid("in device memory (DLPack device type " + std::to_string(t.device.device_type) + "); frozen memory is host memory");
   }
   const int64_t element = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
-  int64_t lo = 0, hi = 0, stride = 1;
-  for (int d = t.ndim; d-- > 0;) {
-    if (t.shape[d] == 0) return invalid("no elements");
-    const int64_t s = t.strides ? t.strides[d] : stride;
-    const int64_t last = (t.shape[d] - 1) * s;
-    (last < 0 ? lo : hi) += last;
-    stride *= t.shape[d];
-  }
+  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return invalid("no elements");
   if (!t.data || element == 0) return invalid("no data");
+  const std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
+  const auto [lo, hi] = ir::offset_span(shape, strides);
   const auto first = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset + lo * element;
   return std::make_pair(first, first + static_cast<uintptr_t>((hi - lo + 1) * element));
 }
+
+// What messages call tensor i.
+std::string name_of(std::span<const std::string> names, size_t i) { return i < names.size() ? names[i] : "tensor " + std::to_string(i); }
 
 // The spans of `tensors`, or the first one's error, named.
 Expected<std::vector<std::pair<uintptr_t, uintptr_t>>> spans_of(const char* what, std::span<const DLTensor* const> tensors,
                                                                  std::span<const std::string> names) {
   std::vector<std::pair<uintptr_t, uintptr_t>> spans;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const std::string name = i < names.size() ? names[i] : "tensor " + std::to_string(i);
+    const std::string name = name_of(names, i);
     if (!tensors[i]) return invalid(std::string(what) + ": " + name + " is null");
     Expected<std::pair<uintptr_t, uintptr_t>> s = span_of(*tensors[i]);
     if (!s.is_ok()) return invalid(std::string(what) + ": " + name + ": " + s.status().message());
@@ -126,7 +129,7 @@ Status FrozenMemory::freeze(std::span<const DLTensor* const> tensors, std::span<
     Status s = freeze_locked(spans[i].first, spans[i].second);
     if (s.is_ok()) continue;
     for (size_t j = 0; j < i; ++j) (void)thaw_locked(spans[j].first, spans[j].second, dropped);  // all or none
-    return named("freeze", i < names.size() ? names[i] : "tensor " + std::to_string(i), std::move(s));
+    return named("freeze", name_of(names, i), std::move(s));
   }
   return Status::ok();
 }
@@ -141,7 +144,7 @@ Status FrozenMemory::thaw(std::span<const DLTensor* const> tensors, std::span<co
   for (size_t i = 0; i < spans.size(); ++i) {
     const auto it = ranges_.find(spans[i].first);
     if (it == ranges_.end() || it->second.end != spans[i].second || ++thaws[spans[i].first] > it->second.count) {
-      return invalid("thaw: " + (i < names.size() ? names[i] : "tensor " + std::to_string(i)) + ": not frozen (or thawed more often than frozen)");
+      return invalid("thaw: " + name_of(names, i) + ": not frozen (or thawed more often than frozen)");
     }
   }
   for (const auto& [begin, end] : spans) (void)thaw_locked(begin, end, dropped);

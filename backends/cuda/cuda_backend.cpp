@@ -29,6 +29,7 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/loops/lower.h"
 #include "backends/pool/block_pool.h"
+#include "jit/ir/strided.h"
 
 namespace shapejit::backends {
 
@@ -91,13 +92,10 @@ Expected<ir::Tensor> to_host(Shared& sh, const DLTensor& t, CUstream s) {
   const ir::DType dt = *ir::from_dl(t.dtype);
   std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
   std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
-  int64_t lo = 0, hi = 0, numel = 1;
-  for (int d = 0; d < t.ndim; ++d) {
-    numel *= shape[d];
-    if (shape[d] == 0) continue;
-    (strides[d] < 0 ? lo : hi) += strides[d] * (shape[d] - 1);
-  }
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
   if (numel == 0) return ir::Tensor::empty(dt, shape);
+  const auto [lo, hi] = ir::offset_span(shape, strides);
   ir::Tensor span = ir::Tensor::empty(dt, {hi - lo + 1});
   const size_t es = ir::dtype_size(dt);
   const char* from = static_cast<const char*>(t.data) + t.byte_offset + lo * static_cast<int64_t>(es);

@@ -1,7 +1,7 @@
 // The LLVM backend: a graph lowered to loops (backends/loops), JIT-compiled
 // with ORC, run with TBB across cores; float matmuls on the backend's own
 // GEMM (gemm.h), or OpenBLAS for a matrix-vector product and on hosts
-// without AVX2.
+// without AVX2 (products.h: a block's product on either).
 //
 // A kernel runs its steps in order on the caller's inputs and outputs and on
 // temporaries; outputs and each call's arena of temporaries come from the
@@ -21,12 +21,10 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
-#include <new>
-#include <type_traits>
 
 #include "backends/backend.h"
-#include "backends/frozen.h"
 #include "backends/llvm/gemm.h"
+#include "backends/llvm/products.h"
 #include "backends/llvm/session.h"
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
@@ -39,6 +37,9 @@ namespace {
 
 using loops::Buffer;
 using loops::LoopProgram;
+using products::BlasOperand;
+using products::blas_operand;
+using products::multiply_packing;
 using sym::Expr;
 
 // Outer iterations per task: enough work that a task outweighs its scheduling.
@@ -55,19 +56,6 @@ constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 48;
 constexpr int64_t kMatmulBlocksPerThread = 4;
 constexpr int64_t kMatmulMinCols = 64;
-// Blocks of up to kMaxPaddedRows rows are padded to a multiple of
-// kRowMultiple rows (product(), below).
-constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
-// The backend's GEMM takes products whose B is at most kOwnGemmMaxB bytes;
-// OpenBLAS larger ones: the GEMM streams its packed B from L3 once per
-// block of 96 rows, and at 512 x 2048 x 2048 on one thread it took 1.12
-// times OpenBLAS's time (1.04 at 1024 x 1024, 0.94 to 1.03 at the
-// encoder's products: cpu_kernels_bench's BM_GemmVsOpenBlas).
-constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
-// A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
-// it reads B once, and packing all of it first cost as much as the
-// products); a taller one packs B once for all its blocks.
-constexpr int64_t kStreamRows = 96;
 // A matmul's epilogue runs in the task that made its block of rows when the
 // block fits in this much of the core's cache.
 constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
@@ -192,169 +180,6 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   return Status::ok();
 }
 
-// How BLAS reads a row-major operand of `rows` x `cols` with these strides:
-// transposed when its rows are the contiguous ones (lowering saw to it that
-// rows or columns are). The leading dimension of a single row is never
-// read, but BLAS still wants it at least the row's width.
-struct BlasOperand {
-  CBLAS_TRANSPOSE trans;
-  int ld;
-};
-BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  if (col_stride == 1 || cols == 1) return {CblasNoTrans, static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : row_stride)};
-  return {CblasTrans, static_cast<int>(col_stride)};
-}
-
-// Whether every batch matrix reads the same B and A's rows, not transposed,
-// are evenly spaced through the batch (matrix i + 1 starts m rows after i).
-bool shares_b(const loops::MatmulShape& s) {
-  if (s.a_col != 1 && s.k > 1) return false;
-  int64_t expect = s.m * s.a_row;
-  for (size_t i = s.batch.size(); i-- > 0;) {
-    if (s.batch[i] == 1) continue;
-    if (s.b_stride[i] != 0 || s.a_stride[i] != expect) return false;
-    expect *= s.batch[i];
-  }
-  return true;
-}
-
-// y = A x + beta y, A row-major (rows x cols, lda) or its transpose.
-void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const float* a, int lda, const float* x, int incx, float beta, float* y, int incy) {
-  cblas_sgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a, lda, x, incx, beta, y, incy);
-}
-void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const double* a, int lda, const double* x, int incx, double beta, double* y, int incy) {
-  cblas_dgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0, a, lda, x, incx, beta, y, incy);
-}
-
-// C = A B + beta C, row-major, in the operands' precision. A product with
-// one row or one column is a matrix-vector product (gemv): OpenBLAS's gemm
-// packs its matrix first, and a decode step spent a quarter of its time
-// (cache 4096, one thread) packing keys for 1 x 16 by 16 x 4096 scores.
-template <typename T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta, T* c,
-          int ldc) {
-  if (m == 1 && k > 0) {  // c = a B: B's transpose times a's row
-    const int inc_a = ta == CblasNoTrans ? 1 : lda;
-    if (tb == CblasNoTrans) gemv(CblasTrans, k, n, b, ldb, a, inc_a, beta, c, 1);
-    else gemv(CblasNoTrans, n, k, b, ldb, a, inc_a, beta, c, 1);
-    return;
-  }
-  if (n == 1 && k > 0) {  // c = A b, down C's column
-    const int inc_b = tb == CblasNoTrans ? ldb : 1;
-    if (ta == CblasNoTrans) gemv(CblasNoTrans, m, k, a, lda, b, inc_b, beta, c, ldc);
-    else gemv(CblasTrans, k, m, a, lda, b, inc_b, beta, c, ldc);
-    return;
-  }
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
-  } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
-  }
-}
-
-// C (rows x cols, leading dimension ldc) = A B by BLAS, A and B as `shape`
-// strides them. OpenBLAS computes a row-major product as the column-major one of
-// the transposes, so our rows are its columns, which its kernels take 4 at
-// a time: a count of rows not a multiple of 4 goes through its edge code at
-// up to 15% more time (a 31-token sentence cost more than a 32-token one).
-// Short, ragged blocks of contiguous rows are therefore padded with zero
-// rows in a scratch copy and their product copied back; a single row is a
-// matrix-vector product (gemm above), which has no edge code.
-template <typename T>
-void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape) {
-  const BlasOperand ob = blas_operand(k, cols, shape.b_row, shape.b_col);
-  const int64_t padded = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple;
-  if (padded == rows || rows == 1 || rows > kMaxPaddedRows || (shape.a_col != 1 && k > 1)) {
-    const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col);
-    gemm(oa.trans, ob.trans, rows, cols, k, a, oa.ld, b, ob.ld, T(0), c, static_cast<int>(ldc));
-    return;
-  }
-  thread_local std::vector<T> pa, pc;
-  pa.assign(static_cast<size_t>(padded * k), T(0));
-  pc.resize(static_cast<size_t>(padded * cols));
-  for (int64_t r = 0; r < rows; ++r) std::copy(a + r * shape.a_row, a + r * shape.a_row + k, pa.begin() + r * k);
-  gemm(CblasNoTrans, ob.trans, padded, cols, k, pa.data(), static_cast<int>(k), b, ob.ld, T(0), pc.data(), static_cast<int>(cols));
-  for (int64_t r = 0; r < rows; ++r) std::copy(pc.begin() + r * cols, pc.begin() + (r + 1) * cols, c + r * ldc);
-}
-
-// Panels of B packed for gemm::multiply, grown to the largest product seen
-// and kept per thread, one buffer per use: kShared for the product a call
-// packs before its tasks (on the calling thread, which may run a task
-// while it waits), kTask for a task that packs its own matrix's B.
-enum class Panels { kShared, kTask };
-template <typename T, Panels use>
-T* panels(int64_t size) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
-  return buffer.data();
-}
-
-// C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
-// (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
-template <typename T>
-void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
-                      int64_t b_col, T* c, int64_t ldc, bool accumulate) {
-  if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
-  T* packed = panels<T, Panels::kTask>(gemm::packed_size<T>(k, n));
-  gemm::pack(k, n, b, b_row, b_col, packed, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
-  gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
-}
-
-// B (k x n, as `shape` strides it) packed for gemm::multiply into `out`,
-// its panels split across threads when `parallel`.
-template <typename T>
-void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
-  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
-  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
-    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
-  });
-}
-
-// B packed once for every task of the call, into the calling thread's
-// buffer.
-template <typename T>
-const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
-  T* out = panels<T, Panels::kShared>(gemm::packed_size<T>(k, n));
-  pack_all(k, n, b, shape, parallel, out);
-  return out;
-}
-
-// B's panels kept across calls (FrozenMemory::derived) when B lies in
-// frozen memory, else null. They are 64-byte aligned: a panel's row is
-// one cache line.
-template <typename T>
-std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
-  if (!FrozenMemory::process().any()) return nullptr;
-  const int64_t last_row = (k - 1) * shape.b_row, last_col = (n - 1) * shape.b_col;
-  const int64_t lo = std::min<int64_t>(0, last_row) + std::min<int64_t>(0, last_col);
-  const int64_t hi = std::max<int64_t>(0, last_row) + std::max<int64_t>(0, last_col);
-  const std::string tag = std::string("gemm panels ") + (std::is_same_v<T, float> ? "f32 " : "f64 ") + std::to_string(k) + " x " +
-                          std::to_string(n) + " strides " + std::to_string(shape.b_row) + " " + std::to_string(shape.b_col);
-  return FrozenMemory::process()
-      .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(T), tag,
-               [&] {
-                 const size_t bytes = static_cast<size_t>(gemm::packed_size<T>(k, n)) * sizeof(T);
-                 std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
-                                        [](T* q) { ::operator delete(q, std::align_val_t{64}); });
-                 pack_all(k, n, b, shape, parallel, out.get());
-                 return FrozenMemory::Derived{out, bytes};
-               })
-      .data;
-}
-
-// C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
-// them: gemm::multiply when `own`, from `packed` (B's panels
-// from this block's first column) or from panels packed here when it is
-// null; BLAS's matrix-vector product for one row or column.
-template <typename T>
-void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
-             bool own, const T* packed) {
-  if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
-  if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
-  gemm::multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
-}
-
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
 bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
@@ -365,7 +190,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // A batch of products sharing one B (a layer's weights) whose A rows are
   // evenly spaced across the batch is one product of count * m rows, so
   // that B is packed once, not once per matrix.
-  const bool flat = count > 1 && shares_b(shape);
+  const bool flat = count > 1 && products::shares_b(shape);
   const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
   // Tasks: each matrix in blocks of rows, a block tall enough to run as a
   // matrix product (a row alone is a memory-bound matrix-vector product).
@@ -373,7 +198,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // decode steps) split the columns too.
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
-  const bool own = gemm::available() && k * n * static_cast<int64_t>(es) <= kOwnGemmMaxB;
+  const bool own = products::own_gemm(k, n, es);
   int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
     const int64_t rows_all = rows_total * matrices;
@@ -405,13 +230,13 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     const bool parallel = work >= kMatmulWorkPerTask;
     const bool f32 = dt == ir::DType::kF32;
     if (p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput) {
-      frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
-                   : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
+      frozen = f32 ? products::frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
+                   : products::frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
       packed = static_cast<const char*>(frozen.get());
     }
-    if (!packed && rows_total > kStreamRows) {
-      packed = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
-                   : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
+    if (!packed && rows_total > products::kStreamRows) {
+      packed = f32 ? reinterpret_cast<const char*>(products::pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
+                   : reinterpret_cast<const char*>(products::pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
     }
   }
   // The epilogue's rows are C's, flattened over the batch: it runs on a
@@ -431,10 +256,10 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     if (k == 0) {
       for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else if (dt == ir::DType::kF32) {
-      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
+      products::product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
               packed ? reinterpret_cast<const float*>(packed) + j0 * k : nullptr);
     } else {
-      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
+      products::product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
               packed ? reinterpret_cast<const double*>(packed) + j0 * k : nullptr);
     }
     if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
@@ -546,7 +371,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
           multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
         } else {
           const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
-          gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
+          products::blas_gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
         }
       }
       // The exp pass's cells past the keys, up to whole vectors: -inf.
@@ -573,7 +398,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
           multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
         } else {
           const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-          gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
+          products::blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
         }
       }
     }

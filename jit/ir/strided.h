@@ -1,10 +1,12 @@
 // Row-major iteration over a shape, tracking one element offset per operand
 // from that operand's strides (0 for a broadcast dim). The reference
-// interpreter's loops are all built on it.
+// interpreter's loops are all built on it. Also the span of offsets a
+// strided tensor reads.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "jit/support/status.h"
@@ -53,6 +55,22 @@ inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape,
   std::vector<int64_t> s(out.size(), 0);
   size_t shift = out.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) s[i + shift] = shape[i] == 1 ? 0 : strides[i];
+  return s;
+}
+
+// The lowest and highest element offsets, from the first element, that a
+// tensor of `shape` and `strides` (negative and zero ones too) reads: the
+// elements lie in [lo, hi]. Dims of size 0 add nothing (the caller decides
+// what an empty tensor spans).
+struct OffsetSpan {
+  int64_t lo = 0, hi = 0;
+};
+inline OffsetSpan offset_span(std::span<const int64_t> shape, std::span<const int64_t> strides) {
+  OffsetSpan s;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) continue;
+    (strides[d] < 0 ? s.lo : s.hi) += strides[d] * (shape[d] - 1);
+  }
   return s;
 }
 

@@ -1,0 +1,191 @@
+#include "backends/llvm/products.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backends/frozen.h"
+#include "backends/llvm/gemm.h"
+#include "jit/ir/strided.h"
+
+namespace shapejit::backends::products {
+
+namespace {
+
+// Blocks of up to kMaxPaddedRows rows are padded to a multiple of
+// kRowMultiple rows (blas_product, below).
+constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
+// The backend's GEMM takes products whose B is at most kOwnGemmMaxB bytes;
+// OpenBLAS larger ones: the GEMM streams its packed B from L3 once per
+// block of 96 rows, and at 512 x 2048 x 2048 on one thread it took 1.12
+// times OpenBLAS's time (1.04 at 1024 x 1024, 0.94 to 1.03 at the
+// encoder's products: cpu_kernels_bench's BM_GemmVsOpenBlas).
+constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
+
+// y = A x + beta y, A row-major (rows x cols, lda) or its transpose.
+void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const float* a, int lda, const float* x, int incx, float beta, float* y, int incy) {
+  cblas_sgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a, lda, x, incx, beta, y, incy);
+}
+void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const double* a, int lda, const double* x, int incx, double beta, double* y, int incy) {
+  cblas_dgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0, a, lda, x, incx, beta, y, incy);
+}
+
+// Panels of B packed for gemm::multiply, grown to the largest product seen
+// and kept per thread, one buffer per use: kShared for the product a call
+// packs before its tasks (on the calling thread, which may run a task
+// while it waits), kTask for a task that packs its own matrix's B.
+enum class Panels { kShared, kTask };
+template <typename T, Panels use>
+T* panels(int64_t size) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
+  return buffer.data();
+}
+
+// B (k x n, as `shape` strides it) packed for gemm::multiply into `out`,
+// its panels split across threads when `parallel`.
+template <typename T>
+void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
+  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
+  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
+    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
+  });
+}
+
+}  // namespace
+
+bool own_gemm(int64_t k, int64_t n, size_t element_bytes) {
+  return gemm::available() && k * n * static_cast<int64_t>(element_bytes) <= kOwnGemmMaxB;
+}
+
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  if (col_stride == 1 || cols == 1) return {CblasNoTrans, static_cast<int>(rows <= 1 ? std::max<int64_t>(cols, 1) : row_stride)};
+  return {CblasTrans, static_cast<int>(col_stride)};
+}
+
+bool shares_b(const loops::MatmulShape& s) {
+  if (s.a_col != 1 && s.k > 1) return false;
+  int64_t expect = s.m * s.a_row;
+  for (size_t i = s.batch.size(); i-- > 0;) {
+    if (s.batch[i] == 1) continue;
+    if (s.b_stride[i] != 0 || s.a_stride[i] != expect) return false;
+    expect *= s.batch[i];
+  }
+  return true;
+}
+
+// One row or one column is a matrix-vector product (gemv): OpenBLAS's gemm
+// packs its matrix first, and a decode step spent a quarter of its time
+// (cache 4096, one thread) packing keys for 1 x 16 by 16 x 4096 scores.
+template <typename T>
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta,
+               T* c, int ldc) {
+  if (m == 1 && k > 0) {  // c = a B: B's transpose times a's row
+    const int inc_a = ta == CblasNoTrans ? 1 : lda;
+    if (tb == CblasNoTrans) gemv(CblasTrans, k, n, b, ldb, a, inc_a, beta, c, 1);
+    else gemv(CblasNoTrans, n, k, b, ldb, a, inc_a, beta, c, 1);
+    return;
+  }
+  if (n == 1 && k > 0) {  // c = A b, down C's column
+    const int inc_b = tb == CblasNoTrans ? ldb : 1;
+    if (ta == CblasNoTrans) gemv(CblasNoTrans, m, k, a, lda, b, inc_b, beta, c, ldc);
+    else gemv(CblasTrans, k, m, a, lda, b, inc_b, beta, c, ldc);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+namespace {
+
+// C (rows x cols, leading dimension ldc) = A B by BLAS, A and B as `shape`
+// strides them. OpenBLAS computes a row-major product as the column-major one of
+// the transposes, so our rows are its columns, which its kernels take 4 at
+// a time: a count of rows not a multiple of 4 goes through its edge code at
+// up to 15% more time (a 31-token sentence cost more than a 32-token one).
+// Short, ragged blocks of contiguous rows are therefore padded with zero
+// rows in a scratch copy and their product copied back; a single row is a
+// matrix-vector product (blas_gemm), which has no edge code.
+template <typename T>
+void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape) {
+  const BlasOperand ob = blas_operand(k, cols, shape.b_row, shape.b_col);
+  const int64_t padded = (rows + kRowMultiple - 1) / kRowMultiple * kRowMultiple;
+  if (padded == rows || rows == 1 || rows > kMaxPaddedRows || (shape.a_col != 1 && k > 1)) {
+    const BlasOperand oa = blas_operand(rows, k, shape.a_row, shape.a_col);
+    blas_gemm(oa.trans, ob.trans, rows, cols, k, a, oa.ld, b, ob.ld, T(0), c, static_cast<int>(ldc));
+    return;
+  }
+  thread_local std::vector<T> pa, pc;
+  pa.assign(static_cast<size_t>(padded * k), T(0));
+  pc.resize(static_cast<size_t>(padded * cols));
+  for (int64_t r = 0; r < rows; ++r) std::copy(a + r * shape.a_row, a + r * shape.a_row + k, pa.begin() + r * k);
+  blas_gemm(CblasNoTrans, ob.trans, padded, cols, k, pa.data(), static_cast<int>(k), b, ob.ld, T(0), pc.data(), static_cast<int>(cols));
+  for (int64_t r = 0; r < rows; ++r) std::copy(pc.begin() + r * cols, pc.begin() + (r + 1) * cols, c + r * ldc);
+}
+
+}  // namespace
+
+template <typename T>
+void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+                      int64_t b_col, T* c, int64_t ldc, bool accumulate) {
+  if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+  T* packed = panels<T, Panels::kTask>(gemm::packed_size<T>(k, n));
+  gemm::pack(k, n, b, b_row, b_col, packed, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
+  gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+}
+
+template <typename T>
+const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+  T* out = panels<T, Panels::kShared>(gemm::packed_size<T>(k, n));
+  pack_all(k, n, b, shape, parallel, out);
+  return out;
+}
+
+// The kept panels are 64-byte aligned: a panel's row is one cache line.
+template <typename T>
+std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+  if (!FrozenMemory::process().any()) return nullptr;
+  const int64_t dims[] = {k, n}, strides[] = {shape.b_row, shape.b_col};
+  const auto [lo, hi] = ir::offset_span(dims, strides);
+  const std::string tag = std::string("gemm panels ") + (std::is_same_v<T, float> ? "f32 " : "f64 ") + std::to_string(k) + " x " +
+                          std::to_string(n) + " strides " + std::to_string(shape.b_row) + " " + std::to_string(shape.b_col);
+  return FrozenMemory::process()
+      .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(T), tag,
+               [&] {
+                 const size_t bytes = static_cast<size_t>(gemm::packed_size<T>(k, n)) * sizeof(T);
+                 std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
+                                        [](T* q) { ::operator delete(q, std::align_val_t{64}); });
+                 pack_all(k, n, b, shape, parallel, out.get());
+                 return FrozenMemory::Derived{out, bytes};
+               })
+      .data;
+}
+
+template <typename T>
+void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
+             bool own, const T* packed) {
+  if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+  if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
+  gemm::multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
+}
+
+#define SJ_PRODUCTS(T)                                                                                                                  \
+  template void blas_gemm<T>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int64_t, int64_t, int64_t, const T*, int, const T*, int, T, T*, int);      \
+  template void multiply_packing<T>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*, int64_t, int64_t, T*, int64_t, bool); \
+  template const T* pack_shared<T>(int64_t, int64_t, const T*, const loops::MatmulShape&, bool);                                      \
+  template std::shared_ptr<const void> frozen_panels<T>(int64_t, int64_t, const T*, const loops::MatmulShape&, bool);                 \
+  template void product<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, int64_t, const loops::MatmulShape&, bool, const T*);
+SJ_PRODUCTS(float)
+SJ_PRODUCTS(double)
+#undef SJ_PRODUCTS
+
+}  // namespace shapejit::backends::products

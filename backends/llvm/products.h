@@ -1,0 +1,72 @@
+// The products of the LLVM backend's matmul and attention steps: how their
+// operands reach BLAS (a transpose flag and a leading dimension; a row or
+// a column as a matrix-vector product; short ragged blocks padded) and the
+// backend's GEMM (gemm.h), whose B is packed per task, once per call for
+// all tasks, or once while it lies in frozen memory (backends/frozen.h).
+#pragma once
+
+#include <cblas.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "backends/loops/loop_ir.h"
+
+namespace shapejit::backends::products {
+
+// A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
+// it reads B once, and packing all of it first cost as much as the
+// products); a taller one packs B once for all its blocks.
+constexpr int64_t kStreamRows = 96;
+
+// Whether a product of B (k x n, elements of `element_bytes`) runs on the
+// backend's GEMM, not BLAS: the host has AVX2 and FMA, and B is small
+// enough (kOwnGemmMaxB, products.cpp).
+bool own_gemm(int64_t k, int64_t n, size_t element_bytes);
+
+// How BLAS reads a row-major operand of `rows` x `cols` with these strides:
+// transposed when its rows are the contiguous ones (lowering saw to it that
+// rows or columns are). The leading dimension of a single row is never
+// read, but BLAS still wants it at least the row's width.
+struct BlasOperand {
+  CBLAS_TRANSPOSE trans;
+  int ld;
+};
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+
+// Whether every batch matrix reads the same B and A's rows, not transposed,
+// are evenly spaced through the batch (matrix i + 1 starts m rows after i).
+bool shares_b(const loops::MatmulShape& s);
+
+// C = A B + beta C, row-major, in the operands' precision; a product with
+// one row or one column is a matrix-vector product.
+template <typename T>
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta,
+               T* c, int ldc);
+
+// C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
+// (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
+template <typename T>
+void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+                      int64_t b_col, T* c, int64_t ldc, bool accumulate);
+
+// B (k x n, as `shape` strides it) packed once for every task of the call,
+// into the calling thread's buffer, its panels split across threads when
+// `parallel`.
+template <typename T>
+const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);
+
+// B's panels kept across calls (FrozenMemory::derived) when B lies in
+// frozen memory, else null.
+template <typename T>
+std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);
+
+// C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
+// them: gemm::multiply when `own`, from `packed` (B's panels from this
+// block's first column) or from panels packed here when it is null; BLAS's
+// matrix-vector product for one row or column.
+template <typename T>
+void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
+             bool own, const T* packed);
+
+}  // namespace shapejit::backends::products
