@@ -7,7 +7,8 @@
 //     (target <= 1.10 for softmax, layer_norm and attention; 1.15 for the rest);
 //   - matmul+bias+gelu vs the matmul alone (target >= 95%);
 //   - the backend's own GEMM (B packed, then multiplied) vs OpenBLAS's
-//     sgemm, one thread, on the MiniLM encoder's products;
+//     sgemm, one thread, on the MiniLM encoder's products; and for 16 and
+//     64 rows, B streamed from memory;
 //   - compile latency of the 10-op kernel (target: median < 20 ms).
 // Kernels are run directly (Backend::compile, Kernel::run): no dispatch.
 #include <benchmark/benchmark.h>
@@ -206,6 +207,44 @@ BENCHMARK(BM_GemmVsOpenBlas)
     ->Args({256, 384, 1536})
     ->Args({256, 1536, 384})
     ->Args({61, 384, 1536})
+    ->Iterations(30)
+    ->Unit(benchmark::kMillisecond);
+
+// The same products for few rows, which stream B (gemm::multiply_streaming:
+// each panel packed just before its tiles), with B read from
+// memory: each timed call runs the product over 18 copies of B (42 MB
+// for 384 x 1536, past the 32 MB L3), as a sentence's forward pass reads
+// its layers' weights. Reported per product.
+void BM_StreamedGemmVsOpenBlas(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2), copies = 18;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(static_cast<size_t>(m * k)), c(static_cast<size_t>(m * n));
+  std::vector<std::vector<float>> bs(copies, std::vector<float>(static_cast<size_t>(k * n)));
+  for (float& x : a) x = u(rng);
+  for (std::vector<float>& b : bs) {
+    for (float& x : b) x = u(rng);
+  }
+  openblas_set_num_threads(1);
+  compare(
+      state,
+      [&] {
+        for (const std::vector<float>& b : bs) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+                      a.data(), static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+        }
+      },
+      [&] {
+        for (const std::vector<float>& b : bs) backends::gemm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
+      },
+      "openblas", "ours");
+  for (const char* name : {"openblas_ms", "ours_ms"}) state.counters[name] = state.counters[name] / static_cast<double>(copies);
+}
+BENCHMARK(BM_StreamedGemmVsOpenBlas)
+    ->Args({16, 384, 1536})
+    ->Args({16, 1536, 384})
+    ->Args({64, 384, 1536})
+    ->Args({64, 1536, 384})
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 

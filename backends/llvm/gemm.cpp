@@ -22,9 +22,9 @@ namespace {
 constexpr int64_t kDepth = 512;
 // Rows of A per block: 96 rows of a slice are 192 KB in L2 for floats.
 constexpr int64_t kBlockRows = 96;
-// Rows of a tile of C: 6 rows of two vectors are 12 of the 16 registers,
-// beside B's two vectors and the broadcast element of A.
-constexpr int kRows = 6;
+// Rows of a tile of C (kTileRows): 6 rows of two vectors are 12 of the 16
+// registers, beside B's two vectors and the broadcast element of A.
+constexpr int kRows = static_cast<int>(kTileRows);
 // Rows of B packed across all panels before the next: a band of 1536
 // floats' rows is 96 KB, in L2 while its panels take it.
 constexpr int64_t kPackRows = 16;

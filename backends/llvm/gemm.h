@@ -30,6 +30,10 @@ bool available();
 template <typename T>
 constexpr int64_t kPanel = 64 / static_cast<int64_t>(sizeof(T));
 
+// Rows of a whole tile of C. A block of rows that is a multiple of it has
+// no short tile, which does less work per element of k.
+constexpr int64_t kTileRows = 6;
+
 // Elements of the packed form of a k x n matrix: panels padded with zeros
 // to whole panels.
 template <typename T>
