@@ -3,6 +3,7 @@
 // rows, and attention fused into one tiled step (tests/backends/
 // llvm_agreement.h says the tolerance).
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include <array>
 #include <cstring>
@@ -101,6 +102,29 @@ TEST(Llvm, MatmulEpiloguesRunOnTheirRowBlocks) {
                            from_values(DType::kI64, {200}, ids)},
                   "gather epilogue, id " + std::to_string(bad), 1e-4, 1e-5);
   }
+}
+
+// On one thread, a product's blocks of rows are whole tiles tall where the
+// last tile would have at most 3 rows (512 rows: 3 x 132 + 116), and the
+// last block is shorter. In an arena of one thread: heights with 2 rows
+// over (128, 50) and 4 over (64, not changed), in f32 and f64, with a
+// bias and gelu on each block, and a batch flattened into one product.
+TEST(Llvm, MatmulBlocksOnOneThreadAreWholeTiles) {
+  std::mt19937 rng(23);
+  tbb::task_arena one(1);
+  one.execute([&] {
+    ASSERT_EQ(tbb::this_task_arena::max_concurrency(), 1);
+    for (const char* t : {"f32", "f64"}) {
+      const std::string mlp = std::string(R"({"inputs": [{"name": "x", "dtype": ")") + t + R"(", "shape": ["b", "m", "k"]},
+          {"name": "w", "dtype": ")" + t + R"(", "shape": ["k", "n"]}, {"name": "c", "dtype": ")" + t + R"(", "shape": ["n"]}],
+        "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "h"}, {"op": "add", "in": ["h", "c"], "out": "hb"},
+                  {"op": "gelu", "in": ["hb"], "out": "y"}], "outputs": ["y"]})";
+      for (const auto& [b, m, k, n] : std::vector<std::array<int64_t, 4>>{{1, 512, 40, 36}, {1, 200, 48, 40}, {1, 256, 32, 40}, {4, 50, 32, 48}}) {
+        expect_agrees(mlp, {random_tensor(dt(t), {b, m, k}, rng), random_tensor(dt(t), {k, n}, rng), random_tensor(dt(t), {n}, rng)},
+                      std::string("one thread ") + t + shape_str({b, m, k, n}), 1e-4, 1e-5);
+      }
+    }
+  });
 }
 
 // A matmul operand that is a view of a buffer goes to BLAS by its strides
