@@ -197,7 +197,7 @@ void BM_GemmVsOpenBlas(benchmark::State& state) {
                     static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
       },
       [&] {
-        backends::gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, (n + backends::gemm::kPanel<float> - 1) / backends::gemm::kPanel<float>);
+        backends::gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
         backends::gemm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
       },
       "openblas", "ours");

@@ -132,16 +132,17 @@ void pack_rows(int64_t n, const T* b, int64_t row, int64_t col, int64_t q, int64
 template <typename T>
 void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
   constexpr int64_t P = kPanel<T>;
+  const int64_t panels = (n + P - 1) / P;
   if (col != 1) {
-    for (int64_t q = first; q < last; ++q) pack_rows(n, b, row, col, q, 0, k, out + q * k * P);
+    for (int64_t q = 0; q < panels; ++q) pack_rows(n, b, row, col, q, first, last, out + q * k * P);
     return;
   }
   // Rows in bands across the panels: B is read row after row. Panel by
   // panel, each row's few bytes lay a row's stride from the last (6 KB for
   // 1536 floats), past what the prefetchers follow: twice the time.
-  for (int64_t p0 = 0; p0 < k; p0 += kPackRows) {
-    const int64_t p1 = std::min(k, p0 + kPackRows);
-    for (int64_t q = first; q < last; ++q) pack_rows(n, b, row, col, q, p0, p1, out + q * k * P);
+  for (int64_t p0 = first; p0 < last; p0 += kPackRows) {
+    const int64_t p1 = std::min(last, p0 + kPackRows);
+    for (int64_t q = 0; q < panels; ++q) pack_rows(n, b, row, col, q, p0, p1, out + q * k * P);
   }
 }
 
@@ -304,7 +305,7 @@ void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_r
   if (k > 0 && available()) return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
 #endif
   std::vector<T> packed(static_cast<size_t>(packed_size<T>(k, n)));
-  pack(k, n, b, b_row, b_col, packed.data(), 0, (n + kPanel<T> - 1) / kPanel<T>);
+  pack(k, n, b, b_row, b_col, packed.data(), 0, k);
   multiply(m, n, k, a, a_row, a_col, packed.data(), c, ldc, accumulate);
 }
 

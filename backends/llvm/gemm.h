@@ -41,9 +41,12 @@ int64_t packed_size(int64_t k, int64_t n) {
   return (n + kPanel<T> - 1) / kPanel<T> * kPanel<T> * k;
 }
 
-// Panels [first, last) of B (k x n, element (p, j) at b[p * row + j * col])
-// into `out`, laid out for multiply(): panel q's row p at
-// out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
+// Rows [first, last) of every panel of B (k x n, element (p, j) at
+// b[p * row + j * col]) into `out`, laid out for multiply(): panel q's row
+// p at out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
+// Threads split B by its rows, so that each reads whole rows of a
+// row-major B in order: split by panels, each read 256 bytes of a row, a
+// row apart, and packing 384 x 1536 floats took 1.4 times as long.
 template <typename T>
 void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
 

@@ -26,6 +26,8 @@ constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
 // times OpenBLAS's time (1.04 at 1024 x 1024, 0.94 to 1.03 at the
 // encoder's products: cpu_kernels_bench's BM_GemmVsOpenBlas).
 constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
+// Rows of B per task of a parallel pack.
+constexpr int64_t kPackGrainRows = 64;
 
 // y = A x + beta y, A row-major (rows x cols, lda) or its transpose.
 void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const float* a, int lda, const float* x, int incx, float beta, float* y, int incy) {
@@ -48,12 +50,11 @@ T* panels(int64_t size) {
 }
 
 // B (k x n, as `shape` strides it) packed for gemm::multiply into `out`,
-// its panels split across threads when `parallel`.
+// its rows split across threads when `parallel` (gemm::pack says why rows).
 template <typename T>
 void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
-  const int64_t count = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
-  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, count);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 4), [&](const tbb::blocked_range<int64_t>& r) {
+  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, k);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, k, kPackGrainRows), [&](const tbb::blocked_range<int64_t>& r) {
     gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
   });
 }
@@ -139,7 +140,7 @@ void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
   if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   T* packed = panels<T, Panels::kTask>(gemm::packed_size<T>(k, n));
-  gemm::pack(k, n, b, b_row, b_col, packed, 0, (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>);
+  gemm::pack(k, n, b, b_row, b_col, packed, 0, k);
   gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 

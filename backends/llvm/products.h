@@ -51,7 +51,7 @@ void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row
                       int64_t b_col, T* c, int64_t ldc, bool accumulate);
 
 // B (k x n, as `shape` strides it) packed once for every task of the call,
-// into the calling thread's buffer, its panels split across threads when
+// into the calling thread's buffer, its rows split across threads when
 // `parallel`.
 template <typename T>
 const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);

@@ -48,11 +48,10 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
                             " k=" + std::to_string(k) + " a=" + std::to_string(static_cast<int>(la)) +
                             " b=" + std::to_string(static_cast<int>(lb)) + (accumulate ? " +=" : "");
   const Strided<T> a = make<T>(m, k, la, rng), b = make<T>(k, n, lb, rng);
-  const int64_t panels = (n + gemm::kPanel<T> - 1) / gemm::kPanel<T>;
   std::vector<T> packed(static_cast<size_t>(gemm::packed_size<T>(k, n)), T(7));
-  // In two calls, as threads split the panels.
-  gemm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), 0, panels / 2);
-  gemm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), panels / 2, panels);
+  // In two calls, as threads split the rows.
+  gemm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
+  gemm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
   const int64_t ldc = n + 5;
   const T sentinel = T(-12345);
   std::vector<T> c(static_cast<size_t>(std::max<int64_t>(1, m * ldc)), sentinel);
@@ -126,7 +125,7 @@ TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
   const int64_t k = 9, n = 21;  // two float panels, the second 5 wide
   std::vector<float> b(static_cast<size_t>(k * n), 1.0f);
   std::vector<float> packed(static_cast<size_t>(gemm::packed_size<float>(k, n)), -1.0f);
-  gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, 2);
+  gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
   for (int64_t p = 0; p < k; ++p) {
     for (int64_t j = 0; j < gemm::kPanel<float>; ++j) {
       EXPECT_EQ(packed[(k + p) * gemm::kPanel<float> + j], j < n - gemm::kPanel<float> ? 1.0f : 0.0f) << "row " << p << ", column " << j;
