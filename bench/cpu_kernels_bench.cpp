@@ -179,23 +179,31 @@ void BM_MatmulEpilogueVsBlas(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulEpilogueVsBlas)->Iterations(10)->Unit(benchmark::kMillisecond);
 
+// Random floats in [-1, 1), from a fixed seed.
+std::vector<float> random_floats(int64_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// C = A B by OpenBLAS's sgemm on the calling thread, all row-major and dense.
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  openblas_set_num_threads(1);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+}
+
 // m x k times k x n, row-major, on the calling thread: the encoder's
 // projections and feed-forward products at 256 tokens, and a ragged 61.
 void BM_GemmVsOpenBlas(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
+  const std::vector<float> a = random_floats(m * k, rng), b = random_floats(k * n, rng);
+  std::vector<float> c(static_cast<size_t>(m * n));
   std::vector<float> packed(static_cast<size_t>(backends::gemm::packed_size<float>(k, n)));
-  for (float& x : a) x = u(rng);
-  for (float& x : b) x = u(rng);
-  openblas_set_num_threads(1);
   compare(
-      state,
-      [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
-                    static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
-      },
+      state, [&] { openblas_sgemm(m, n, k, a.data(), b.data(), c.data()); },
       [&] {
         backends::gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
         backends::gemm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
@@ -211,28 +219,21 @@ BENCHMARK(BM_GemmVsOpenBlas)
     ->Unit(benchmark::kMillisecond);
 
 // The same products for few rows, which stream B (gemm::multiply_streaming:
-// each panel packed just before its tiles), with B read from
-// memory: each timed call runs the product over 18 copies of B (42 MB
-// for 384 x 1536, past the 32 MB L3), as a sentence's forward pass reads
-// its layers' weights. Reported per product.
+// each panel packed just before its tiles), with B read from memory: each
+// timed call runs the product over 18 copies of B (42 MB for 384 x 1536,
+// past the 32 MB L3), as a sentence's forward pass reads its layers'
+// weights. Reported per product.
 void BM_StreamedGemmVsOpenBlas(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2), copies = 18;
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> a(static_cast<size_t>(m * k)), c(static_cast<size_t>(m * n));
-  std::vector<std::vector<float>> bs(copies, std::vector<float>(static_cast<size_t>(k * n)));
-  for (float& x : a) x = u(rng);
-  for (std::vector<float>& b : bs) {
-    for (float& x : b) x = u(rng);
-  }
-  openblas_set_num_threads(1);
+  const std::vector<float> a = random_floats(m * k, rng);
+  std::vector<float> c(static_cast<size_t>(m * n));
+  std::vector<std::vector<float>> bs;
+  for (int64_t i = 0; i < copies; ++i) bs.push_back(random_floats(k * n, rng));
   compare(
       state,
       [&] {
-        for (const std::vector<float>& b : bs) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                      a.data(), static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
-        }
+        for (const std::vector<float>& b : bs) openblas_sgemm(m, n, k, a.data(), b.data(), c.data());
       },
       [&] {
         for (const std::vector<float>& b : bs) backends::gemm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
