@@ -210,7 +210,9 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       // split-k tile, its call's fixed costs over few rows) is made whole
       // tiles tall, leaving the last block shorter: 512 rows in 4 blocks
       // are 3 x 132 + 116, where 4 x 128 had four tiles of 2 rows, 2.7% of
-      // the products' time at 32 x 16 tokens for 1.6% of the rows.
+      // the products' time at 32 x 16 tokens for 1.6% of the rows (before
+      // gemm.cpp's tiles() took a last 2 rows as two tiles of 4; a last 1
+      // or 3 are still a split-k tile).
       int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
       if (blocks > threads) blocks -= blocks % threads;
       int64_t height = (rows_all + blocks - 1) / blocks;
