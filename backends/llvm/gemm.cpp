@@ -25,6 +25,16 @@ constexpr int64_t kBlockRows = 96;
 // Rows of a tile of C (kTileRows): 6 rows of two vectors are 12 of the 16
 // registers, beside B's two vectors and the broadcast element of A.
 constexpr int kRows = static_cast<int>(kTileRows);
+// Products of at most kInPlaceRows rows (three tiles) of a row-major B
+// read it in place (in_place_avx2), in bands of about kBandBytes of B's
+// rows, from kMinBand to kMaxBand rows. One core, 18 copies of B from
+// memory, 12 to 18 rows, against streamed panels: 384 x 1536 0.58 to 0.70
+// of the time (bands of 12 rows, 72 KB; of 8, 0.79 at 16 rows; of 24,
+// 0.76), 1536 x 384 0.61 to 0.70 (bands of 32 rows, 48 KB; of 16, 0.73).
+// Past 18 rows, the first took up to 1.27 times as long, the second 0.75
+// to 0.84.
+constexpr int64_t kInPlaceRows = 3 * kTileRows;
+constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // Rows of B packed across all panels before the next: a band of 1536
 // floats' rows is 96 KB, in L2 while its panels take it.
 constexpr int64_t kPackRows = 16;
@@ -176,8 +186,10 @@ struct Simd<double> {
 };
 
 // C[R x width] (+)= A[R x kc] B-panel[kc x kPanel]. A's element (r, p) is
-// at a[r * a_row + p * a_col]. The accumulators are named variables, not an
-// array: GCC keeps an array of vectors in memory across the loop.
+// at a[r * a_row + p * a_col]; the panel's row p at panel[p * step] (a
+// packed panel's rows are kPanel apart, B's own rows b_row). The
+// accumulators are named variables, not an array: GCC keeps an array of
+// vectors in memory across the loop.
 //
 // A tile of R <= 3 rows has 2R chains of multiply-adds, fewer than the 8 it
 // takes to cover an FMA's latency (4 cycles) on two pipes: alone, tiles of
@@ -187,7 +199,8 @@ struct Simd<double> {
 // halves are added at the end. One row then takes about half what 4 rows
 // do; 2 and 3 rows still take what 4 do (tiles(), below).
 template <typename T, int R>
-SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, T* c, int64_t ldc, bool add, int64_t width) {
+SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c, int64_t ldc, bool add,
+                  int64_t width) {
   using S = Simd<T>;
   using V = typename S::V;
   constexpr int64_t L = kPanel<T> / 2;  // lanes
@@ -205,8 +218,8 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
   }
   int64_t p = 0;
   if constexpr (kSplitK) {
-    for (; p + 1 < kc; p += 2, panel += 4 * L, a0 += 2 * a_col) {
-      const V b0 = S::loadu(panel), b1 = S::loadu(panel + L), e0 = S::loadu(panel + 2 * L), e1 = S::loadu(panel + 3 * L);
+    for (; p + 1 < kc; p += 2, panel += 2 * step, a0 += 2 * a_col) {
+      const V b0 = S::loadu(panel), b1 = S::loadu(panel + L), e0 = S::loadu(panel + step), e1 = S::loadu(panel + step + L);
       const T* odd = a0 + a_col;
       SJ_ROW(0, 0, a0, 0, b0, b1)
       SJ_ROW(1, 1, a0, a_row, b0, b1)
@@ -216,7 +229,7 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
       SJ_ROW(2, 5, odd, a_row2, e0, e1)
     }
   }
-  for (; p < kc; ++p, panel += 2 * L, a0 += a_col, a3 += a_col) {
+  for (; p < kc; ++p, panel += step, a0 += a_col, a3 += a_col) {
     const V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
     SJ_ROW(0, 0, a0, 0, b0, b1)
     SJ_ROW(1, 1, a0, a_row, b0, b1)
@@ -248,7 +261,7 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
 }
 
 template <typename T>
-using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, T*, int64_t, bool, int64_t);
+using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, int64_t, T*, int64_t, bool, int64_t);
 template <typename T>
 constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T, 3>, tile<T, 4>, tile<T, 5>, tile<T, 6>};
 
@@ -260,16 +273,26 @@ constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T
 // 16-token one, and 6n + 2 rows more than 6n + 3. A last row alone stays
 // one (a split-k tile of one row takes about half what 4 rows do), and so
 // do 3 (6 + 3 took 3.5% less time than 5 + 4).
+//
+// With `equal`, more than 7 rows are tiles of heights as equal as they
+// can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
+// where the split-k tiles of 6 + 3 and 6 + 6 + 3 rows read two of B's
+// rows at once and took 1 to 4% longer than 10 and 16 rows.
 template <typename T>
-SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, T* c, int64_t ldc, bool add,
-                   int64_t width) {
+SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c,
+                   int64_t ldc, bool add, int64_t width, bool equal = false) {
   const int64_t rows = i1 - i0, rest = rows % kRows;
-  const int64_t whole = rows / kRows - (rows > kRows && rest == 2 ? 1 : 0);
   int64_t i = i0;
   auto run = [&](int64_t height) {
-    kTiles<T>[height](kc, a + i * a_row, a_row, a_col, panel, c + i * ldc, ldc, add, width);
+    kTiles<T>[height](kc, a + i * a_row, a_row, a_col, panel, step, c + i * ldc, ldc, add, width);
     i += height;
   };
+  if (equal && rows > kRows + 1) {
+    const int64_t count = (rows + kRows - 1) / kRows;
+    for (int64_t t = 0; t < count; ++t) run(rows / count + (t < rows % count ? 1 : 0));
+    return;
+  }
+  const int64_t whole = rows / kRows - (rows > kRows && rest == 2 ? 1 : 0);
   for (int64_t t = 0; t < whole; ++t) run(kRows);
   const int64_t left = i1 - i;
   if (left > kRows) run((left + 1) / 2);
@@ -287,7 +310,7 @@ SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t 
     for (int64_t i0 = 0; i0 < m; i0 += kBlockRows) {
       const int64_t i1 = std::min(m, i0 + kBlockRows);
       for (int64_t j0 = 0; j0 < n; j0 += P) {
-        tiles(i0, i1, kc, a + p0 * a_col, a_row, a_col, packed + j0 * k + p0 * P, c + j0, ldc, add, std::min(P, n - j0));
+        tiles(i0, i1, kc, a + p0 * a_col, a_row, a_col, packed + j0 * k + p0 * P, P, c + j0, ldc, add, std::min(P, n - j0));
       }
     }
   }
@@ -307,9 +330,42 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
     const T* slice = b + p0 * b_row;
     for (int64_t j0 = 0, q = 0; j0 < n; j0 += P, ++q) {
       pack_rows(n, slice, b_row, b_col, q, 0, kc, panel.data());
-      tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panel.data(), c + j0, ldc, add, std::min(P, n - j0));
+      tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panel.data(), P, c + j0, ldc, add, std::min(P, n - j0));
     }
   }
+}
+
+// B's whole panels read where B lies (row-major: b_col 1), in bands of a
+// few rows of k; while the tiles take one band, the next is prefetched,
+// line after line, in B's order, which the prefetcher also follows. A
+// streamed panel (streaming_avx2) is read 64 bytes a row, rows kilobytes
+// apart: misses one after another, which prefetching them did not hide
+// (likely because lines 6 KB apart fall in 2 of L1's 64 sets and evict
+// each other), and then copied. Columns past the last whole panel are
+// streamed.
+template <typename T>
+SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, T* c,
+                           int64_t ldc, bool accumulate, int64_t band) {
+  constexpr int64_t P = kPanel<T>;
+  constexpr int64_t kLine = 64;
+  const int64_t whole = n / P * P, panels = whole / P;
+  const int64_t row_lines = (whole * static_cast<int64_t>(sizeof(T)) + kLine - 1) / kLine;
+  for (int64_t p0 = 0; p0 < k; p0 += band) {
+    const int64_t kc = std::min(band, k - p0);
+    const bool add = accumulate || p0 > 0;
+    // The next band's lines, a share before each panel's tiles.
+    const char* row = reinterpret_cast<const char*>(b + (p0 + kc) * b_row);
+    const int64_t lines = std::min(band, k - p0 - kc) * row_lines, share = (lines + panels - 1) / panels;
+    int64_t line = 0, in_row = 0;  // in_row: the line's place in its row
+    for (int64_t j0 = 0; j0 < whole; j0 += P) {
+      for (const int64_t end = std::min(lines, line + share); line < end; ++line) {
+        _mm_prefetch(row + in_row * kLine, _MM_HINT_T1);
+        if (++in_row == row_lines) in_row = 0, row += b_row * static_cast<int64_t>(sizeof(T));
+      }
+      tiles(0, m, kc, a + p0 * a_col, a_row, a_col, b + p0 * b_row + j0, b_row, c + j0, ldc, add, P, true);
+    }
+  }
+  if (whole < n) streaming_avx2(m, n - whole, k, a, a_row, a_col, b + whole, b_row, int64_t{1}, c + whole, ldc, accumulate);
 }
 
 }  // namespace
@@ -320,7 +376,13 @@ template <typename T>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate) {
 #if defined(__x86_64__)
-  if (k > 0 && available()) return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+  if (k > 0 && available()) {
+    if (b_col == 1 && b_row >= n && m <= kInPlaceRows && n >= kPanel<T>) {  // rows one after another
+      const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(T))), kMinBand, kMaxBand);
+      return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
+    }
+    return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+  }
 #endif
   std::vector<T> packed(static_cast<size_t>(packed_size<T>(k, n)));
   pack(k, n, b, b_row, b_col, packed.data(), 0, k);

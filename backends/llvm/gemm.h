@@ -60,11 +60,12 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
               bool accumulate);
 
 // The same product from B in place (element (p, j) at b[p * b_row +
-// j * b_col]): each panel packed just before its tiles take it, into a
-// buffer of the calling thread's. For a block of few rows, which reads B
-// once: reading B from memory then overlaps the tiles of the panel before,
-// where packing it all first took as long as the products (the encoder's
-// 42 MB of weights at 16 tokens).
+// j * b_col]), for a block of few rows, which reads B once: packing it all
+// first took as long as the products (the encoder's 42 MB of weights at 16
+// tokens). Up to three tiles' rows of a row-major B, its whole panels are
+// read where they lie, in bands of rows of k, the next band prefetched
+// while the tiles take one; otherwise each panel is packed just before its
+// tiles take it, into a buffer of the calling thread's.
 template <typename T>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);
