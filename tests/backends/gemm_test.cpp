@@ -96,9 +96,9 @@ void sweep() {
   std::mt19937 rng(23);
   const Layout layouts[] = {Layout::kPlain, Layout::kTransposed, Layout::kStrided};
   // Rows: each tile height, a last 2 taken as two tiles of 4 (8 and 14),
-  // equal heights for B in place (13 to 15, 18),
-  // past a block of 96; columns: panels whole and cut short; k: none, one,
-  // the transposed pack's 8 and its tail, past a slice of 512.
+  // equal heights for B in place (13 to 15, 18), past a block of 96;
+  // columns: panels whole and cut short; k: none, one, the transposed
+  // pack's 8 and its tail, past a slice of 512.
   for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 14, 15, 18, 101}) {
     for (int64_t n : {1, 7, 8, 16, 17, 40}) {
       for (int64_t k : {0, 1, 8, 11, 37}) {
@@ -111,8 +111,8 @@ void sweep() {
   for (Layout lb : layouts) {
     check<T>(20, 33, 1100, Layout::kPlain, lb, false, rng);  // three slices of k
     check<T>(20, 33, 1100, Layout::kTransposed, lb, true, rng);
-    check<T>(14, 40, 300, Layout::kPlain, lb, lb == Layout::kStrided, rng);  // B in place: bands of k, a panel cut short
-    check<T>(18, 1000, 37, Layout::kTransposed, lb, false, rng);           // bands of 16 (f32) or 8 rows, the last short
+    check<T>(14, 40, 300, Layout::kPlain, lb, lb == Layout::kStrided, rng);  // B in place: bands of 32 rows, a panel cut short
+    check<T>(18, 1000, 37, Layout::kTransposed, lb, false, rng);           // bands of 18 (f32) or 9 rows, the last short
   }
   check<T>(200, 64, 40, Layout::kPlain, Layout::kTransposed, false, rng);  // blocks of rows
 }
@@ -124,12 +124,19 @@ TEST(Gemm, AgreesWithASumInDouble) {
 
 TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
   const int64_t k = 9, n = 21;  // two float panels, the second 5 wide
-  std::vector<float> b(static_cast<size_t>(k * n), 1.0f);
-  std::vector<float> packed(static_cast<size_t>(gemm::packed_size<float>(k, n)), -1.0f);
-  gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
-  for (int64_t p = 0; p < k; ++p) {
-    for (int64_t j = 0; j < gemm::kPanel<float>; ++j) {
-      EXPECT_EQ(packed[(k + p) * gemm::kPanel<float> + j], j < n - gemm::kPanel<float> ? 1.0f : 0.0f) << "row " << p << ", column " << j;
+  // B row-major, and transposed (its columns contiguous: an attention's
+  // keys, packed 8 x 8 in registers, the tail of k one at a time). The
+  // buffer holds a column past n, of 2s, that must not be read.
+  std::vector<float> b(static_cast<size_t>(k * (n + 1)), 1.0f);
+  for (int64_t p = 0; p < k; ++p) b[static_cast<size_t>(n * k + p)] = 2.0f;
+  for (const bool transposed : {false, true}) {
+    std::vector<float> packed(static_cast<size_t>(gemm::packed_size<float>(k, n)), -1.0f);
+    gemm::pack(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < gemm::kPanel<float>; ++j) {
+        EXPECT_EQ(packed[(k + p) * gemm::kPanel<float> + j], j < n - gemm::kPanel<float> ? 1.0f : 0.0f)
+            << (transposed ? "transposed, " : "") << "row " << p << ", column " << j;
+      }
     }
   }
 }
