@@ -272,7 +272,7 @@ constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T
 // core: 172 and 169 us; now 151) and a 14-token sentence no less than a
 // 16-token one, and 6n + 2 rows more than 6n + 3. A last row alone stays
 // one (a split-k tile of one row takes about half what 4 rows do), and so
-// do 3 (6 + 3 took 3.5% less time than 5 + 4).
+// do 3 (6 + 3 took 1 to 3.5% less time than 5 + 4).
 //
 // With `equal`, more than 7 rows are tiles of heights as equal as they
 // can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),

@@ -124,9 +124,9 @@ TEST(Gemm, AgreesWithASumInDouble) {
 
 TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
   const int64_t k = 9, n = 21;  // two float panels, the second 5 wide
-  // B row-major, and transposed (its columns contiguous: an attention's
-  // keys, packed 8 x 8 in registers, the tail of k one at a time). The
-  // buffer holds a column past n, of 2s, that must not be read.
+  // B row-major, and transposed (its columns contiguous, as an attention's
+  // keys: a panel cut short is gathered one element at a time). The
+  // transposed buffer holds a column past n, of 2s, that must not be read.
   std::vector<float> b(static_cast<size_t>(k * (n + 1)), 1.0f);
   for (int64_t p = 0; p < k; ++p) b[static_cast<size_t>(n * k + p)] = 2.0f;
   for (const bool transposed : {false, true}) {
