@@ -185,6 +185,13 @@ struct Simd<double> {
   SJ_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
 };
 
+// Keeps two vectors in registers where they are: an empty asm that takes
+// and gives them back, so that the compiler cannot load them again.
+template <typename V>
+SJ_AVX2 inline void in_registers(V& x, V& y) {
+  asm("" : "+x"(x), "+x"(y));
+}
+
 // C[R x width] (+)= A[R x kc] B-panel[kc x kPanel]. A's element (r, p) is
 // at a[r * a_row + p * a_col]; the panel's row p at panel[p * step] (a
 // packed panel's rows are kPanel apart, B's own rows b_row). The
@@ -196,8 +203,12 @@ struct Simd<double> {
 // 1 to 4 rows would all take 4 cycles per element of k, so that 61 to 64
 // tokens cost the same (and 63 no less than 64). Its odd elements of k go
 // to the accumulators of rows 3 to 5, which it does not use, and the two
-// halves are added at the end. One row then takes about half what 4 rows
-// do; 2 and 3 rows still take what 4 do (tiles(), below).
+// halves are added at the end. Each step's two vectors of B are loaded
+// into registers once (in_registers): GCC folds a load into every
+// multiply-add that reads it, one load of B per row, and with those a tile
+// of 2 or 3 rows took what one of 4 did. A 384 x 192 product of 1 to 6
+// rows (one tile per panel, B packed and in cache, one Zen 4 core) now
+// takes 2.9, 3.5, 4.2, 5.5, 6.7 and 7.7 us (2 and 3 rows took 5.5).
 template <typename T, int R>
 SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c, int64_t ldc, bool add,
                   int64_t width) {
@@ -219,14 +230,21 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
   int64_t p = 0;
   if constexpr (kSplitK) {
     for (; p + 1 < kc; p += 2, panel += 2 * step, a0 += 2 * a_col) {
-      const V b0 = S::loadu(panel), b1 = S::loadu(panel + L), e0 = S::loadu(panel + step), e1 = S::loadu(panel + step + L);
       const T* odd = a0 + a_col;
-      SJ_ROW(0, 0, a0, 0, b0, b1)
-      SJ_ROW(1, 1, a0, a_row, b0, b1)
-      SJ_ROW(2, 2, a0, a_row2, b0, b1)
-      SJ_ROW(0, 3, odd, 0, e0, e1)
-      SJ_ROW(1, 4, odd, a_row, e0, e1)
-      SJ_ROW(2, 5, odd, a_row2, e0, e1)
+      {
+        V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
+        in_registers(b0, b1);
+        SJ_ROW(0, 0, a0, 0, b0, b1)
+        SJ_ROW(1, 1, a0, a_row, b0, b1)
+        SJ_ROW(2, 2, a0, a_row2, b0, b1)
+      }
+      {
+        V e0 = S::loadu(panel + step), e1 = S::loadu(panel + step + L);
+        in_registers(e0, e1);
+        SJ_ROW(0, 3, odd, 0, e0, e1)
+        SJ_ROW(1, 4, odd, a_row, e0, e1)
+        SJ_ROW(2, 5, odd, a_row2, e0, e1)
+      }
     }
   }
   for (; p < kc; ++p, panel += step, a0 += a_col, a3 += a_col) {
@@ -266,18 +284,18 @@ template <typename T>
 constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T, 3>, tile<T, 4>, tile<T, 5>, tile<T, 6>};
 
 // Rows [i0, i1) of C times one panel (`panel`, kc of its rows): whole
-// tiles, but a last tile of 2 rows and the whole one before it are two of
-// 4 (14 rows are 6 + 4 + 4, not 6 + 6 + 2). Tiles of 2 to 4 rows take one
-// time, so that 14 rows cost what 16 did (384 x 1536, B in cache, one
-// core: 172 and 169 us; now 151) and a 14-token sentence no less than a
-// 16-token one, and 6n + 2 rows more than 6n + 3. A last row alone stays
-// one (a split-k tile of one row takes about half what 4 rows do), and so
-// do 3 (6 + 3 took 1 to 3.5% less time than 5 + 4).
+// tiles, but a last 1 or 2 rows and the whole tile before them are a tile
+// of 4 or 5 and one of 3 (13 rows are 6 + 4 + 3, not 6 + 6 + 1), so that
+// each row more costs more, and no more than a row's share of a whole
+// tile (the product of tile(), above: 6 + 1 rows took 10.5 us, 4 + 3 take
+// 9.7; 6 + 2 took 11.1 as 4 + 4, 5 + 3 take 10.9). A last 3 rows stay a
+// tile (6 + 3 take 11.9 us, 5 + 4 would take 12.2).
 //
 // With `equal`, more than 7 rows are tiles of heights as equal as they
 // can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
 // where the split-k tiles of 6 + 3 and 6 + 6 + 3 rows read two of B's
-// rows at once and took 1 to 4% longer than 10 and 16 rows.
+// rows at once and took 1 to 4% longer than 10 and 16 rows (before
+// in_registers; with it, 5 + 5 + 5 still took no more than 6 + 6 + 3).
 template <typename T>
 SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c,
                    int64_t ldc, bool add, int64_t width, bool equal = false) {
@@ -292,10 +310,10 @@ SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row
     for (int64_t t = 0; t < count; ++t) run(rows / count + (t < rows % count ? 1 : 0));
     return;
   }
-  const int64_t whole = rows / kRows - (rows > kRows && rest == 2 ? 1 : 0);
+  const int64_t whole = rows / kRows - (rows > kRows && (rest == 1 || rest == 2) ? 1 : 0);
   for (int64_t t = 0; t < whole; ++t) run(kRows);
   const int64_t left = i1 - i;
-  if (left > kRows) run((left + 1) / 2);
+  if (left > kRows) run(left - 3);
   if (i < i1) run(i1 - i);
 }
 

@@ -211,8 +211,9 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       // tiles tall, leaving the last block shorter: 512 rows in 4 blocks
       // are 3 x 132 + 116, where 4 x 128 had four tiles of 2 rows, 2.7% of
       // the products' time at 32 x 16 tokens for 1.6% of the rows (before
-      // gemm.cpp's tiles() took a last 2 rows as two tiles of 4; a last 1
-      // or 3 are still a split-k tile).
+      // gemm.cpp's tiles() took a last 1 or 2 rows with the tile before
+      // them as a tile of 4 or 5 and one of 3, and its tiles of 2 and 3
+      // rows became cheaper than one of 4; not measured since).
       int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
       if (blocks > threads) blocks -= blocks % threads;
       int64_t height = (rows_all + blocks - 1) / blocks;

@@ -95,11 +95,12 @@ template <typename T>
 void sweep() {
   std::mt19937 rng(23);
   const Layout layouts[] = {Layout::kPlain, Layout::kTransposed, Layout::kStrided};
-  // Rows: each tile height, a last 2 taken as two tiles of 4 (8 and 14),
+  // Rows: each tile height, a last 1 or 2 taken with the whole tile
+  // before it as a tile of 4 or 5 and one of 3 (7, 8, 13, 14, 19, 20),
   // equal heights for B in place (13 to 15, 18), past a block of 96;
   // columns: panels whole and cut short; k: none, one, the transposed
   // pack's 8 and its tail, past a slice of 512.
-  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 14, 15, 18, 101}) {
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 14, 15, 18, 19, 101}) {
     for (int64_t n : {1, 7, 8, 16, 17, 40}) {
       for (int64_t k : {0, 1, 8, 11, 37}) {
         for (Layout la : layouts) {
