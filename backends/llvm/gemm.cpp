@@ -286,8 +286,8 @@ constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T
 // Rows [i0, i1) of C times one panel (`panel`, kc of its rows): whole
 // tiles, but a last 1 or 2 rows and the whole tile before them are a tile
 // of 4 or 5 and one of 3 (13 rows are 6 + 4 + 3, not 6 + 6 + 1), so that
-// each row more costs more, and no more than a row's share of a whole
-// tile (the product of tile(), above: 6 + 1 rows took 10.5 us, 4 + 3 take
+// each row more costs more, and the rows past a whole tile less than they
+// did (the product of tile(), above: 6 + 1 rows took 10.5 us, 4 + 3 take
 // 9.7; 6 + 2 took 11.1 as 4 + 4, 5 + 3 take 10.9). A last 3 rows stay a
 // tile (6 + 3 take 11.9 us, 5 + 4 would take 12.2).
 //
