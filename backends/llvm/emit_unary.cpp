@@ -51,7 +51,7 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
     case Op::kCos: return math("cosf", "cos", arg[0]);
     case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg[0]));
     case Op::kTanh: return emit_tanh(b_, arg[0]).value;
-    case Op::kErf: return dt == DType::kF32 ? emit_erf_f32(b_, arg[0]).value : math("erff", "erf", arg[0]);
+    case Op::kErf: return dt == DType::kF32 ? emit_erf_f32(b_, arg[0]) : math("erff", "erf", arg[0]);
     case Op::kSigmoid:
     case Op::kSilu: {
       llvm::Value* x = arg[0];
@@ -68,7 +68,7 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
         llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fconst(0.044715), x), x), x);
         return b_.CreateFMul(half_x, emit_tanh(b_, b_.CreateFMul(fconst(0.7978845608028654), b_.CreateFAdd(x, cube))).one_plus);
       }
-      if (dt == DType::kF32) return b_.CreateFMul(half_x, emit_erf_f32(b_, x, /*over_sqrt2=*/true).one_plus);
+      if (dt == DType::kF32) return emit_gelu_f32(b_, x);
       return b_.CreateFMul(half_x, b_.CreateFAdd(fconst(1.0), math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)))));
     }
     default: return nullptr;
