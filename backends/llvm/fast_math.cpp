@@ -33,15 +33,36 @@ Rounded round_to_int(llvm::IRBuilder<>& b, llvm::Value* y) {
   return {b.CreateFSub(sum, shift), b.CreateSub(b.CreateBitCast(sum, it), b.CreateBitCast(shift, it))};
 }
 
+// sum c_k x^k by Estrin's scheme: pairs c_2i + c_2i+1 x, then pairs of
+// those with x^2, x^4, ...: about Horner's work, in log2(n) dependent
+// steps rather than n. A vector loop's iterations overlap a long chain
+// (gelu over 64K floats took 45.7 us with every polynomial by Horner, 48.7
+// with exp's by Estrin; softmax's dynamic kernel 2.24 ms against 2.38),
+// but its scalar remainder, up to 15 elements of a row of 16-wide
+// vectors, runs one chain after another. With exp by Horner, the encoder
+// at 15, 31, 47 and 63 tokens, the longest remainders, cost more than at
+// the next multiple of 16 (encoder_lengths.py, 4 runs of 15 rounds; by
+// Estrin, none did in 3), likely from that.
+llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
+  llvm::Type* t = x->getType();
+  std::vector<llvm::Value*> terms;
+  for (double v : c) terms.push_back(llvm::ConstantFP::get(t, v));
+  llvm::Value* power = x;
+  while (terms.size() > 1) {
+    std::vector<llvm::Value*> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(fmuladd(b, terms[i + 1], power, terms[i]));
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
+    if (terms.size() > 1) power = b.CreateFMul(power, power);
+  }
+  return terms[0];
+}
+
 // sum c_k x^k by Horner's rule: n dependent steps, each rounding once
-// into a sum that the next scales down. Estrin's scheme (pairs of terms,
-// then pairs of pairs by x^2, x^4, ...) has log2(n) dependent steps but
-// more multiplies, and more roundings where terms alternate: erf's g took
-// 3.6 ulp by it, 2.4 by Horner. The vector loops around these functions
-// have independent iterations that overlap a chain anyway: with Horner
-// throughout, gelu over 64K floats on one Zen 4 core took 45.7 us rather
-// than 48.7 (its erfc part alone by Horner), exp 23.6 rather than 24.8,
-// and softmax's dynamic kernel 2.24 ms rather than 2.38 (cpu_kernels_bench).
+// into a sum that the next scales down: fewer multiplies than Estrin's,
+// and fewer roundings where terms alternate (erf's g took 3.6 ulp by
+// Estrin, 2.4 by Horner). erf's g and erfc's h, whose rows (a matmul's
+// columns) are long.
 llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
   llvm::Type* t = x->getType();
   llvm::Value* p = llvm::ConstantFP::get(t, c.back());
@@ -73,7 +94,7 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   const int degree = single ? 7 : 13;
   std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = horner(b, r, inv_fact);
+  llvm::Value* p = polynomial(b, r, inv_fact);
   // 2^n as two powers, each a normal number: n1 + n2 = n.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
@@ -105,7 +126,7 @@ llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
   const int degree = single ? 9 : 16;
   std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = horner(b, r, std::vector<double>(inv_fact.begin() + 2, inv_fact.end()));
+  llvm::Value* p = polynomial(b, r, std::vector<double>(inv_fact.begin() + 2, inv_fact.end()));
   llvm::Value* em = fmuladd(b, b.CreateFMul(r, r), p, r);
   // 2^n is a normal number: n <= 58.
   llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
@@ -246,7 +267,7 @@ llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
   llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
   r = fmuladd(b, n, c(-ln2_lo), r);
-  llvm::Value* p = horner(b, r, g);
+  llvm::Value* p = polynomial(b, r, g);
   // exp(x) = 2^n (1 + r g(r)), scaled back by 2^-64 (exact for a normal
   // result, one rounding for a subnormal one); 0 below the smallest
   // subnormal's half, and for -inf. NaN stays NaN.
