@@ -214,21 +214,30 @@ ErfcFit fit_erfc_scaled(double x_lo, int terms) {
   return fit;
 }
 
+// x^2 = hi + lo exactly (lo by a fused multiply-add).
+struct Square {
+  llvm::Value* hi;
+  llvm::Value* lo;
+};
+Square exact_square(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Value* hi = b.CreateFMul(x, x);
+  return {hi, b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, x, b.CreateFNeg(hi)})};
+}
+
 // erfc(|x|) = exp(-x^2) h(|x|) for |x| = ax in [fit's lo, kErfLimit], 0
-// from kErfLimit on (ax arrives clamped there). x^2 = hi + lo exactly (lo
-// by a fused multiply-add), so that exp(-x^2) = exp(-hi)(1 - lo) is as
-// good as exp itself, where the rounded x^2 would move it by 2 x^2
-// half-ulps. v = ax / (ax + 2) rather than 1 - v = 1 / (1 + ax / 2): near
+// from kErfLimit on (ax arrives clamped there), with x^2 as its exact
+// parts: exp(-x^2) = exp(-hi)(1 - lo) is as good as exp itself, where the
+// rounded x^2 would move it by 2 x^2 half-ulps. v = ax / (ax + 2) rather than 1 - v = 1 / (1 + ax / 2): near
 // 0, v's rounding is that of a small number, where 1 - v's (a number near
 // 1) moves h by 2.3 times its size; gelu's worst error near 0 was 5.3 ulp
 // from 1 - v, and is 2.8 from v.
-llvm::Value* emit_erfc_abs(llvm::IRBuilder<>& b, llvm::Value* ax, llvm::Value* hi, llvm::Value* lo, const ErfcFit& fit) {
+llvm::Value* emit_erfc_abs(llvm::IRBuilder<>& b, llvm::Value* ax, Square x2, const ErfcFit& fit) {
   llvm::Type* t = ax->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   llvm::Value* v = b.CreateFDiv(ax, b.CreateFAdd(ax, c(2.0)));
   llvm::Value* u = fmuladd(b, v, c(2 / (fit.v_hi - fit.v_lo)), c(-(fit.v_hi + fit.v_lo) / (fit.v_hi - fit.v_lo)));
   llvm::Value* h = horner(b, u, fit.mono);
-  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp_nonpositive(b, b.CreateFNeg(hi)), b.CreateFSub(c(1.0), lo)), h);
+  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp_nonpositive(b, b.CreateFNeg(x2.hi)), b.CreateFSub(c(1.0), x2.lo)), h);
   return b.CreateSelect(b.CreateFCmpOGE(ax, c(kErfLimit)), c(0.0), q);
 }
 
@@ -303,12 +312,10 @@ llvm::Value* emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   static const std::vector<double> near = fit_erf_near();
   static const ErfcFit far = fit_erfc_scaled(kErfSmall, 11);
-  llvm::Value* x2 = b.CreateFMul(x, x);
-  llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {x, x, b.CreateFNeg(x2)});
   llvm::Value* ax = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit));
   // Small |x|: erf = x g(x^2). Otherwise 1 - erfc(|x|), with the sign of x.
   llvm::Value* g = horner(b, b.CreateFMul(ax, ax), near);
-  llvm::Value* q = emit_erfc_abs(b, ax, x2, lo, far);
+  llvm::Value* q = emit_erfc_abs(b, ax, exact_square(b, x), far);
   llvm::Value* value = b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfSmall)), b.CreateFMul(x, g),
                                       b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), q), x));
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, value);
@@ -319,11 +326,10 @@ llvm::Value* emit_gelu_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   static const ErfcFit fit = fit_erfc_scaled(0, 11);
   // y = x / sqrt 2, y^2 = x^2 / 2: x^2's two parts halved, exactly.
-  llvm::Value* x2 = b.CreateFMul(x, x);
-  llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {x, x, b.CreateFNeg(x2)});
+  const Square x2 = exact_square(b, x);
   llvm::Value* ay = b.CreateBinaryIntrinsic(
       llvm::Intrinsic::minnum, b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.7071067811865476)), c(kErfLimit));
-  llvm::Value* q = emit_erfc_abs(b, ay, b.CreateFMul(x2, c(0.5)), b.CreateFMul(lo, c(0.5)), fit);
+  llvm::Value* q = emit_erfc_abs(b, ay, {b.CreateFMul(x2.hi, c(0.5)), b.CreateFMul(x2.lo, c(0.5))}, fit);
   // 1 + erf(y) = erfc(-y): q below 0; 2 - q, in [1, 2], from 0 up.
   llvm::Value* one_plus = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), q, b.CreateFSub(c(2.0), q));
   return b.CreateFMul(b.CreateFMul(x, c(0.5)), one_plus);
