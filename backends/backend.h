@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "cache/artifact.h"
-#include "jit/ir/specialize.h"
-#include "jit/ir/tensor.h"
-#include "jit/support/status.h"
+#include "core/ir/specialize.h"
+#include "core/ir/tensor.h"
+#include "core/support/status.h"
 
 namespace shapejit::backends {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "jit/ir/strided.h"
-#include "jit/ir/tensor.h"
+#include "core/ir/strided.h"
+#include "core/ir/tensor.h"
 
 namespace shapejit::backends {
 

@@ -33,7 +33,7 @@
 #include <string>
 #include <utility>
 
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
 namespace shapejit::backends {
 

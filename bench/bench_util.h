@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "jit/ir/graph_json.h"
-#include "jit/ir/specialize.h"
+#include "core/ir/graph_json.h"
+#include "core/ir/specialize.h"
 
 namespace shapejit::bench {
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "jit/ir/graph_json.h"
+#include "core/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 
 namespace {
@@ -45,7 +45,7 @@ std::vector<std::vector<int64_t>> block_shapes(int64_t t) {
 }
 
 void miss_latency(benchmark::State& state, const ir::Graph& g, const std::function<std::vector<std::vector<int64_t>>(int64_t)>& shapes) {
-  auto jit = std::move(Jit::create(R"({"policy": {"mode": "always_static", "cache_size_limit": 1000000}, "log": {"recompiles": false}})")).value();
+  auto jit = std::move(runtime::Jit::create(R"({"policy": {"mode": "always_static", "cache_size_limit": 1000000}, "log": {"recompiles": false}})")).value();
   std::vector<double> t;
   int64_t i = 2;
   for (auto _ : state) {
@@ -57,7 +57,7 @@ void miss_latency(benchmark::State& state, const ir::Graph& g, const std::functi
     for (const DLTensor& d : dl) args.push_back(&d);
     std::vector<ir::Tensor> out;
     const auto t0 = Clock::now();
-    if (!jit->call_graph("s", g, {}, Args(args.data(), args.size()), out).is_ok()) std::abort();
+    if (!jit->call_graph("s", g, {}, runtime::Args(args.data(), args.size()), out).is_ok()) std::abort();
     t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     ++i;
   }

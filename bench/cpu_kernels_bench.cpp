@@ -201,12 +201,12 @@ void BM_GemmVsOpenBlas(benchmark::State& state) {
   std::mt19937 rng(3);
   const std::vector<float> a = random_floats(m * k, rng), b = random_floats(k * n, rng);
   std::vector<float> c(static_cast<size_t>(m * n));
-  std::vector<float> packed(static_cast<size_t>(backends::gemm::packed_size<float>(k, n)));
+  std::vector<float> packed(static_cast<size_t>(backends::llvm::packed_size<float>(k, n)));
   compare(
       state, [&] { openblas_sgemm(m, n, k, a.data(), b.data(), c.data()); },
       [&] {
-        backends::gemm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
-        backends::gemm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
+        backends::llvm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
+        backends::llvm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
       },
       "openblas", "ours");
 }
@@ -218,7 +218,7 @@ BENCHMARK(BM_GemmVsOpenBlas)
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 
-// The same products for few rows, which stream B (gemm::multiply_streaming:
+// The same products for few rows, which stream B (llvm::multiply_streaming:
 // each panel packed just before its tiles), with B read from memory: each
 // timed call runs the product over 18 copies of B (42 MB for 384 x 1536,
 // past the 32 MB L3), as a sentence's forward pass reads its layers'
@@ -236,7 +236,7 @@ void BM_StreamedGemmVsOpenBlas(benchmark::State& state) {
         for (const std::vector<float>& b : bs) openblas_sgemm(m, n, k, a.data(), b.data(), c.data());
       },
       [&] {
-        for (const std::vector<float>& b : bs) backends::gemm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
+        for (const std::vector<float>& b : bs) backends::llvm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
       },
       "openblas", "ours");
   for (const char* name : {"openblas_ms", "ours_ms"}) state.counters[name] = state.counters[name] / static_cast<double>(copies);

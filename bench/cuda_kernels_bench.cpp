@@ -24,7 +24,7 @@
 namespace shapejit {
 namespace {
 
-namespace gpu = backends::gpu;
+namespace cuda = backends::cuda;
 using Clock = std::chrono::steady_clock;
 
 using bench::chain10;
@@ -32,8 +32,8 @@ using bench::Specialized;
 using bench::specialize;
 
 // The GPU, or why not (benchmarks then stop with it).
-const gpu::Device* device_or_skip(benchmark::State& state) {
-  auto d = gpu::device();
+const cuda::Device* device_or_skip(benchmark::State& state) {
+  auto d = cuda::device();
   if (!d.is_ok()) {
     state.SkipWithError(d.status().message().c_str());
     return nullptr;
@@ -65,7 +65,7 @@ struct Compiled {
   }
 };
 
-Compiled compile(const gpu::Device& d, const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
+Compiled compile(const cuda::Device& d, const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
   Compiled c;
   Specialized s = specialize(json, shapes, dynamic);
   c.kernel = std::move(cuda_backend().compile(s.graph)).value();
@@ -100,7 +100,7 @@ Compiled compile(const gpu::Device& d, const std::string& json, const std::vecto
 }
 
 // Milliseconds of f() on the default stream, by events.
-double gpu_ms(const gpu::Device& d, const std::function<void()>& f) {
+double gpu_ms(const cuda::Device& d, const std::function<void()>& f) {
   CUevent a, b;
   d.cu->cuEventCreate(&a, CU_EVENT_DEFAULT);
   d.cu->cuEventCreate(&b, CU_EVENT_DEFAULT);
@@ -121,7 +121,7 @@ double median(std::vector<double> v) {
 }
 
 // Alternates a and b each iteration; reports both times and b's over a's.
-void compare(benchmark::State& state, const gpu::Device& d, const std::function<void()>& a, const std::function<void()>& b,
+void compare(benchmark::State& state, const cuda::Device& d, const std::function<void()>& a, const std::function<void()>& b,
              const char* a_name, const char* b_name) {
   gpu_ms(d, a);
   gpu_ms(d, b);
@@ -136,7 +136,7 @@ void compare(benchmark::State& state, const gpu::Device& d, const std::function<
 }
 
 void BM_Chain10VsDeviceCopy1GiB(benchmark::State& state) {
-  const gpu::Device* d = device_or_skip(state);
+  const cuda::Device* d = device_or_skip(state);
   if (!d) return;
   const int64_t bytes = int64_t{1} << 30, n = bytes / 4;
   Compiled c = compile(*d, chain10("n"), {{n}}, /*dynamic=*/true);
@@ -153,7 +153,7 @@ void BM_Chain10VsDeviceCopy1GiB(benchmark::State& state) {
 BENCHMARK(BM_Chain10VsDeviceCopy1GiB)->Iterations(20)->Unit(benchmark::kMillisecond);
 
 void dynamic_vs_static(benchmark::State& state, const std::string& json, const std::vector<std::vector<int64_t>>& shapes) {
-  const gpu::Device* d = device_or_skip(state);
+  const cuda::Device* d = device_or_skip(state);
   if (!d) return;
   Compiled s = compile(*d, json, shapes, false), dyn = compile(*d, json, shapes, true);
   compare(state, *d, [&] { s.run(); }, [&] { dyn.run(); }, "static", "dynamic");
@@ -186,18 +186,18 @@ std::string chain10_source() {
   Specialized s = specialize(chain10("n"), {{1000}}, true);
   backends::loops::LowerOptions o;
   o.tile = 0;
-  return std::move(gpu::emit_cuda(std::move(backends::loops::lower(*s.graph, o)).value())).value().code;
+  return std::move(cuda::emit_cuda(std::move(backends::loops::lower(*s.graph, o)).value())).value().code;
 }
 
 void BM_NvrtcCompile10Op(benchmark::State& state) {
   const std::string src = chain10_source();
-  auto d = gpu::device();
+  auto d = cuda::device();
   const int arch = d.is_ok() ? d.value()->arch : 90;
-  if (!gpu::nvrtc_compile(src, arch, false).is_ok()) return state.SkipWithError("nvrtc failed");  // and NVRTC's first-use costs
+  if (!cuda::nvrtc_compile(src, arch, false).is_ok()) return state.SkipWithError("nvrtc failed");  // and NVRTC's first-use costs
   std::vector<double> t;
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    benchmark::DoNotOptimize(gpu::nvrtc_compile(src, arch, false));
+    benchmark::DoNotOptimize(cuda::nvrtc_compile(src, arch, false));
     t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
@@ -208,9 +208,9 @@ void BM_NvrtcCompile10Op(benchmark::State& state) {
 BENCHMARK(BM_NvrtcCompile10Op)->Iterations(30)->Unit(benchmark::kMillisecond);
 
 void BM_CubinLoad(benchmark::State& state) {
-  const gpu::Device* d = device_or_skip(state);
+  const cuda::Device* d = device_or_skip(state);
   if (!d) return;
-  const std::string cubin = std::move(gpu::nvrtc_compile(chain10_source(), d->arch, false)).value();
+  const std::string cubin = std::move(cuda::nvrtc_compile(chain10_source(), d->arch, false)).value();
   if (!d->bind().is_ok()) return state.SkipWithError("no context");
   std::vector<double> t;
   for (auto _ : state) {

@@ -44,9 +44,9 @@ void BM_DispatchHit(benchmark::State& state) {
   config.policy.mode = "always_static";
   config.policy.cache_size_limit = 1000;
   config.log.recompiles = false;
-  auto jit = std::move(Jit::create(config, std::make_unique<NullBackend>())).value();
-  CallSite& site = jit->site("bench");
-  TraceFn trace = [](Tracer& t) -> Status {
+  auto jit = std::move(runtime::Jit::create(config, std::make_unique<NullBackend>())).value();
+  runtime::CallSite& site = jit->site("bench");
+  runtime::TraceFn trace = [](trace::Tracer& t) -> Status {
     auto xy = SJ_TRY(t.op(ir::Op::kMul, {t.input(0), t.input(1)}));
     auto s = SJ_TRY(t.op(ir::Op::kAdd, {xy, t.input(2)}));
     return t.output(SJ_TRY(t.op(ir::Op::kSum, {s})));
@@ -58,12 +58,12 @@ void BM_DispatchHit(benchmark::State& state) {
     for (int i = 0; i < 3; ++i) c.tensors.push_back(ir::Tensor::empty(ir::DType::kF32, {2 + k, 4, 8}));
     for (const ir::Tensor& t : c.tensors) c.dl.push_back(t.dl());
     for (const DLTensor& d : c.dl) c.ptrs.push_back(&d);
-    if (!site.call(Args(c.ptrs.data(), 3), trace, out).is_ok()) state.SkipWithError("warm-up call failed");
+    if (!site.call(runtime::Args(c.ptrs.data(), 3), trace, out).is_ok()) state.SkipWithError("warm-up call failed");
   }
   if (site.num_entries() != static_cast<size_t>(entries)) state.SkipWithError("unexpected number of entries");
   int k = 0;
   for (auto _ : state) {
-    Status s = site.call(Args(calls[k].ptrs.data(), 3), trace, out);
+    Status s = site.call(runtime::Args(calls[k].ptrs.data(), 3), trace, out);
     benchmark::DoNotOptimize(s);
     if (++k == entries) k = 0;
   }
@@ -98,7 +98,7 @@ void BM_GuardTreeLookup(benchmark::State& state) {
   }
   int k = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(tree.lookup(Args(calls[k].ptrs.data(), 3)));
+    benchmark::DoNotOptimize(tree.lookup(runtime::Args(calls[k].ptrs.data(), 3)));
     if (++k == entries) k = 0;
   }
 }

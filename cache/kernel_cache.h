@@ -35,8 +35,8 @@
 #include "cache/artifact.h"
 #include "cache/disk_tier.h"
 #include "cache/redis_tier.h"
-#include "jit/support/hash.h"
-#include "jit/support/status.h"
+#include "core/support/hash.h"
+#include "core/support/status.h"
 
 namespace shapejit::cache {
 

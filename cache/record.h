@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
-#include "jit/support/hash.h"
-#include "jit/support/status.h"
+#include "core/support/hash.h"
+#include "core/support/status.h"
 
 namespace shapejit::cache {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "jit/ir/tensor.h"
+#include "core/ir/tensor.h"
 
 namespace shapejit::guards {
 

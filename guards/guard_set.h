@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/graph.h"
-#include "jit/sym/program.h"
-#include "jit/sym/shape_env.h"
+#include "core/ir/graph.h"
+#include "core/sym/program.h"
+#include "core/sym/shape_env.h"
 
 namespace shapejit::guards {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "jit/ir/tensor.h"
-#include "jit/support/hash.h"
+#include "core/ir/tensor.h"
+#include "core/support/hash.h"
 
 namespace shapejit::guards {
 

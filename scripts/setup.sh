@@ -55,3 +55,9 @@ case "${1:-}" in
 esac
 cmake -S . -B "$build" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+
+# The extension imports under the venv's NumPy, which its headers must be
+# (a system NumPy's headers shadowing them would fail here, saying so).
+if [ "$build" = build ]; then
+  PYTHONPATH="$PWD/build/python" "$venv/bin/python" -m pytest -q -p no:cacheprovider --noconftest tests/python/test_build.py
+fi

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 namespace {
 
@@ -514,4 +514,4 @@ loops::LowerOptions lower_options(bool blas) {
 
 Expected<CudaSource> emit_cuda(const loops::LoopProgram& p) { return Emitter(p).run(); }
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

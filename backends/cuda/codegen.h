@@ -30,9 +30,9 @@
 
 #include "backends/loops/loop_ir.h"
 #include "backends/loops/lower.h"
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 inline constexpr int kBlock = 256;  // threads per block, every kernel
 
@@ -62,4 +62,4 @@ inline size_t args_bytes(const CudaSource& s) { return 8 * static_cast<size_t>(s
 
 const char* prelude();
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

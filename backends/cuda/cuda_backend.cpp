@@ -29,11 +29,11 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/loops/lower.h"
 #include "backends/pool/block_pool.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
 namespace shapejit::backends {
 
-namespace gpu {
+namespace cuda {
 namespace {
 
 using loops::LoopProgram;
@@ -67,16 +67,16 @@ struct Shared {
   cublasHandle_t handle = nullptr;
   std::mutex blas_mu;  // a handle serves one stream at a time
   std::mutex mu;       // pools
-  std::map<CUstream, std::shared_ptr<BlockPool>> pools;
+  std::map<CUstream, std::shared_ptr<pool::BlockPool>> pools;
 
   ~Shared() {
     if (handle && dev->bind().is_ok()) blas->cublasDestroy(handle);
   }
   const Driver& cu() const { return *dev->cu; }
-  BlockPool& pool(CUstream s) {
+  pool::BlockPool& pool(CUstream s) {
     std::lock_guard<std::mutex> lock(mu);
-    std::shared_ptr<BlockPool>& p = pools[s];
-    if (!p) p = BlockPool::create(kPoolRetainedBytes, device_alloc, device_free);
+    std::shared_ptr<pool::BlockPool>& p = pools[s];
+    if (!p) p = pool::BlockPool::create(kPoolRetainedBytes, device_alloc, device_free);
     return *p;
   }
   ir::Tensor take(CUstream s, ir::DType dt, std::vector<int64_t> shape) {
@@ -410,17 +410,17 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
-}  // namespace gpu
+}  // namespace cuda
 
 Expected<std::unique_ptr<Backend>> make_cuda_backend() {
-  const gpu::Device* d = SJ_TRY(gpu::device());
+  const cuda::Device* d = SJ_TRY(cuda::device());
   SJ_TRY(d->bind());
-  gpu::g_device = d;
-  auto sh = std::make_shared<gpu::Shared>();
+  cuda::g_device = d;
+  auto sh = std::make_shared<cuda::Shared>();
   sh->dev = d;
-  auto blas = gpu::cublas();
+  auto blas = cuda::cublas();
   if (blas.is_ok() && blas.value()->cublasCreate(&sh->handle) == CUBLAS_STATUS_SUCCESS) sh->blas = blas.value();
-  return std::unique_ptr<Backend>(new gpu::CudaBackend(std::move(sh)));
+  return std::unique_ptr<Backend>(new cuda::CudaBackend(std::move(sh)));
 }
 
 }  // namespace shapejit::backends

@@ -4,7 +4,7 @@
 
 #include "backends/cuda/nvrtc.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 namespace {
 
@@ -106,4 +106,4 @@ Expected<const Cublas*> cublas() {
   return static_cast<const Cublas*>(b.value());
 }
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

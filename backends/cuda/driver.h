@@ -8,9 +8,9 @@
 
 #include <string>
 
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 // The driver entry points used, by their versioned names (cuda.h maps
 // cuMemAlloc to cuMemAlloc_v2 and so on).
@@ -63,4 +63,4 @@ Expected<const Cublas*> cublas();
 // A driver status as a Status: `what` failed, with the driver's words.
 Status check(const Driver& cu, CUresult r, const std::string& what);
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

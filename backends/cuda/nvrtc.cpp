@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "jit/support/hash.h"
+#include "core/support/hash.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 namespace {
 
@@ -81,4 +81,4 @@ Expected<std::string> nvrtc_compile(const std::string& source, int arch, bool pt
   return image;
 }
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

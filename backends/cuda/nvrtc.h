@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 // "13.0": the NVRTC linked in.
 std::string nvrtc_version();
@@ -20,4 +20,4 @@ std::vector<int> nvrtc_archs();
 // A failure carries NVRTC's log and the path the source was written to.
 Expected<std::string> nvrtc_compile(const std::string& source, int arch, bool ptx);
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

@@ -1,6 +1,6 @@
 #include "backends/cuda/codegen.h"
 
-namespace shapejit::backends::gpu {
+namespace shapejit::backends::cuda {
 
 // The helpers every generated source starts with. NVRTC compiles it with no
 // headers: the math functions (expf, erf, ...) are NVRTC built-ins.
@@ -157,4 +157,4 @@ __device__ __forceinline__ bool sj_aligned(const void* p, int bytes) { return ((
 )";
 }
 
-}  // namespace shapejit::backends::gpu
+}  // namespace shapejit::backends::cuda

@@ -8,25 +8,25 @@
 
 #include "backends/llvm/emitter.h"
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 // Python's floor division and modulo; x // 0 and x % 0 are 0 (never observed:
 // divisors come from sizes that are non-zero wherever the code runs).
-llvm::Value* StepEmitter::floordiv(Expr a, Expr b, bool want_mod) {
-  llvm::Value *x = expr(a), *y = expr(b);
-  llvm::Value* zero = b_.getInt64(0);
-  llvm::Value* is_zero = b_.CreateICmpEQ(y, zero);
-  llvm::Value* safe = b.is_const() && b.const_value() != 0 ? y : b_.CreateSelect(is_zero, b_.getInt64(1), y);
-  llvm::Value* r;
+::llvm::Value* StepEmitter::floordiv(Expr a, Expr b, bool want_mod) {
+  ::llvm::Value *x = expr(a), *y = expr(b);
+  ::llvm::Value* zero = b_.getInt64(0);
+  ::llvm::Value* is_zero = b_.CreateICmpEQ(y, zero);
+  ::llvm::Value* safe = b.is_const() && b.const_value() != 0 ? y : b_.CreateSelect(is_zero, b_.getInt64(1), y);
+  ::llvm::Value* r;
   if (nonneg(a) && nonneg(b)) {
     r = want_mod ? b_.CreateURem(x, safe) : b_.CreateUDiv(x, safe);
   } else {
     // sdiv overflows on INT64_MIN / -1: route -1 through negation.
-    llvm::Value* minus_one = b_.CreateICmpEQ(safe, b_.getInt64(-1));
-    llvm::Value* d = b_.CreateSelect(minus_one, b_.getInt64(1), safe);
-    llvm::Value* q = b_.CreateSDiv(x, d);
-    llvm::Value* m = b_.CreateSRem(x, d);
-    llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
+    ::llvm::Value* minus_one = b_.CreateICmpEQ(safe, b_.getInt64(-1));
+    ::llvm::Value* d = b_.CreateSelect(minus_one, b_.getInt64(1), safe);
+    ::llvm::Value* q = b_.CreateSDiv(x, d);
+    ::llvm::Value* m = b_.CreateSRem(x, d);
+    ::llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
     q = b_.CreateSub(q, b_.CreateZExt(adjust, i64_));
     m = b_.CreateSelect(adjust, b_.CreateAdd(m, d), m);
     q = b_.CreateSelect(minus_one, b_.CreateNeg(x), q);
@@ -36,21 +36,21 @@ llvm::Value* StepEmitter::floordiv(Expr a, Expr b, bool want_mod) {
   return b.is_const() ? r : b_.CreateSelect(is_zero, zero, r);
 }
 
-llvm::Value* StepEmitter::expr(Expr e) {
+::llvm::Value* StepEmitter::expr(Expr e) {
   switch (e.kind()) {
     case Kind::kConst: return b_.getInt64(e.const_value());
     case Kind::kSymbol: return syms_.at(e.symbol_id());
     case Kind::kAdd: {
-      llvm::Value* v = b_.getInt64(e.add_constant());
+      ::llvm::Value* v = b_.getInt64(e.add_constant());
       for (size_t i = 0; i < e.num_args(); ++i) {
-        llvm::Value* t = expr(e.arg(i));
+        ::llvm::Value* t = expr(e.arg(i));
         if (e.coeff(i) != 1) t = b_.CreateMul(t, b_.getInt64(e.coeff(i)));
         v = b_.CreateAdd(v, t);
       }
       return v;
     }
     case Kind::kMul: {
-      llvm::Value* v = expr(e.arg(0));
+      ::llvm::Value* v = expr(e.arg(0));
       for (size_t i = 1; i < e.num_args(); ++i) v = b_.CreateMul(v, expr(e.arg(i)));
       return v;
     }
@@ -58,24 +58,24 @@ llvm::Value* StepEmitter::expr(Expr e) {
     case Kind::kMod: return floordiv(e.arg(0), e.arg(1), true);
     case Kind::kMin:
     case Kind::kMax: {
-      llvm::Value *x = expr(e.arg(0)), *y = expr(e.arg(1));
-      llvm::Value* lt = b_.CreateICmpSLT(x, y);
+      ::llvm::Value *x = expr(e.arg(0)), *y = expr(e.arg(1));
+      ::llvm::Value* lt = b_.CreateICmpSLT(x, y);
       return e.kind() == Kind::kMin ? b_.CreateSelect(lt, x, y) : b_.CreateSelect(lt, y, x);
     }
   }
   return b_.getInt64(0);
 }
 
-void StepEmitter::loop(llvm::Value* begin, llvm::Value* end, const std::function<void(llvm::Value*)>& body) {
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+void StepEmitter::loop(::llvm::Value* begin, ::llvm::Value* end, const std::function<void(::llvm::Value*)>& body) {
+  ::llvm::BasicBlock* pre = b_.GetInsertBlock();
+  ::llvm::BasicBlock* head = ::llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  ::llvm::BasicBlock* exit = ::llvm::BasicBlock::Create(ctx_, "exit", fn_);
   b_.CreateCondBr(b_.CreateICmpSLT(begin, end), head, exit);
   b_.SetInsertPoint(head);
-  llvm::PHINode* i = b_.CreatePHI(i64_, 2);
+  ::llvm::PHINode* i = b_.CreatePHI(i64_, 2);
   i->addIncoming(begin, pre);
   body(i);
-  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1));
+  ::llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1));
   i->addIncoming(next, b_.GetInsertBlock());
   b_.CreateCondBr(b_.CreateICmpSLT(next, end), head, exit);
   b_.SetInsertPoint(exit);
@@ -86,7 +86,7 @@ void StepEmitter::nest(const std::vector<int>& vars, const std::vector<Expr>& ex
     body();
     return;
   }
-  loop(b_.getInt64(0), expr(extents[d]), [&](llvm::Value* i) {
+  loop(b_.getInt64(0), expr(extents[d]), [&](::llvm::Value* i) {
     syms_[vars[d]] = i;
     nest(vars, extents, d + 1, body);
   });
@@ -94,42 +94,42 @@ void StepEmitter::nest(const std::vector<int>& vars, const std::vector<Expr>& ex
 
 // Buffers never overlap (the kernel allocates outputs apart from inputs):
 // each gets its own alias scope, so the vectorizer needs no runtime checks.
-void StepEmitter::disjoint(llvm::Instruction* access, int buffer) {
-  access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scopes_[buffer]}));
-  access->setMetadata(llvm::LLVMContext::MD_noalias, others_[buffer]);
+void StepEmitter::disjoint(::llvm::Instruction* access, int buffer) {
+  access->setMetadata(::llvm::LLVMContext::MD_alias_scope, ::llvm::MDNode::get(ctx_, {scopes_[buffer]}));
+  access->setMetadata(::llvm::LLVMContext::MD_noalias, others_[buffer]);
 }
 
-llvm::Value* StepEmitter::load(int buffer, Expr offset, DType dt) {
-  llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
-  llvm::LoadInst* v = b_.CreateLoad(mem_type(dt), ptr);
+::llvm::Value* StepEmitter::load(int buffer, Expr offset, DType dt) {
+  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+  ::llvm::LoadInst* v = b_.CreateLoad(mem_type(dt), ptr);
   disjoint(v, buffer);
-  return dt == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : static_cast<llvm::Value*>(v);
+  return dt == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : static_cast<::llvm::Value*>(v);
 }
 
-void StepEmitter::store(int buffer, Expr offset, llvm::Value* v, DType dt) {
-  llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+void StepEmitter::store(int buffer, Expr offset, ::llvm::Value* v, DType dt) {
+  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
   if (dt == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
   disjoint(b_.CreateStore(v, ptr), buffer);
 }
 
 // As the reference's cast: float to integer truncates, saturates and maps
 // NaN to 0 (fptosi.sat does all three); to bool is `!= 0`.
-llvm::Value* StepEmitter::convert(llvm::Value* v, DType from, DType to) {
+::llvm::Value* StepEmitter::convert(::llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
-  llvm::Type* t = reg_type(to);
+  ::llvm::Type* t = reg_type(to);
   if (to == DType::kBool) {
-    return ir::is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0)) : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    return ir::is_float(from) ? b_.CreateFCmpUNE(v, ::llvm::ConstantFP::get(v->getType(), 0.0)) : b_.CreateICmpNE(v, ::llvm::ConstantInt::get(v->getType(), 0));
   }
   if (from == DType::kBool) return ir::is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
   if (ir::is_float(from) && ir::is_float(to)) return to == DType::kF64 ? b_.CreateFPExt(v, t) : b_.CreateFPTrunc(v, t);
-  if (ir::is_float(from)) return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {t, v->getType()}, {v});
+  if (ir::is_float(from)) return b_.CreateIntrinsic(::llvm::Intrinsic::fptosi_sat, {t, v->getType()}, {v});
   if (ir::is_float(to)) return b_.CreateSIToFP(v, t);
   return b_.CreateSExtOrTrunc(v, t);
 }
 
 
 
-llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph) {
+::llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<::llvm::Value*>& vals, const loops::Phase& ph) {
   const Operands arg{inst, vals, ph};
   switch (ir::op_info(inst.op).cls) {
     case ir::OpClass::kCast: return convert(arg[0], arg.dtype(0), inst.dtype);
@@ -143,15 +143,15 @@ llvm::Value* StepEmitter::op(const Inst& inst, const std::vector<llvm::Value*>& 
   }
 }
 
-std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
-  std::vector<llvm::Value*> vals(ph.body.size(), nullptr);
+std::vector<::llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
+  std::vector<::llvm::Value*> vals(ph.body.size(), nullptr);
   for (size_t k = 0; k < ph.body.size(); ++k) {
     const Inst& inst = ph.body[k];
     switch (inst.kind) {
       case InstKind::kLoad: vals[k] = load(inst.buffer, inst.expr, inst.dtype); break;
       case InstKind::kConst: {
-        llvm::Type* t = reg_type(inst.dtype);
-        vals[k] = ir::is_float(inst.dtype) ? llvm::ConstantFP::get(t, inst.value.f) : llvm::ConstantInt::get(t, inst.value.i, true);
+        ::llvm::Type* t = reg_type(inst.dtype);
+        vals[k] = ir::is_float(inst.dtype) ? ::llvm::ConstantFP::get(t, inst.value.f) : ::llvm::ConstantInt::get(t, inst.value.i, true);
         break;
       }
       case InstKind::kIndex: vals[k] = convert(expr(inst.expr), DType::kI64, inst.dtype); break;
@@ -163,8 +163,8 @@ std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
       }
       case InstKind::kCheckIndex: {
         const DType from = ph.body[inst.args[0]].dtype;
-        llvm::Value* x = convert(vals[inst.args[0]], from, DType::kI64);
-        llvm::Value* ok = b_.CreateAnd(b_.CreateICmpSGE(x, b_.getInt64(0)), b_.CreateICmpSLT(x, expr(inst.expr)));
+        ::llvm::Value* x = convert(vals[inst.args[0]], from, DType::kI64);
+        ::llvm::Value* ok = b_.CreateAnd(b_.CreateICmpSGE(x, b_.getInt64(0)), b_.CreateICmpSLT(x, expr(inst.expr)));
         fail_if(b_.CreateNot(ok));
         vals[k] = b_.CreateSelect(ok, x, b_.getInt64(0));
         syms_[inst.symbol] = vals[k];
@@ -175,15 +175,15 @@ std::vector<llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
   return vals;
 }
 
-llvm::Constant* StepEmitter::reduction_init(Combine c, DType dt) {
-  llvm::Type* t = reg_type(dt);
+::llvm::Constant* StepEmitter::reduction_init(Combine c, DType dt) {
+  ::llvm::Type* t = reg_type(dt);
   const bool fl = ir::is_float(dt);
   const bool low = c == Combine::kMax || c == Combine::kMaxSkipNaN || c == Combine::kArgmax;
-  if (c == Combine::kSum) return llvm::Constant::getNullValue(t);
-  if (fl) return llvm::ConstantFP::getInfinity(t, low);
-  if (dt == DType::kBool) return llvm::ConstantInt::get(t, low ? 0 : 1);
-  llvm::APInt v = low ? llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()) : llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth());
-  return llvm::ConstantInt::get(t, v);
+  if (c == Combine::kSum) return ::llvm::Constant::getNullValue(t);
+  if (fl) return ::llvm::ConstantFP::getInfinity(t, low);
+  if (dt == DType::kBool) return ::llvm::ConstantInt::get(t, low ? 0 : 1);
+  ::llvm::APInt v = low ? ::llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()) : ::llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth());
+  return ::llvm::ConstantInt::get(t, v);
 }
 
 // Float max and min reduce over integer keys: the float's bits with the
@@ -194,34 +194,34 @@ bool StepEmitter::float_key(const loops::Reduction& r) const {
   return (r.combine == Combine::kMax || r.combine == Combine::kMin || r.combine == Combine::kMaxSkipNaN) && ir::is_float(r.acc_dtype);
 }
 
-llvm::Type* StepEmitter::slot_type(const loops::Reduction& r) {
-  llvm::Type* t = reg_type(r.acc_dtype);
+::llvm::Type* StepEmitter::slot_type(const loops::Reduction& r) {
+  ::llvm::Type* t = reg_type(r.acc_dtype);
   return float_key(r) ? b_.getIntNTy(t->getPrimitiveSizeInBits()) : t;
 }
 
-llvm::Value* StepEmitter::order_key(llvm::Value* x) {
-  llvm::Type* t = x->getType();
+::llvm::Value* StepEmitter::order_key(::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
   const unsigned bits = t->getPrimitiveSizeInBits();
-  llvm::Type* it = b_.getIntNTy(bits);
-  llvm::Value* i = b_.CreateBitCast(x, it);
-  llvm::Value* magnitude = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(bits));
+  ::llvm::Type* it = b_.getIntNTy(bits);
+  ::llvm::Value* i = b_.CreateBitCast(x, it);
+  ::llvm::Value* magnitude = ::llvm::ConstantInt::get(it, ::llvm::APInt::getSignedMaxValue(bits));
   return b_.CreateXor(i, b_.CreateAnd(b_.CreateAShr(i, bits - 1), magnitude));
 }
 
-llvm::Value* StepEmitter::from_order_key(llvm::Value* key, llvm::Type* t) {
+::llvm::Value* StepEmitter::from_order_key(::llvm::Value* key, ::llvm::Type* t) {
   const unsigned bits = t->getPrimitiveSizeInBits();
-  llvm::Value* magnitude = llvm::ConstantInt::get(key->getType(), llvm::APInt::getSignedMaxValue(bits));
+  ::llvm::Value* magnitude = ::llvm::ConstantInt::get(key->getType(), ::llvm::APInt::getSignedMaxValue(bits));
   return b_.CreateBitCast(b_.CreateXor(key, b_.CreateAnd(b_.CreateAShr(key, bits - 1), magnitude)), t);
 }
 
-void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals) {
+void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const std::vector<::llvm::Value*>& vals) {
   auto [slot, index_slot] = slots_[phase][k];
-  llvm::Type* t = slot_type(r);
+  ::llvm::Type* t = slot_type(r);
   const bool fl = ir::is_float(r.acc_dtype);
   const bool u = r.acc_dtype == DType::kBool;
-  llvm::Value* acc = b_.CreateLoad(t, slot);
-  llvm::Value* v = vals[r.value];
-  llvm::Value* next = nullptr;
+  ::llvm::Value* acc = b_.CreateLoad(t, slot);
+  ::llvm::Value* v = vals[r.value];
+  ::llvm::Value* next = nullptr;
   switch (r.combine) {
     case Combine::kSum: {
       if (!fl) {
@@ -230,8 +230,8 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
       }
       // Reassociation lets the loop vectorize; the tests document the tolerance.
       next = b_.CreateFAdd(acc, v);
-      if (auto* add = llvm::dyn_cast<llvm::Instruction>(next)) {
-        llvm::FastMathFlags f;
+      if (auto* add = ::llvm::dyn_cast<::llvm::Instruction>(next)) {
+        ::llvm::FastMathFlags f;
         f.setAllowReassoc();
         add->setFastMathFlags(f);
       }
@@ -241,27 +241,27 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
     case Combine::kMin: {
       const bool mx = r.combine == Combine::kMax;
       if (fl) {  // over keys, NaN the greatest (max) or least (min) so that it propagates
-        llvm::Value* nan = llvm::ConstantFP::getNaN(v->getType(), /*Negative=*/!mx);
-        next = b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, acc, order_key(b_.CreateSelect(is_nan(v), nan, v)));
+        ::llvm::Value* nan = ::llvm::ConstantFP::getNaN(v->getType(), /*Negative=*/!mx);
+        next = b_.CreateBinaryIntrinsic(mx ? ::llvm::Intrinsic::smax : ::llvm::Intrinsic::smin, acc, order_key(b_.CreateSelect(is_nan(v), nan, v)));
         break;
       }
-      llvm::Value* take;
+      ::llvm::Value* take;
       if (u) take = mx ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpULT(v, acc);
       else take = mx ? b_.CreateICmpSGT(v, acc) : b_.CreateICmpSLT(v, acc);
       next = b_.CreateSelect(take, v, acc);
       break;
     }
     case Combine::kMaxSkipNaN: {
-      llvm::Value* x = b_.CreateSelect(is_nan(v), llvm::ConstantFP::getInfinity(v->getType(), true), v);
-      next = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, acc, order_key(x));
+      ::llvm::Value* x = b_.CreateSelect(is_nan(v), ::llvm::ConstantFP::getInfinity(v->getType(), true), v);
+      next = b_.CreateBinaryIntrinsic(::llvm::Intrinsic::smax, acc, order_key(x));
       break;
     }
     case Combine::kArgmax: {
-      llvm::Value* take;
+      ::llvm::Value* take;
       if (fl) take = b_.CreateOr(b_.CreateFCmpOGT(v, acc), b_.CreateAnd(is_nan(v), b_.CreateNot(is_nan(acc))));
       else take = u ? b_.CreateICmpUGT(v, acc) : b_.CreateICmpSGT(v, acc);
       next = b_.CreateSelect(take, v, acc);
-      llvm::Value* idx = b_.CreateLoad(i64_, index_slot);
+      ::llvm::Value* idx = b_.CreateLoad(i64_, index_slot);
       b_.CreateStore(b_.CreateSelect(take, vals[r.index], idx), index_slot);
       break;
     }
@@ -270,34 +270,34 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
 }
 
 Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
-  llvm::Type* ptr = b_.getPtrTy();
-  auto* type = llvm::FunctionType::get(i32_, {ptr, ptr, i64_, i64_}, false);
-  fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+  ::llvm::Type* ptr = b_.getPtrTy();
+  auto* type = ::llvm::FunctionType::get(i32_, {ptr, ptr, i64_, i64_}, false);
+  fn_ = ::llvm::Function::Create(type, ::llvm::Function::ExternalLinkage, name, m_);
   fn_->setDoesNotThrow();
   for (int a : {0, 1}) {
-    fn_->addParamAttr(a, llvm::Attribute::NoAlias);
-    fn_->addParamAttr(a, llvm::Attribute::ReadOnly);
-    fn_->addParamAttr(a, llvm::Attribute::NoCapture);
+    fn_->addParamAttr(a, ::llvm::Attribute::NoAlias);
+    fn_->addParamAttr(a, ::llvm::Attribute::ReadOnly);
+    fn_->addParamAttr(a, ::llvm::Attribute::NoCapture);
   }
-  llvm::Value *bufs = fn_->getArg(0), *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  ::llvm::Value *bufs = fn_->getArg(0), *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
+  b_.SetInsertPoint(::llvm::BasicBlock::Create(ctx_, "entry", fn_));
   // Symbols and buffer addresses, read once.
   const int nparams = p_.num_read_symbols();
   syms_.clear();
   for (int i = 0; i < nparams; ++i) syms_[i] = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, syms, i), "s" + std::to_string(i));
   bufs_.clear();
   for (size_t i = 0; i < p_.buffers.size(); ++i) bufs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, bufs, i), "b" + std::to_string(i)));
-  llvm::MDBuilder md(ctx_);
-  llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(name);
+  ::llvm::MDBuilder md(ctx_);
+  ::llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(name);
   scopes_.clear();
   others_.clear();
   for (size_t i = 0; i < p_.buffers.size(); ++i) scopes_.push_back(md.createAnonymousAliasScope(domain, "b" + std::to_string(i)));
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
-    std::vector<llvm::Metadata*> rest;
+    std::vector<::llvm::Metadata*> rest;
     for (size_t j = 0; j < p_.buffers.size(); ++j) {
       if (j != i) rest.push_back(scopes_[j]);
     }
-    others_.push_back(llvm::MDNode::get(ctx_, rest));
+    others_.push_back(::llvm::MDNode::get(ctx_, rest));
   }
   err_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "err");
   b_.CreateStore(b_.getFalse(), err_);
@@ -305,21 +305,21 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
   accs_.assign(step.phases.size(), {});
   for (size_t ph = 0; ph < step.phases.size(); ++ph) {
     for (const loops::Reduction& r : step.phases[ph].reductions) {
-      llvm::Value* v = b_.CreateAlloca(slot_type(r));
-      llvm::Value* i = r.combine == Combine::kArgmax ? b_.CreateAlloca(i64_) : nullptr;
+      ::llvm::Value* v = b_.CreateAlloca(slot_type(r));
+      ::llvm::Value* i = r.combine == Combine::kArgmax ? b_.CreateAlloca(i64_) : nullptr;
       slots_[ph].emplace_back(v, i);
     }
   }
 
-  loop(begin, end, [&](llvm::Value* row) {
+  loop(begin, end, [&](::llvm::Value* row) {
     // Unravel the flattened row into the outer variables, innermost fastest.
-    llvm::Value* rest = row;
+    ::llvm::Value* rest = row;
     for (size_t d = step.outer_vars.size(); d-- > 0;) {
       if (d == 0) {
         syms_[step.outer_vars[d]] = rest;
         break;
       }
-      llvm::Value* e = expr(step.outer_extents[d]);
+      ::llvm::Value* e = expr(step.outer_extents[d]);
       syms_[step.outer_vars[d]] = b_.CreateURem(rest, e);
       rest = b_.CreateUDiv(rest, e);
     }
@@ -327,29 +327,29 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
       const loops::Phase& phase = step.phases[ph];
       for (size_t k = 0; k < phase.reductions.size(); ++k) {
         const loops::Reduction& r = phase.reductions[k];
-        llvm::Value* init = reduction_init(r.combine, r.acc_dtype);
+        ::llvm::Value* init = reduction_init(r.combine, r.acc_dtype);
         b_.CreateStore(float_key(r) ? order_key(init) : init, slots_[ph][k].first);
         if (slots_[ph][k].second) b_.CreateStore(b_.getInt64(0), slots_[ph][k].second);
       }
       nest(phase.vars, phase.extents, 0, [&] {
-        std::vector<llvm::Value*> vals = body(phase);
+        std::vector<::llvm::Value*> vals = body(phase);
         for (size_t k = 0; k < phase.reductions.size(); ++k) combine(phase.reductions[k], k, static_cast<int>(ph), vals);
         for (const loops::Store& s : phase.stores) store(s.buffer, s.offset, vals[s.value], p_.buffers[s.buffer].dtype);
       });
       for (size_t k = 0; k < phase.reductions.size(); ++k) {
         auto [v, i] = slots_[ph][k];
         const loops::Reduction& r = phase.reductions[k];
-        llvm::Value* acc = b_.CreateLoad(slot_type(r), v);
+        ::llvm::Value* acc = b_.CreateLoad(slot_type(r), v);
         if (float_key(r)) acc = from_order_key(acc, reg_type(r.acc_dtype));
-        llvm::Value* idx = i ? b_.CreateLoad(i64_, i) : nullptr;
+        ::llvm::Value* idx = i ? b_.CreateLoad(i64_, i) : nullptr;
         accs_[ph].emplace_back(acc, idx);
       }
     }
   });
   b_.CreateRet(b_.CreateZExt(b_.CreateLoad(b_.getInt1Ty(), err_), i32_));
   std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyFunction(*fn_, &os)) return internal_error("llvm: generated invalid IR for " + name + ": " + os.str());
+  ::llvm::raw_string_ostream os(problems);
+  if (::llvm::verifyFunction(*fn_, &os)) return internal_error("llvm: generated invalid IR for " + name + ": " + os.str());
   return Status::ok();
 }
 
@@ -359,7 +359,7 @@ std::vector<std::string> step_names(const loops::LoopProgram& p) {
   return names;
 }
 
-Status emit_program(const loops::LoopProgram& p, llvm::Module& m) {
+Status emit_program(const loops::LoopProgram& p, ::llvm::Module& m) {
   const std::vector<std::string> names = step_names(p);
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (names[i].empty()) continue;
@@ -369,4 +369,4 @@ Status emit_program(const loops::LoopProgram& p, llvm::Module& m) {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

@@ -14,18 +14,18 @@
 #include <vector>
 
 #include "backends/loops/loop_ir.h"
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
 namespace llvm {
 class Module;
 }
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 using StepFn = int32_t (*)(char* const* bufs, const int64_t* syms, int64_t begin, int64_t end);
 
 // Emits one function per loop step, named by step_names.
-Status emit_program(const loops::LoopProgram& p, llvm::Module& m);
+Status emit_program(const loops::LoopProgram& p, ::llvm::Module& m);
 // The function of each step ("" for steps that are not loops): a step's
 // name is its index, so an object compiled in another process links too.
 std::vector<std::string> step_names(const loops::LoopProgram& p);
@@ -33,4 +33,4 @@ std::vector<std::string> step_names(const loops::LoopProgram& p);
 // Integer power by squaring in wrapping arithmetic; the JIT'd code calls it.
 extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp);
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

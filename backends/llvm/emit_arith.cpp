@@ -5,7 +5,7 @@
 
 #include "backends/llvm/emitter.h"
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
   uint64_t result = 1, b = static_cast<uint64_t>(base);
@@ -16,9 +16,9 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
   return static_cast<int64_t>(result);
 }
 
-llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
+::llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
   const DType dt = inst.dtype;
-  llvm::Type* t = reg_type(dt);
+  ::llvm::Type* t = reg_type(dt);
   const bool fl = ir::is_float(dt);
   switch (inst.op) {
     case Op::kAdd: return fl ? b_.CreateFAdd(arg[0], arg[1]) : b_.CreateAdd(arg[0], arg[1]);
@@ -27,54 +27,54 @@ llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
     case Op::kDiv: {
       if (fl) return b_.CreateFDiv(arg[0], arg[1]);
       // Floor division; x // 0 is 0; x // -1 wraps.
-      llvm::Value *x = arg[0], *y = arg[1];
-      llvm::Value* zero = llvm::ConstantInt::get(t, 0);
-      llvm::Value* special = b_.CreateOr(b_.CreateICmpEQ(y, zero), b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)));
-      llvm::Value* d = b_.CreateSelect(special, llvm::ConstantInt::get(t, 1), y);
-      llvm::Value* q = b_.CreateSDiv(x, d);
-      llvm::Value* m = b_.CreateSRem(x, d);
-      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
+      ::llvm::Value *x = arg[0], *y = arg[1];
+      ::llvm::Value* zero = ::llvm::ConstantInt::get(t, 0);
+      ::llvm::Value* special = b_.CreateOr(b_.CreateICmpEQ(y, zero), b_.CreateICmpEQ(y, ::llvm::ConstantInt::get(t, -1)));
+      ::llvm::Value* d = b_.CreateSelect(special, ::llvm::ConstantInt::get(t, 1), y);
+      ::llvm::Value* q = b_.CreateSDiv(x, d);
+      ::llvm::Value* m = b_.CreateSRem(x, d);
+      ::llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(m, zero), b_.CreateICmpSLT(b_.CreateXor(m, d), zero));
       q = b_.CreateSub(q, b_.CreateZExt(adjust, t));
       q = b_.CreateSelect(b_.CreateICmpEQ(y, zero), zero, q);
-      return b_.CreateSelect(b_.CreateICmpEQ(y, llvm::ConstantInt::get(t, -1)), b_.CreateNeg(x), q);
+      return b_.CreateSelect(b_.CreateICmpEQ(y, ::llvm::ConstantInt::get(t, -1)), b_.CreateNeg(x), q);
     }
     case Op::kPow: {
       if (fl) {
-        llvm::Type* ft = arg[0]->getType();
-        llvm::FunctionCallee f = m_.getOrInsertFunction(dt == DType::kF32 ? "powf" : "pow", ft, ft, ft);
-        if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+        ::llvm::Type* ft = arg[0]->getType();
+        ::llvm::FunctionCallee f = m_.getOrInsertFunction(dt == DType::kF32 ? "powf" : "pow", ft, ft, ft);
+        if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
           fn->setDoesNotAccessMemory();
           fn->setDoesNotThrow();
           fn->setWillReturn();
         }
         return b_.CreateCall(f, {arg[0], arg[1]});
       }
-      fail_if(b_.CreateICmpSLT(arg[1], llvm::ConstantInt::get(t, 0)));
-      llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
-      if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+      fail_if(b_.CreateICmpSLT(arg[1], ::llvm::ConstantInt::get(t, 0)));
+      ::llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
+      if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
         fn->setDoesNotAccessMemory();
         fn->setDoesNotThrow();
         fn->setWillReturn();
       }
-      llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)});
+      ::llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)});
       return b_.CreateTrunc(r, t);
     }
     case Op::kMaximum:
     case Op::kMinimum: {
-      llvm::Value *x = arg[0], *y = arg[1];
+      ::llvm::Value *x = arg[0], *y = arg[1];
       const bool mx = inst.op == Op::kMaximum;
       if (!fl) {
-        llvm::Value* lt = dt == DType::kBool ? b_.CreateICmpULT(mx ? x : y, mx ? y : x) : b_.CreateICmpSLT(mx ? x : y, mx ? y : x);
+        ::llvm::Value* lt = dt == DType::kBool ? b_.CreateICmpULT(mx ? x : y, mx ? y : x) : b_.CreateICmpSLT(mx ? x : y, mx ? y : x);
         return b_.CreateSelect(lt, y, x);
       }
-      llvm::Value* r = mx ? b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x) : b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
-      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(t), r);
+      ::llvm::Value* r = mx ? b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x) : b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, y), ::llvm::ConstantFP::getNaN(t), r);
     }
     default: return nullptr;
   }
 }
 
-llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
+::llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
   switch (inst.op) {
     case Op::kAnd: return b_.CreateAnd(convert(arg[0], arg.dtype(0), DType::kBool), convert(arg[1], arg.dtype(1), DType::kBool));
     case Op::kOr: return b_.CreateOr(convert(arg[0], arg.dtype(0), DType::kBool), convert(arg[1], arg.dtype(1), DType::kBool));
@@ -84,7 +84,7 @@ llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
     case Op::kLe:
     case Op::kGt:
     case Op::kGe: {
-      using P = llvm::CmpInst::Predicate;
+      using P = ::llvm::CmpInst::Predicate;
       const DType od = arg.dtype(0);
       static constexpr P kF[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
       static constexpr P kS[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SLT, P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
@@ -98,4 +98,4 @@ llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
   }
 }
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

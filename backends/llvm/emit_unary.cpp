@@ -7,15 +7,15 @@
 #include "backends/llvm/emitter.h"
 #include "backends/llvm/fast_math.h"
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
-llvm::Value* StepEmitter::intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+::llvm::Value* StepEmitter::intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
 
 // A libm function, declared as the C library has it; no errno is read.
-llvm::Value* StepEmitter::math(const char* f32, const char* f64, llvm::Value* x) {
+::llvm::Value* StepEmitter::math(const char* f32, const char* f64, ::llvm::Value* x) {
   bool single = x->getType()->isFloatTy();
-  llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
-  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+  ::llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
+  if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
     fn->setDoesNotAccessMemory();
     fn->setDoesNotThrow();
     fn->setWillReturn();
@@ -23,22 +23,22 @@ llvm::Value* StepEmitter::math(const char* f32, const char* f64, llvm::Value* x)
   return b_.CreateCall(f, {x});
 }
 
-llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
+::llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
   const DType dt = inst.dtype;
-  llvm::Type* t = reg_type(dt);
-  auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
+  ::llvm::Type* t = reg_type(dt);
+  auto fconst = [&](double c) { return ::llvm::ConstantFP::get(t, c); };
   const bool fl = ir::is_float(dt);
   switch (inst.op) {
     case Op::kNeg: return fl ? b_.CreateFNeg(arg[0]) : b_.CreateNeg(arg[0]);
     case Op::kAbs: {
-      if (fl) return intrinsic(llvm::Intrinsic::fabs, arg[0]);
-      llvm::Value* x = arg[0];
-      return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
+      if (fl) return intrinsic(::llvm::Intrinsic::fabs, arg[0]);
+      ::llvm::Value* x = arg[0];
+      return b_.CreateSelect(b_.CreateICmpSLT(x, ::llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
     }
     case Op::kRelu: {
-      llvm::Value* x = arg[0];
-      llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0));
-      return b_.CreateSelect(neg, llvm::Constant::getNullValue(t), x);
+      ::llvm::Value* x = arg[0];
+      ::llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, ::llvm::ConstantInt::get(t, 0));
+      return b_.CreateSelect(neg, ::llvm::Constant::getNullValue(t), x);
     }
     // libm calls, not intrinsics: the vectorizer would widen an intrinsic
     // into a row of scalar calls (slower code, 3x the compile time). The
@@ -46,26 +46,26 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
     // gelu) are inline arithmetic (fast_math.h).
     case Op::kExp: return inst.nonpositive_arg ? emit_exp_nonpositive(b_, arg[0]) : emit_exp(b_, arg[0]);
     case Op::kLog: return math("logf", "log", arg[0]);
-    case Op::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, arg[0]);
+    case Op::kSqrt: return intrinsic(::llvm::Intrinsic::sqrt, arg[0]);
     case Op::kSin: return math("sinf", "sin", arg[0]);
     case Op::kCos: return math("cosf", "cos", arg[0]);
-    case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(llvm::Intrinsic::sqrt, arg[0]));
+    case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(::llvm::Intrinsic::sqrt, arg[0]));
     case Op::kTanh: return emit_tanh(b_, arg[0]).value;
     case Op::kErf: return dt == DType::kF32 ? emit_erf_f32(b_, arg[0]) : math("erff", "erf", arg[0]);
     case Op::kSigmoid:
     case Op::kSilu: {
-      llvm::Value* x = arg[0];
-      llvm::Value* den = b_.CreateFAdd(fconst(1), emit_exp(b_, b_.CreateFNeg(x)));
+      ::llvm::Value* x = arg[0];
+      ::llvm::Value* den = b_.CreateFAdd(fconst(1), emit_exp(b_, b_.CreateFNeg(x)));
       return b_.CreateFDiv(inst.op == Op::kSigmoid ? fconst(1) : x, den);
     }
     case Op::kGelu: {
       // 0.5 x (1 + f), with 1 + f taken without cancellation (fast_math.h).
       // Float in float: a few ulps from the reference's double. Double
       // with the reference's order of operations.
-      llvm::Value* x = arg[0];
-      llvm::Value* half_x = b_.CreateFMul(fconst(0.5), x);
+      ::llvm::Value* x = arg[0];
+      ::llvm::Value* half_x = b_.CreateFMul(fconst(0.5), x);
       if (inst.approximate_tanh) {
-        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fconst(0.044715), x), x), x);
+        ::llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(fconst(0.044715), x), x), x);
         return b_.CreateFMul(half_x, emit_tanh(b_, b_.CreateFMul(fconst(0.7978845608028654), b_.CreateFAdd(x, cube))).one_plus);
       }
       if (dt == DType::kF32) return emit_gelu_f32(b_, x);
@@ -75,4 +75,4 @@ llvm::Value* StepEmitter::unary(const Inst& inst, const Operands& arg) {
   }
 }
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

@@ -13,7 +13,7 @@
 
 #include "backends/llvm/codegen.h"
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 using ir::DType;
 using ir::Op;
@@ -26,22 +26,22 @@ using sym::Kind;
 // An instruction's operands: values and dtypes.
 struct Operands {
   const Inst& inst;
-  const std::vector<llvm::Value*>& vals;
+  const std::vector<::llvm::Value*>& vals;
   const loops::Phase& ph;
-  llvm::Value* operator[](size_t i) const { return vals[inst.args[i]]; }
+  ::llvm::Value* operator[](size_t i) const { return vals[inst.args[i]]; }
   DType dtype(size_t i) const { return ph.body[inst.args[i]].dtype; }
 };
 
 class StepEmitter {
  public:
-  StepEmitter(const loops::LoopProgram& p, llvm::Module& m)
+  StepEmitter(const loops::LoopProgram& p, ::llvm::Module& m)
       : p_(p), m_(m), ctx_(m.getContext()), b_(ctx_), i64_(b_.getInt64Ty()), i32_(b_.getInt32Ty()) {}
 
   Status emit(const loops::LoopStep& step, const std::string& name);
 
  private:
   // Types.
-  llvm::Type* reg_type(DType t) {
+  ::llvm::Type* reg_type(DType t) {
     switch (t) {
       case DType::kF32: return b_.getFloatTy();
       case DType::kF64: return b_.getDoubleTy();
@@ -51,53 +51,53 @@ class StepEmitter {
     }
     return i64_;
   }
-  llvm::Type* mem_type(DType t) { return t == DType::kBool ? b_.getInt8Ty() : reg_type(t); }
+  ::llvm::Type* mem_type(DType t) { return t == DType::kBool ? b_.getInt8Ty() : reg_type(t); }
 
   // Index arithmetic.
   bool nonneg(Expr e) const { return loops::is_nonnegative(p_, e); }
-  llvm::Value* expr(Expr e);
-  llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
+  ::llvm::Value* expr(Expr e);
+  ::llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
 
   // Loops: runs body(i) for i in [begin, end).
-  void loop(llvm::Value* begin, llvm::Value* end, const std::function<void(llvm::Value*)>& body);
+  void loop(::llvm::Value* begin, ::llvm::Value* end, const std::function<void(::llvm::Value*)>& body);
   void nest(const std::vector<int>& vars, const std::vector<Expr>& extents, size_t d, const std::function<void()>& body);
 
   // Values.
-  llvm::Value* load(int buffer, Expr offset, DType dt);
-  void store(int buffer, Expr offset, llvm::Value* v, DType dt);
-  void disjoint(llvm::Instruction* access, int buffer);
-  llvm::Value* convert(llvm::Value* v, DType from, DType to);
+  ::llvm::Value* load(int buffer, Expr offset, DType dt);
+  void store(int buffer, Expr offset, ::llvm::Value* v, DType dt);
+  void disjoint(::llvm::Instruction* access, int buffer);
+  ::llvm::Value* convert(::llvm::Value* v, DType from, DType to);
   // An instruction's pointwise op; one function per op family.
-  llvm::Value* op(const Inst& inst, const std::vector<llvm::Value*>& vals, const loops::Phase& ph);
-  llvm::Value* unary(const Inst& inst, const Operands& arg);    // emit_unary.cpp
-  llvm::Value* arith(const Inst& inst, const Operands& arg);    // emit_arith.cpp
-  llvm::Value* compare(const Inst& inst, const Operands& arg);  // emit_arith.cpp: comparisons, and, or, where
-  llvm::Value* math(const char* f32, const char* f64, llvm::Value* x);
-  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x);
-  llvm::Value* is_nan(llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
-  void fail_if(llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }
-  std::vector<llvm::Value*> body(const loops::Phase& ph);
-  void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<llvm::Value*>& vals);
-  llvm::Constant* reduction_init(Combine c, DType dt);
+  ::llvm::Value* op(const Inst& inst, const std::vector<::llvm::Value*>& vals, const loops::Phase& ph);
+  ::llvm::Value* unary(const Inst& inst, const Operands& arg);    // emit_unary.cpp
+  ::llvm::Value* arith(const Inst& inst, const Operands& arg);    // emit_arith.cpp
+  ::llvm::Value* compare(const Inst& inst, const Operands& arg);  // emit_arith.cpp: comparisons, and, or, where
+  ::llvm::Value* math(const char* f32, const char* f64, ::llvm::Value* x);
+  ::llvm::Value* intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x);
+  ::llvm::Value* is_nan(::llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
+  void fail_if(::llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }
+  std::vector<::llvm::Value*> body(const loops::Phase& ph);
+  void combine(const loops::Reduction& r, size_t k, int phase, const std::vector<::llvm::Value*>& vals);
+  ::llvm::Constant* reduction_init(Combine c, DType dt);
   bool float_key(const loops::Reduction& r) const;
-  llvm::Type* slot_type(const loops::Reduction& r);
-  llvm::Value* order_key(llvm::Value* x);
-  llvm::Value* from_order_key(llvm::Value* key, llvm::Type* t);
+  ::llvm::Type* slot_type(const loops::Reduction& r);
+  ::llvm::Value* order_key(::llvm::Value* x);
+  ::llvm::Value* from_order_key(::llvm::Value* key, ::llvm::Type* t);
 
   const loops::LoopProgram& p_;
-  llvm::Module& m_;
-  llvm::LLVMContext& ctx_;
-  llvm::IRBuilder<> b_;
-  llvm::Type *i64_, *i32_;
-  llvm::Function* fn_ = nullptr;
-  llvm::Value* err_ = nullptr;
-  std::vector<llvm::Value*> bufs_;
-  std::vector<llvm::Metadata*> scopes_;  // per buffer
-  std::vector<llvm::MDNode*> others_;    // per buffer: every other buffer's scope
-  std::unordered_map<int, llvm::Value*> syms_;
+  ::llvm::Module& m_;
+  ::llvm::LLVMContext& ctx_;
+  ::llvm::IRBuilder<> b_;
+  ::llvm::Type *i64_, *i32_;
+  ::llvm::Function* fn_ = nullptr;
+  ::llvm::Value* err_ = nullptr;
+  std::vector<::llvm::Value*> bufs_;
+  std::vector<::llvm::Metadata*> scopes_;  // per buffer
+  std::vector<::llvm::MDNode*> others_;    // per buffer: every other buffer's scope
+  std::unordered_map<int, ::llvm::Value*> syms_;
   // Per phase, per reduction: the accumulator slots (value, argmax index)
   // and, once the phase ran, their values.
-  std::vector<std::vector<std::pair<llvm::Value*, llvm::Value*>>> slots_, accs_;
+  std::vector<std::vector<std::pair<::llvm::Value*, ::llvm::Value*>>> slots_, accs_;
 };
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

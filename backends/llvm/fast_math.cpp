@@ -6,12 +6,12 @@
 #include <functional>
 #include <vector>
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 namespace {
 
-llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* m1, llvm::Value* m2, llvm::Value* a) {
-  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {m1->getType()}, {m1, m2, a});
+::llvm::Value* fmuladd(::llvm::IRBuilder<>& b, ::llvm::Value* m1, ::llvm::Value* m2, ::llvm::Value* a) {
+  return b.CreateIntrinsic(::llvm::Intrinsic::fmuladd, {m1->getType()}, {m1, m2, a});
 }
 
 // y rounded to the nearest integer n, as a float and as an integer of the
@@ -20,16 +20,16 @@ llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* m1, llvm::Value* m2, llv
 // arithmetic only: AVX2 has no vector double-to-int64 conversion, and
 // fptosi there is four scalar conversions and their shuffles.
 struct Rounded {
-  llvm::Value* n;
-  llvm::Value* ni;
+  ::llvm::Value* n;
+  ::llvm::Value* ni;
 };
-Rounded round_to_int(llvm::IRBuilder<>& b, llvm::Value* y) {
-  llvm::Type* t = y->getType();
+Rounded round_to_int(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
+  ::llvm::Type* t = y->getType();
   const bool single = t->isFloatTy();
-  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const double shifter = single ? 12582912.0 : 6755399441055744.0;  // 1.5 * 2^23, 1.5 * 2^52
-  llvm::Constant* shift = llvm::ConstantFP::get(t, shifter);
-  llvm::Value* sum = b.CreateFAdd(y, shift);
+  ::llvm::Constant* shift = ::llvm::ConstantFP::get(t, shifter);
+  ::llvm::Value* sum = b.CreateFAdd(y, shift);
   return {b.CreateFSub(sum, shift), b.CreateSub(b.CreateBitCast(sum, it), b.CreateBitCast(shift, it))};
 }
 
@@ -43,13 +43,13 @@ Rounded round_to_int(llvm::IRBuilder<>& b, llvm::Value* y) {
 // at 15, 31, 47 and 63 tokens, the longest remainders, cost more than at
 // the next multiple of 16 (encoder_lengths.py, 4 runs of 15 rounds; by
 // Estrin, none did in 3), likely from that.
-llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
-  llvm::Type* t = x->getType();
-  std::vector<llvm::Value*> terms;
-  for (double v : c) terms.push_back(llvm::ConstantFP::get(t, v));
-  llvm::Value* power = x;
+::llvm::Value* polynomial(::llvm::IRBuilder<>& b, ::llvm::Value* x, const std::vector<double>& c) {
+  ::llvm::Type* t = x->getType();
+  std::vector<::llvm::Value*> terms;
+  for (double v : c) terms.push_back(::llvm::ConstantFP::get(t, v));
+  ::llvm::Value* power = x;
   while (terms.size() > 1) {
-    std::vector<llvm::Value*> next;
+    std::vector<::llvm::Value*> next;
     for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(fmuladd(b, terms[i + 1], power, terms[i]));
     if (terms.size() % 2) next.push_back(terms.back());
     terms = std::move(next);
@@ -64,48 +64,48 @@ llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<
 // Estrin, 2.4 by Horner). erf's g and erfc's h take it: gelu's rows are a
 // matmul's, whole vectors (1536 floats at the encoder), and gelu over 64K
 // floats took 48.5 us with h by Horner, 51.4 by Estrin.
-llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, const std::vector<double>& c) {
-  llvm::Type* t = x->getType();
-  llvm::Value* p = llvm::ConstantFP::get(t, c.back());
-  for (size_t k = c.size() - 1; k-- > 0;) p = fmuladd(b, p, x, llvm::ConstantFP::get(t, c[k]));
+::llvm::Value* horner(::llvm::IRBuilder<>& b, ::llvm::Value* x, const std::vector<double>& c) {
+  ::llvm::Type* t = x->getType();
+  ::llvm::Value* p = ::llvm::ConstantFP::get(t, c.back());
+  for (size_t k = c.size() - 1; k-- > 0;) p = fmuladd(b, p, x, ::llvm::ConstantFP::get(t, c[k]));
   return p;
 }
 
 }  // namespace
 
-llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* t = x->getType();
+::llvm::Value* emit_exp(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
   const bool single = t->isFloatTy();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   // Past these, exp is inf, or 0 (below half the smallest subnormal); the
   // arithmetic then runs on 0 instead, so that no step is subnormal (a
   // subnormal operand costs a microcode assist on every x86 lane).
   const double hi = single ? 88.72283935546875 : 709.782712893384;
   const double lo = single ? -103.97208404541016 : -745.1332191019412;
-  llvm::Value* over = b.CreateFCmpOGT(x, c(hi));
-  llvm::Value* under = b.CreateFCmpOLT(x, c(lo));
-  llvm::Value* xc = b.CreateSelect(b.CreateOr(over, under), c(0.0), x);
+  ::llvm::Value* over = b.CreateFCmpOGT(x, c(hi));
+  ::llvm::Value* under = b.CreateFCmpOLT(x, c(lo));
+  ::llvm::Value* xc = b.CreateSelect(b.CreateOr(over, under), c(0.0), x);
   const auto [n, ni] = round_to_int(b, b.CreateFMul(xc, c(1.4426950408889634)));
   // r = x - n ln2, with ln2 in two parts (n * ln2_hi is exact).
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  llvm::Value* r = fmuladd(b, n, c(-ln2_hi), xc);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), xc);
   r = fmuladd(b, n, c(-ln2_lo), r);
   // Taylor: sum r^k / k!.
   const int degree = single ? 7 : 13;
   std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = polynomial(b, r, inv_fact);
+  ::llvm::Value* p = polynomial(b, r, inv_fact);
   // 2^n as two powers, each a normal number: n1 + n2 = n.
-  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
-  llvm::Value* n1 = b.CreateAShr(ni, 1);
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  auto pow2 = [&](llvm::Value* e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, llvm::ConstantInt::get(it, bias)), mantissa), t);
+  ::llvm::Value* n1 = b.CreateAShr(ni, 1);
+  ::llvm::Value* n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](::llvm::Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, ::llvm::ConstantInt::get(it, bias)), mantissa), t);
   };
-  llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
-  res = b.CreateSelect(over, llvm::ConstantFP::getInfinity(t), res);
+  ::llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
+  res = b.CreateSelect(over, ::llvm::ConstantFP::getInfinity(t), res);
   return b.CreateSelect(under, c(0.0), res);  // NaN: the arithmetic's NaN
 }
 
@@ -114,25 +114,25 @@ namespace {
 // expm1(y) for y in [0, 40] (tanh's domain): y = n ln2 + r with |r| <=
 // ln2 / 2, expm1(y) = 2^n expm1(r) + (2^n - 1); expm1(r) by its Taylor
 // series, so that a small y loses nothing to the subtraction of 1.
-llvm::Value* expm1_nonneg(llvm::IRBuilder<>& b, llvm::Value* y) {
-  llvm::Type* t = y->getType();
+::llvm::Value* expm1_nonneg(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
+  ::llvm::Type* t = y->getType();
   const bool single = t->isFloatTy();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   const auto [n, ni] = round_to_int(b, b.CreateFMul(y, c(1.4426950408889634)));
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  llvm::Value* r = fmuladd(b, n, c(-ln2_hi), y);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), y);
   r = fmuladd(b, n, c(-ln2_lo), r);
   // expm1(r) = r + r^2 (1/2! + r/3! + ...).
   const int degree = single ? 9 : 16;
   std::vector<double> inv_fact(degree + 1, 1.0);
   for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / k;
-  llvm::Value* p = polynomial(b, r, std::vector<double>(inv_fact.begin() + 2, inv_fact.end()));
-  llvm::Value* em = fmuladd(b, b.CreateFMul(r, r), p, r);
+  ::llvm::Value* p = polynomial(b, r, std::vector<double>(inv_fact.begin() + 2, inv_fact.end()));
+  ::llvm::Value* em = fmuladd(b, b.CreateFMul(r, r), p, r);
   // 2^n is a normal number: n <= 58.
-  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
-  llvm::Value* pow2 = b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, bias)), mantissa), t);
+  ::llvm::Value* pow2 = b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, ::llvm::ConstantInt::get(it, bias)), mantissa), t);
   return fmuladd(b, pow2, em, b.CreateFSub(pow2, c(1.0)));
 }
 
@@ -216,12 +216,12 @@ ErfcFit fit_erfc_scaled(double x_lo, int terms) {
 
 // x^2 = hi + lo exactly (lo by a fused multiply-add).
 struct Square {
-  llvm::Value* hi;
-  llvm::Value* lo;
+  ::llvm::Value* hi;
+  ::llvm::Value* lo;
 };
-Square exact_square(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* hi = b.CreateFMul(x, x);
-  return {hi, b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, x, b.CreateFNeg(hi)})};
+Square exact_square(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Value* hi = b.CreateFMul(x, x);
+  return {hi, b.CreateIntrinsic(::llvm::Intrinsic::fma, {x->getType()}, {x, x, b.CreateFNeg(hi)})};
 }
 
 // erfc(|x|) = exp(-x^2) h(|x|) for |x| = ax in [fit's lo, kErfLimit], 0
@@ -231,13 +231,13 @@ Square exact_square(llvm::IRBuilder<>& b, llvm::Value* x) {
 // 0, v's rounding is that of a small number, where 1 - v's (a number near
 // 1) moves h by 2.3 times its size; gelu's worst error near 0 was 5.3 ulp
 // from 1 - v, and is 2.8 from v.
-llvm::Value* emit_erfc_abs(llvm::IRBuilder<>& b, llvm::Value* ax, Square x2, const ErfcFit& fit) {
-  llvm::Type* t = ax->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  llvm::Value* v = b.CreateFDiv(ax, b.CreateFAdd(ax, c(2.0)));
-  llvm::Value* u = fmuladd(b, v, c(2 / (fit.v_hi - fit.v_lo)), c(-(fit.v_hi + fit.v_lo) / (fit.v_hi - fit.v_lo)));
-  llvm::Value* h = horner(b, u, fit.mono);
-  llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp_nonpositive(b, b.CreateFNeg(x2.hi)), b.CreateFSub(c(1.0), x2.lo)), h);
+::llvm::Value* emit_erfc_abs(::llvm::IRBuilder<>& b, ::llvm::Value* ax, Square x2, const ErfcFit& fit) {
+  ::llvm::Type* t = ax->getType();
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
+  ::llvm::Value* v = b.CreateFDiv(ax, b.CreateFAdd(ax, c(2.0)));
+  ::llvm::Value* u = fmuladd(b, v, c(2 / (fit.v_hi - fit.v_lo)), c(-(fit.v_hi + fit.v_lo) / (fit.v_hi - fit.v_lo)));
+  ::llvm::Value* h = horner(b, u, fit.mono);
+  ::llvm::Value* q = b.CreateFMul(b.CreateFMul(emit_exp_nonpositive(b, b.CreateFNeg(x2.hi)), b.CreateFSub(c(1.0), x2.lo)), h);
   return b.CreateSelect(b.CreateFCmpOGE(ax, c(kErfLimit)), c(0.0), q);
 }
 
@@ -253,15 +253,15 @@ std::vector<double> fit_expm1_over_x(int terms) {
 
 }  // namespace
 
-llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* t = x->getType();
+::llvm::Value* emit_exp_nonpositive(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
   const bool single = t->isFloatTy();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   static const std::vector<double> g32 = fit_expm1_over_x(6), g64 = fit_expm1_over_x(11);
   const std::vector<double>& g = single ? g32 : g64;
   // Below lo, exp(x) rounds to 0: computed on 0 instead (emit_exp says why).
   const double lo = single ? -103.97208404541016 : -745.1332191019412;
-  llvm::Value* gone = b.CreateFCmpOLT(x, c(lo));
+  ::llvm::Value* gone = b.CreateFCmpOLT(x, c(lo));
   x = b.CreateSelect(gone, c(0.0), x);
   // t = x log2(e) + magic rounds n = rint(x log2(e)) into t's low bits,
   // already offset by the exponent's bias plus 64: t's bits shifted up to
@@ -269,70 +269,70 @@ llvm::Value* emit_exp_nonpositive(llvm::IRBuilder<>& b, llvm::Value* x) {
   // smallest subnormal result's (-150, -1075).
   const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
   const double magic = std::ldexp(1.5, mantissa) + bias + 64;
-  llvm::Value* tm = fmuladd(b, x, c(1.4426950408889634), c(magic));
-  llvm::Value* n = b.CreateFSub(tm, c(magic));
-  llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
-  llvm::Value* s = b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, it), mantissa), t);
+  ::llvm::Value* tm = fmuladd(b, x, c(1.4426950408889634), c(magic));
+  ::llvm::Value* n = b.CreateFSub(tm, c(magic));
+  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  ::llvm::Value* s = b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, it), mantissa), t);
   // r = x - n ln2 (ln2 in two parts, n ln2_hi exact), |r| <= ln2 / 2.
   const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
   const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
   r = fmuladd(b, n, c(-ln2_lo), r);
-  llvm::Value* p = polynomial(b, r, g);
+  ::llvm::Value* p = polynomial(b, r, g);
   // exp(x) = 2^n (1 + r g(r)), scaled back by 2^-64 (exact for a normal
   // result, one rounding for a subnormal one); 0 below the smallest
   // subnormal's half, and for -inf. NaN stays NaN.
-  llvm::Value* e = b.CreateFMul(fmuladd(b, b.CreateFMul(r, s), p, s), c(std::ldexp(1.0, -64)));
+  ::llvm::Value* e = b.CreateFMul(fmuladd(b, b.CreateFMul(r, s), p, s), c(std::ldexp(1.0, -64)));
   return b.CreateSelect(gone, c(0.0), e);
 }
 
-WithOnePlus emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* t = x->getType();
+WithOnePlus emit_tanh(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
   const bool single = t->isFloatTy();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
-  llvm::Value* nan = b.CreateFCmpUNO(x, x);
-  llvm::Value* abs = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
+  ::llvm::Value* nan = b.CreateFCmpUNO(x, x);
+  ::llvm::Value* abs = b.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, x);
   // tanh(|x|) = e / (e + 2), e = expm1(2|x|); past the clamp, tanh rounds
   // to 1 (and the reduction's 2^n stays normal).
-  llvm::Value* ax = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, abs, c(single ? 9.5 : 20));
-  llvm::Value* e = expm1_nonneg(b, b.CreateFAdd(ax, ax));
-  llvm::Value* mag = b.CreateFDiv(e, b.CreateFAdd(e, c(2.0)));
-  llvm::Value* value = b.CreateSelect(nan, x, b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, x));
+  ::llvm::Value* ax = b.CreateBinaryIntrinsic(::llvm::Intrinsic::minnum, abs, c(single ? 9.5 : 20));
+  ::llvm::Value* e = expm1_nonneg(b, b.CreateFAdd(ax, ax));
+  ::llvm::Value* mag = b.CreateFDiv(e, b.CreateFAdd(e, c(2.0)));
+  ::llvm::Value* value = b.CreateSelect(nan, x, b.CreateBinaryIntrinsic(::llvm::Intrinsic::copysign, mag, x));
   // 1 + tanh(x) = 2 / (1 + w) for x >= 0 and 2w / (1 + w) below, with
   // w = exp(-2|x|) in [0, 1]: neither subtracts, and the negative tail
   // decays to exp's last subnormal.
-  llvm::Value* w = emit_exp_nonpositive(b, b.CreateFMul(abs, c(-2.0)));
-  llvm::Value* num = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), b.CreateFAdd(w, w), c(2.0));
-  llvm::Value* one_plus = b.CreateFDiv(num, b.CreateFAdd(c(1.0), w));
+  ::llvm::Value* w = emit_exp_nonpositive(b, b.CreateFMul(abs, c(-2.0)));
+  ::llvm::Value* num = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), b.CreateFAdd(w, w), c(2.0));
+  ::llvm::Value* one_plus = b.CreateFDiv(num, b.CreateFAdd(c(1.0), w));
   return {value, b.CreateSelect(nan, x, one_plus)};
 }
 
-llvm::Value* emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* t = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+::llvm::Value* emit_erf_f32(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   static const std::vector<double> near = fit_erf_near();
   static const ErfcFit far = fit_erfc_scaled(kErfSmall, 11);
-  llvm::Value* ax = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(kErfLimit));
+  ::llvm::Value* ax = b.CreateBinaryIntrinsic(::llvm::Intrinsic::minnum, b.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, x), c(kErfLimit));
   // Small |x|: erf = x g(x^2). Otherwise 1 - erfc(|x|), with the sign of x.
-  llvm::Value* g = horner(b, b.CreateFMul(ax, ax), near);
-  llvm::Value* q = emit_erfc_abs(b, ax, exact_square(b, x), far);
-  llvm::Value* value = b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfSmall)), b.CreateFMul(x, g),
-                                      b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), q), x));
+  ::llvm::Value* g = horner(b, b.CreateFMul(ax, ax), near);
+  ::llvm::Value* q = emit_erfc_abs(b, ax, exact_square(b, x), far);
+  ::llvm::Value* value = b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfSmall)), b.CreateFMul(x, g),
+                                      b.CreateBinaryIntrinsic(::llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), q), x));
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, value);
 }
 
-llvm::Value* emit_gelu_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* t = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+::llvm::Value* emit_gelu_f32(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
+  ::llvm::Type* t = x->getType();
+  auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   static const ErfcFit fit = fit_erfc_scaled(0, 11);
   // y = x / sqrt 2, y^2 = x^2 / 2: x^2's two parts halved, exactly.
   const Square x2 = exact_square(b, x);
-  llvm::Value* ay = b.CreateBinaryIntrinsic(
-      llvm::Intrinsic::minnum, b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.7071067811865476)), c(kErfLimit));
-  llvm::Value* q = emit_erfc_abs(b, ay, {b.CreateFMul(x2.hi, c(0.5)), b.CreateFMul(x2.lo, c(0.5))}, fit);
+  ::llvm::Value* ay = b.CreateBinaryIntrinsic(
+      ::llvm::Intrinsic::minnum, b.CreateFMul(b.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, x), c(0.7071067811865476)), c(kErfLimit));
+  ::llvm::Value* q = emit_erfc_abs(b, ay, {b.CreateFMul(x2.hi, c(0.5)), b.CreateFMul(x2.lo, c(0.5))}, fit);
   // 1 + erf(y) = erfc(-y): q below 0; 2 - q, in [1, 2], from 0 up.
-  llvm::Value* one_plus = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), q, b.CreateFSub(c(2.0), q));
+  ::llvm::Value* one_plus = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), q, b.CreateFSub(c(2.0), q));
   return b.CreateFMul(b.CreateFMul(x, c(0.5)), one_plus);
 }
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

@@ -14,7 +14,7 @@
 #define SJ_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
-namespace shapejit::backends::gemm {
+namespace shapejit::backends::llvm {
 
 namespace {
 
@@ -41,7 +41,7 @@ constexpr int64_t kPackRows = 16;
 
 }  // namespace
 
-bool available() {
+bool gemm_available() {
 #if defined(__x86_64__)
   static const bool ok = [] {
     __builtin_cpu_init();  // in case of a call from a static constructor that runs before libgcc's
@@ -117,7 +117,7 @@ void pack_rows(int64_t n, const T* b, int64_t row, int64_t col, int64_t q, int64
   const T* src = b + j0 * col;
   if (col == 1) {
 #if defined(__x86_64__)
-    if (width == P && available()) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
+    if (width == P && gemm_available()) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
 #endif
     for (int64_t p = p0; p < p1; ++p) {
       std::copy(src + p * row, src + p * row + width, o + p * P);
@@ -127,7 +127,7 @@ void pack_rows(int64_t n, const T* b, int64_t row, int64_t col, int64_t q, int64
   }
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
-    if (row == 1 && width == P && available()) return pack_columns(p1 - p0, src + p0, col, o + p0 * P);
+    if (row == 1 && width == P && gemm_available()) return pack_columns(p1 - p0, src + p0, col, o + p0 * P);
   }
 #endif
   // Any other strides (a transposed B has contiguous columns): down each
@@ -394,7 +394,7 @@ template <typename T>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate) {
 #if defined(__x86_64__)
-  if (k > 0 && available()) {
+  if (k > 0 && gemm_available()) {
     if (b_col == 1 && b_row >= n && m <= kInPlaceRows && n >= kPanel<T>) {  // rows one after another
       const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(T))), kMinBand, kMaxBand);
       return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
@@ -417,7 +417,7 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
     return;
   }
 #if defined(__x86_64__)
-  if (available()) return multiply_avx2(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+  if (gemm_available()) return multiply_avx2(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 #endif
   constexpr int64_t P = kPanel<T>;  // the same product, one element at a time
   for (int64_t i = 0; i < m; ++i) {
@@ -438,4 +438,4 @@ template void multiply_streaming<float>(int64_t, int64_t, int64_t, const float*,
 template void multiply_streaming<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t, int64_t,
                                          double*, int64_t, bool);
 
-}  // namespace shapejit::backends::gemm
+}  // namespace shapejit::backends::llvm

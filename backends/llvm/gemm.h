@@ -20,11 +20,11 @@
 
 #include <cstdint>
 
-namespace shapejit::backends::gemm {
+namespace shapejit::backends::llvm {
 
 // Whether this CPU has what the kernels are compiled for (x86-64 with AVX2
 // and FMA); where it has not, products go to BLAS.
-bool available();
+bool gemm_available();
 
 // Columns per packed panel: two vectors of T.
 template <typename T>
@@ -70,4 +70,4 @@ template <typename T>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);
 
-}  // namespace shapejit::backends::gemm
+}  // namespace shapejit::backends::llvm

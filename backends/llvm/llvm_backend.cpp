@@ -29,17 +29,14 @@
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
-#include "jit/support/hash.h"
+#include "core/support/hash.h"
 
-namespace shapejit::backends {
+namespace shapejit::backends::llvm {
 
 namespace {
 
 using loops::Buffer;
 using loops::LoopProgram;
-using products::BlasOperand;
-using products::blas_operand;
-using products::multiply_packing;
 using sym::Expr;
 
 // Outer iterations per task: enough work that a task outweighs its scheduling.
@@ -47,7 +44,7 @@ constexpr int64_t kWorkPerTask = 1 << 15;
 // Matmuls with fewer multiply-adds run on the calling thread; larger ones
 // split into row blocks of about kMatmulMinRows rows or more, and into
 // column blocks of at least kMatmulMinCols when the rows make fewer blocks
-// than threads. gemm::multiply packs B once for all blocks, so it takes up
+// than threads. multiply packs B once for all blocks, so it takes up
 // to kMatmulBlocksPerThread blocks per thread (the threads finish together,
 // and a short block's product is still in cache for its epilogue: the
 // encoder at 8 x 64 on 2 threads, 74 ms with one block per thread, 70 with
@@ -63,20 +60,20 @@ constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
 
-std::shared_ptr<BlockPool> process_pool() {
-  static const std::shared_ptr<BlockPool> pool = BlockPool::host(kPoolRetainedBytes);
+std::shared_ptr<pool::BlockPool> process_pool() {
+  static const std::shared_ptr<pool::BlockPool> pool = pool::BlockPool::host(kPoolRetainedBytes);
   return pool;
 }
 
 // A dense tensor over a block of the pool (outputs).
-ir::Tensor pooled(BlockPool& pool, ir::DType dtype, std::vector<int64_t> shape) {
+ir::Tensor pooled(pool::BlockPool& pool, ir::DType dtype, std::vector<int64_t> shape) {
   const size_t bytes = ir::Tensor::dense_bytes(dtype, shape);
   return ir::Tensor::over(dtype, std::move(shape), pool.take(bytes));
 }
 
 class LlvmKernel final : public Kernel {
  public:
-  LlvmKernel(LoopProgram p, std::unique_ptr<cpu::JitCode> code, std::shared_ptr<BlockPool> pool)
+  LlvmKernel(LoopProgram p, std::unique_ptr<JitCode> code, std::shared_ptr<pool::BlockPool> pool)
       : p_(std::move(p)),
         code_(std::move(code)),
         pool_(std::move(pool)),
@@ -91,11 +88,11 @@ class LlvmKernel final : public Kernel {
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as its product is whole. False when the epilogue failed a check.
-  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const;
+  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const;
   // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
   // generated code. False when that code failed a check.
   template <typename T>
-  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const;
+  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, StepFn tile) const;
 
   // The temporaries' steps, for the arena (inputs, outputs and per-task
   // scratch are not in it).
@@ -108,9 +105,9 @@ class LlvmKernel final : public Kernel {
   }
 
   LoopProgram p_;
-  std::unique_ptr<cpu::JitCode> code_;
-  std::shared_ptr<BlockPool> pool_;
-  ArenaPlanner arena_;
+  std::unique_ptr<JitCode> code_;
+  std::shared_ptr<pool::BlockPool> pool_;
+  pool::ArenaPlanner arena_;
   bool may_defer_;  // empty-axis checks, or steps with runtime checks
 };
 
@@ -134,7 +131,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     for (const Expr& d : b.shape) shape.push_back(eval(d, values));
     bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
   }
-  const ArenaPlanner::Layout layout = arena_.place(bytes);
+  const pool::ArenaPlanner::Layout layout = arena_.place(bytes);
   const std::vector<size_t>& at = layout.at;
   const std::shared_ptr<void> arena = layout.bytes ? pool_->take(layout.bytes) : nullptr;
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
@@ -150,7 +147,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kMatmul) {
-      cpu::StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
+      StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
       continue;
     }
@@ -165,7 +162,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
     const int64_t rows = *outer;
     if (rows == 0) continue;
-    cpu::StepFn fn = code_->steps()[s];
+    StepFn fn = code_->steps()[s];
     const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
     if (rows <= grain) {
@@ -181,7 +178,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
 }
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
-bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, cpu::StepFn epilogue) const {
+bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const {
   const loops::MatmulShape shape(mm, values);
   const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
   if (m == 0 || n == 0) return true;
@@ -190,7 +187,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // A batch of products sharing one B (a layer's weights) whose A rows are
   // evenly spaced across the batch is one product of count * m rows, so
   // that B is packed once, not once per matrix.
-  const bool flat = count > 1 && products::shares_b(shape);
+  const bool flat = count > 1 && shares_b(shape);
   const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
   // Tasks: each matrix in blocks of rows, a block tall enough to run as a
   // matrix product (a row alone is a memory-bound matrix-vector product).
@@ -198,7 +195,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // decode steps) split the columns too.
   const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
   const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
-  const bool own = products::own_gemm(k, n, es);
+  const bool own = own_gemm(k, n, es);
   int64_t rows_per_task = rows_total, cols_per_task = n;
   if (work >= kMatmulWorkPerTask) {
     const int64_t rows_all = rows_total * matrices;
@@ -217,8 +214,8 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
       int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
       if (blocks > threads) blocks -= blocks % threads;
       int64_t height = (rows_all + blocks - 1) / blocks;
-      const int64_t short_rows = height % gemm::kTileRows;
-      if (threads == 1 && blocks > 1 && short_rows > 0 && short_rows <= gemm::kTileRows / 2) height += gemm::kTileRows - short_rows;
+      const int64_t short_rows = height % kTileRows;
+      if (threads == 1 && blocks > 1 && short_rows > 0 && short_rows <= kTileRows / 2) height += kTileRows - short_rows;
       rows_per_task = std::min(rows_total, height);
     } else {
       rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_all + threads - 1) / threads));
@@ -242,13 +239,13 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     const bool parallel = work >= kMatmulWorkPerTask;
     const bool f32 = dt == ir::DType::kF32;
     if (p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput) {
-      frozen = f32 ? products::frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
-                   : products::frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
+      frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
+                   : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
       packed = static_cast<const char*>(frozen.get());
     }
-    if (!packed && rows_total > products::kStreamRows) {
-      packed = f32 ? reinterpret_cast<const char*>(products::pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
-                   : reinterpret_cast<const char*>(products::pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
+    if (!packed && rows_total > kStreamRows) {
+      packed = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
+                   : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
     }
   }
   // The epilogue's rows are C's, flattened over the batch: it runs on a
@@ -268,10 +265,10 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     if (k == 0) {
       for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else if (dt == ir::DType::kF32) {
-      products::product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
+      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
               packed ? reinterpret_cast<const float*>(packed) + j0 * k : nullptr);
     } else {
-      products::product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
+      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
               packed ? reinterpret_cast<const double*>(packed) + j0 * k : nullptr);
     }
     if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
@@ -323,7 +320,7 @@ struct AttentionScratch {
 // accumulators are rescaled, and the GEMM adds probabilities times values
 // to them; the rows are divided by their sums at the end.
 template <typename T>
-bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, cpu::StepFn tile) const {
+bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, StepFn tile) const {
   constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
   std::vector<int64_t> dims;
   int64_t count = 1;
@@ -366,9 +363,9 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
     task_values[fs + 1] = i0;
     const T* qm = qb + q.at(c, dims) + i0 * q.row;
     const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
-    // Several query rows are a matrix product, gemm::multiply's where the
+    // Several query rows are a matrix product, multiply's where the
     // host runs it; one (a decode step) is BLAS's matrix-vector product.
-    const bool own = rows > 1 && gemm::available();
+    const bool own = rows > 1 && gemm_available();
     // A single query row (a decode step) has the whole tile to itself: its
     // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
     const int64_t block = rows == 1 ? tq * tk : tk;
@@ -383,7 +380,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
           multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
         } else {
           const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
-          products::blas_gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
+          blas_gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
         }
       }
       // The exp pass's cells past the keys, up to whole vectors: -inf.
@@ -412,7 +409,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
           multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
         } else {
           const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-          products::blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
+          blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
         }
       }
     }
@@ -443,7 +440,7 @@ std::string program_stamp(const LoopProgram& p) { return Hasher().add_str(p.dump
 
 class LlvmBackend final : public Backend {
  public:
-  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(cpu::jit_target(opt_level)) {
+  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(jit_target(opt_level)) {
     openblas_set_num_threads(1);  // TBB splits matmuls; see the top of this file
   }
   const char* name() const override { return "llvm"; }
@@ -455,7 +452,7 @@ class LlvmBackend final : public Backend {
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
     LoopProgram p = SJ_TRY(loops::lower(*graph));
-    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_));
+    std::unique_ptr<JitCode> code = SJ_TRY(jit_compile(p, opt_level_));
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 
@@ -470,7 +467,7 @@ class LlvmBackend final : public Backend {
   Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
     LoopProgram p = SJ_TRY(loops::lower(*graph));
     std::string object;
-    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_compile(p, opt_level_, &object));
+    std::unique_ptr<JitCode> code = SJ_TRY(jit_compile(p, opt_level_, &object));
     image = program_stamp(p) + object;
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
@@ -478,21 +475,25 @@ class LlvmBackend final : public Backend {
     LoopProgram p = SJ_TRY(loops::lower(*graph));
     const std::string stamp = program_stamp(p);
     if (image.substr(0, stamp.size()) != stamp) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
-    std::unique_ptr<cpu::JitCode> code = SJ_TRY(cpu::jit_load(p, image.substr(stamp.size())));
+    std::unique_ptr<JitCode> code = SJ_TRY(jit_load(p, image.substr(stamp.size())));
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
   }
 
  private:
   int opt_level_;
   std::string target_;
-  std::shared_ptr<BlockPool> pool_ = process_pool();
+  std::shared_ptr<pool::BlockPool> pool_ = process_pool();
 };
 
 }  // namespace
 
+}  // namespace shapejit::backends::llvm
+
+namespace shapejit::backends {
+
 Expected<std::unique_ptr<Backend>> make_llvm_backend(int opt_level) {
-  SJ_TRY(cpu::jit_available());
-  return std::unique_ptr<Backend>(new LlvmBackend(opt_level));
+  SJ_TRY(llvm::jit_available());
+  return std::unique_ptr<Backend>(new llvm::LlvmBackend(opt_level));
 }
 
 }  // namespace shapejit::backends

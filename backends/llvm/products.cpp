@@ -11,9 +11,9 @@
 
 #include "backends/frozen.h"
 #include "backends/llvm/gemm.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
-namespace shapejit::backends::products {
+namespace shapejit::backends::llvm {
 
 namespace {
 
@@ -37,7 +37,7 @@ void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const double* a, int ld
   cblas_dgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0, a, lda, x, incx, beta, y, incy);
 }
 
-// Panels of B packed for gemm::multiply, grown to the largest product seen
+// Panels of B packed for multiply, grown to the largest product seen
 // and kept per thread, one buffer per use: kShared for the product a call
 // packs before its tasks (on the calling thread, which may run a task
 // while it waits), kTask for a task that packs its own matrix's B.
@@ -49,20 +49,20 @@ T* panels(int64_t size) {
   return buffer.data();
 }
 
-// B (k x n, as `shape` strides it) packed for gemm::multiply into `out`,
-// its rows split across threads when `parallel` (gemm::pack says why rows).
+// B (k x n, as `shape` strides it) packed for multiply into `out`,
+// its rows split across threads when `parallel` (pack says why rows).
 template <typename T>
 void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
-  if (!parallel) return gemm::pack(k, n, b, shape.b_row, shape.b_col, out, 0, k);
+  if (!parallel) return pack(k, n, b, shape.b_row, shape.b_col, out, 0, k);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, k, kPackGrainRows), [&](const tbb::blocked_range<int64_t>& r) {
-    gemm::pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
+    pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
   });
 }
 
 }  // namespace
 
 bool own_gemm(int64_t k, int64_t n, size_t element_bytes) {
-  return gemm::available() && k * n * static_cast<int64_t>(element_bytes) <= kOwnGemmMaxB;
+  return gemm_available() && k * n * static_cast<int64_t>(element_bytes) <= kOwnGemmMaxB;
 }
 
 BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
@@ -138,15 +138,15 @@ void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b,
 template <typename T>
 void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
-  if (m <= kStreamRows) return gemm::multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
-  T* packed = panels<T, Panels::kTask>(gemm::packed_size<T>(k, n));
-  gemm::pack(k, n, b, b_row, b_col, packed, 0, k);
-  gemm::multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+  if (m <= kStreamRows) return multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+  T* packed = panels<T, Panels::kTask>(packed_size<T>(k, n));
+  pack(k, n, b, b_row, b_col, packed, 0, k);
+  multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 
 template <typename T>
 const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
-  T* out = panels<T, Panels::kShared>(gemm::packed_size<T>(k, n));
+  T* out = panels<T, Panels::kShared>(packed_size<T>(k, n));
   pack_all(k, n, b, shape, parallel, out);
   return out;
 }
@@ -162,7 +162,7 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, cons
   return FrozenMemory::process()
       .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(T), tag,
                [&] {
-                 const size_t bytes = static_cast<size_t>(gemm::packed_size<T>(k, n)) * sizeof(T);
+                 const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(T);
                  std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
                                         [](T* q) { ::operator delete(q, std::align_val_t{64}); });
                  pack_all(k, n, b, shape, parallel, out.get());
@@ -176,7 +176,7 @@ void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c
              bool own, const T* packed) {
   if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
-  gemm::multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
+  multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
 }
 
 #define SJ_PRODUCTS(T)                                                                                                                  \
@@ -189,4 +189,4 @@ SJ_PRODUCTS(float)
 SJ_PRODUCTS(double)
 #undef SJ_PRODUCTS
 
-}  // namespace shapejit::backends::products
+}  // namespace shapejit::backends::llvm

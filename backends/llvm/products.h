@@ -12,9 +12,9 @@
 
 #include "backends/loops/loop_ir.h"
 
-namespace shapejit::backends::products {
+namespace shapejit::backends::llvm {
 
-// A product of at most kStreamRows rows streams B (gemm::multiply_streaming:
+// A product of at most kStreamRows rows streams B (multiply_streaming:
 // it reads B once, and packing all of it first cost as much as the
 // products); a taller one packs B once for all its blocks.
 constexpr int64_t kStreamRows = 96;
@@ -44,7 +44,7 @@ template <typename T>
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta,
                T* c, int ldc);
 
-// C (m x n, ldc) = A B, or += when `accumulate`, by gemm::multiply, with B
+// C (m x n, ldc) = A B, or += when `accumulate`, by multiply, with B
 // (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
 template <typename T>
 void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
@@ -62,11 +62,11 @@ template <typename T>
 std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);
 
 // C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
-// them: gemm::multiply when `own`, from `packed` (B's panels from this
+// them: multiply when `own`, from `packed` (B's panels from this
 // block's first column) or from panels packed here when it is null; BLAS's
 // matrix-vector product for one row or column.
 template <typename T>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const T* packed);
 
-}  // namespace shapejit::backends::products
+}  // namespace shapejit::backends::llvm

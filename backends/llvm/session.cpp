@@ -17,11 +17,11 @@
 #include <atomic>
 #include <mutex>
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 namespace {
 
-std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
+std::string message(::llvm::Error e) { return ::llvm::toString(std::move(e)); }
 
 // What the compile or load running on this thread sees of its object: its
 // size, and with `copy`, its bytes (the image the disk tier keeps).
@@ -53,31 +53,31 @@ class Session {
   std::string target(int opt_level) const {
     return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
   }
-  llvm::orc::LLJIT& jit() { return *jit_; }
+  ::llvm::orc::LLJIT& jit() { return *jit_; }
 
  private:
-  Session() : jtmb_(llvm::Triple()) {}
+  Session() : jtmb_(::llvm::Triple()) {}
   Status init();
   // A fresh JITDylib for one kernel, linked to the runtime's symbols.
   std::unique_ptr<Code> open_dylib(std::string* name);
   // Looks the step functions up (the object is linked then), seeing the object.
   Status link(Code& code, const loops::LoopProgram& p, std::string* object);
 
-  llvm::orc::JITTargetMachineBuilder jtmb_;
+  ::llvm::orc::JITTargetMachineBuilder jtmb_;
   std::string cpu_, features_;
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
-  llvm::orc::JITDylib* runtime_ = nullptr;
+  std::unique_ptr<::llvm::orc::LLJIT> jit_;
+  ::llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<uint64_t> next_id_{0};
 };
 
 class Code final : public JitCode {
  public:
-  Code(Session& s, llvm::orc::JITDylib& jd) : session_(s), jd_(jd) {}
+  Code(Session& s, ::llvm::orc::JITDylib& jd) : session_(s), jd_(jd) {}
   ~Code() override {
     // Removing the JITDylib removes its resource tracker: the code is freed.
-    if (llvm::Error e = session_.jit().getExecutionSession().removeJITDylib(jd_)) llvm::consumeError(std::move(e));
+    if (::llvm::Error e = session_.jit().getExecutionSession().removeJITDylib(jd_)) ::llvm::consumeError(std::move(e));
   }
-  llvm::orc::JITDylib& dylib() { return jd_; }
+  ::llvm::orc::JITDylib& dylib() { return jd_; }
   void set(std::vector<StepFn> steps, size_t bytes) {
     steps_ = std::move(steps);
     code_bytes_ = bytes;
@@ -85,7 +85,7 @@ class Code final : public JitCode {
 
  private:
   Session& session_;
-  llvm::orc::JITDylib& jd_;
+  ::llvm::orc::JITDylib& jd_;
 };
 
 // MachineLICM hoists a loop-invariant instruction out of a loop nest only
@@ -98,7 +98,7 @@ class Code final : public JitCode {
 // unless the process chose it itself. LLVM's options are the process's:
 // this one changes where code runs, never what it computes.
 void hoist_speculatively() {
-  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+  ::llvm::StringMap<::llvm::cl::Option*>& options = ::llvm::cl::getRegisteredOptions();
   auto it = options.find("avoid-speculation");
   if (it == options.end() || it->second->getNumOccurrences() > 0) return;
   (void)it->second->addOccurrence(0, "avoid-speculation", "false");
@@ -106,23 +106,23 @@ void hoist_speculatively() {
 
 Status Session::init() {
   hoist_speculatively();
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  ::llvm::InitializeNativeTarget();
+  ::llvm::InitializeNativeTargetAsmPrinter();
+  auto jtmb = ::llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) return unsupported("llvm: cannot describe the host: " + message(jtmb.takeError()));
   jtmb_ = std::move(*jtmb);
   cpu_ = jtmb_.getCPU();
   features_ = jtmb_.getFeatures().getString();
-  auto jit = llvm::orc::LLJITBuilder()
+  auto jit = ::llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(jtmb_)
-                 .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
-                                                -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                   return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(b));
+                 .setCompileFunctionCreator([](::llvm::orc::JITTargetMachineBuilder b)
+                                                -> ::llvm::Expected<std::unique_ptr<::llvm::orc::IRCompileLayer::IRCompiler>> {
+                   return std::make_unique<::llvm::orc::ConcurrentIRCompiler>(std::move(b));
                  })
                  .create();
   if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
   jit_ = std::move(*jit);
-  jit_->getObjTransformLayer().setTransform([](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+  jit_->getObjTransformLayer().setTransform([](std::unique_ptr<::llvm::MemoryBuffer> obj) -> ::llvm::Expected<std::unique_ptr<::llvm::MemoryBuffer>> {
     if (object_seen) {
       object_seen->bytes += obj->getBufferSize();
       if (object_seen->copy) object_seen->copy->append(obj->getBufferStart(), obj->getBufferSize());
@@ -130,45 +130,45 @@ Status Session::init() {
     return obj;
   });
   // What generated code calls: libm from the process, and our helpers.
-  llvm::orc::ExecutionSession& es = jit_->getExecutionSession();
+  ::llvm::orc::ExecutionSession& es = jit_->getExecutionSession();
   runtime_ = &es.createBareJITDylib("shapejit_runtime");
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+  auto process = ::llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
   if (!process) return unsupported("llvm: cannot search the process's symbols: " + message(process.takeError()));
   runtime_->addGenerator(std::move(*process));
-  llvm::orc::SymbolMap helpers;
+  ::llvm::orc::SymbolMap helpers;
   helpers[jit_->mangleAndIntern("shapejit_ipow_i64")] =
-      llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(&shapejit_ipow_i64), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
-  if (llvm::Error e = runtime_->define(llvm::orc::absoluteSymbols(std::move(helpers)))) return unsupported("llvm: " + message(std::move(e)));
+      ::llvm::JITEvaluatedSymbol(::llvm::pointerToJITTargetAddress(&shapejit_ipow_i64), ::llvm::JITSymbolFlags::Exported | ::llvm::JITSymbolFlags::Callable);
+  if (::llvm::Error e = runtime_->define(::llvm::orc::absoluteSymbols(std::move(helpers)))) return unsupported("llvm: " + message(std::move(e)));
   return Status::ok();
 }
 
-Status optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
+Status optimize(::llvm::Module& m, ::llvm::TargetMachine& tm, int opt_level) {
+  ::llvm::LoopAnalysisManager lam;
+  ::llvm::FunctionAnalysisManager fam;
+  ::llvm::CGSCCAnalysisManager cgam;
+  ::llvm::ModuleAnalysisManager mam;
   // Vectorize, but do not unroll or interleave on top: the loops are
   // memory-bound, and unrolled AVX-512 code costs compile time and size.
-  llvm::PipelineTuningOptions tuning;
+  ::llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
   tuning.LoopInterleaving = false;
-  llvm::PassBuilder pb(&tm, tuning);
+  ::llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  static const llvm::OptimizationLevel* kLevels[] = {&llvm::OptimizationLevel::O0, &llvm::OptimizationLevel::O1,
-                                                     &llvm::OptimizationLevel::O2, &llvm::OptimizationLevel::O3};
-  const llvm::OptimizationLevel& level = *kLevels[std::clamp(opt_level, 0, 3)];
-  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
+  static const ::llvm::OptimizationLevel* kLevels[] = {&::llvm::OptimizationLevel::O0, &::llvm::OptimizationLevel::O1,
+                                                     &::llvm::OptimizationLevel::O2, &::llvm::OptimizationLevel::O3};
+  const ::llvm::OptimizationLevel& level = *kLevels[std::clamp(opt_level, 0, 3)];
+  ::llvm::ModulePassManager mpm = level == ::llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(m, mam);
   return Status::ok();
 }
 
 std::unique_ptr<Code> Session::open_dylib(std::string* name) {
   *name = "shapejit_kernel_" + std::to_string(next_id_++);
-  llvm::orc::JITDylib& jd = jit_->getExecutionSession().createBareJITDylib(*name);
+  ::llvm::orc::JITDylib& jd = jit_->getExecutionSession().createBareJITDylib(*name);
   jd.addToLinkOrder(*runtime_);
   return std::make_unique<Code>(*this, jd);
 }
@@ -197,22 +197,22 @@ Status Session::link(Code& code, const loops::LoopProgram& p, std::string* objec
 Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level, std::string* object) {
   std::string name;
   std::unique_ptr<Code> code = open_dylib(&name);
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>(name, *ctx);
-  llvm::orc::JITTargetMachineBuilder jtmb = jtmb_;
-  jtmb.setCodeGenOptLevel(opt_level >= 3 ? llvm::CodeGenOpt::Aggressive : opt_level == 0 ? llvm::CodeGenOpt::None : llvm::CodeGenOpt::Default);
+  auto ctx = std::make_unique<::llvm::LLVMContext>();
+  auto module = std::make_unique<::llvm::Module>(name, *ctx);
+  ::llvm::orc::JITTargetMachineBuilder jtmb = jtmb_;
+  jtmb.setCodeGenOptLevel(opt_level >= 3 ? ::llvm::CodeGenOpt::Aggressive : opt_level == 0 ? ::llvm::CodeGenOpt::None : ::llvm::CodeGenOpt::Default);
   auto tm = jtmb.createTargetMachine();
   if (!tm) return internal_error("llvm: no target machine: " + message(tm.takeError()));
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple(jtmb.getTargetTriple().str());
   SJ_TRY(emit_program(p, *module));
-  for (llvm::Function& f : *module) {
+  for (::llvm::Function& f : *module) {
     if (f.isDeclaration()) continue;
     f.addFnAttr("target-cpu", cpu_);
     f.addFnAttr("target-features", features_);
   }
   SJ_TRY(optimize(*module, **tm, opt_level));
-  if (llvm::Error e = jit_->addIRModule(code->dylib(), llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+  if (::llvm::Error e = jit_->addIRModule(code->dylib(), ::llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
     return internal_error("llvm: " + message(std::move(e)));
   }
   if (object) object->clear();
@@ -225,8 +225,8 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
 Expected<std::unique_ptr<JitCode>> Session::load(const loops::LoopProgram& p, std::string_view object) {
   std::string name;
   std::unique_ptr<Code> code = open_dylib(&name);
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
-  if (llvm::Error e = jit_->addObjectFile(code->dylib(), std::move(buffer))) return internal_error("llvm: loading an object: " + message(std::move(e)));
+  auto buffer = ::llvm::MemoryBuffer::getMemBufferCopy(::llvm::StringRef(object.data(), object.size()), name);
+  if (::llvm::Error e = jit_->addObjectFile(code->dylib(), std::move(buffer))) return internal_error("llvm: loading an object: " + message(std::move(e)));
   SJ_TRY(link(*code, p, nullptr));
   return std::unique_ptr<JitCode>(std::move(code));
 }
@@ -257,4 +257,4 @@ Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::st
   return s->load(p, object);
 }
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

@@ -14,9 +14,9 @@
 
 #include "backends/llvm/codegen.h"
 #include "backends/loops/loop_ir.h"
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
-namespace shapejit::backends::cpu {
+namespace shapejit::backends::llvm {
 
 class JitCode {
  public:
@@ -39,4 +39,4 @@ Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int 
 // Links an object jit_compile gave for the same program and target.
 Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object);
 
-}  // namespace shapejit::backends::cpu
+}  // namespace shapejit::backends::llvm

@@ -21,7 +21,7 @@
 
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 void Lowering::plan_attention() {
   if (!options_.fuse_attention || !options_.blas || options_.tile <= 0) return;
@@ -222,4 +222,4 @@ Status Lowering::attention_step(int node, int buffer) {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

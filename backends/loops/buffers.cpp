@@ -11,7 +11,7 @@
 
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 Status Lowering::plan_buffers() {
   const int nv = g_.num_values();
@@ -95,4 +95,4 @@ Status Lowering::plan_buffers() {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

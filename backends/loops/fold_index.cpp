@@ -4,7 +4,7 @@
 // is a load. Within a phase each (value, index) is computed once.
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 namespace {
 
@@ -231,4 +231,4 @@ int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
 }
 
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

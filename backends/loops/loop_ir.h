@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/graph.h"
-#include "jit/sym/expr.h"
+#include "core/ir/graph.h"
+#include "core/sym/expr.h"
 
 namespace shapejit::backends::loops {
 

@@ -16,7 +16,6 @@
 
 namespace shapejit::backends::loops {
 
-namespace detail {
 
 Expected<LoopProgram> Lowering::run() {
   SJ_TRY(plan_buffers());
@@ -96,10 +95,8 @@ Expected<LoopProgram> Lowering::run() {
   return std::move(p_);
 }
 
-}  // namespace detail
-
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options) {
-  return detail::Lowering(g, options).run();
+  return Lowering(g, options).run();
 }
 
 }  // namespace shapejit::backends::loops

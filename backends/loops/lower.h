@@ -16,8 +16,8 @@
 #pragma once
 
 #include "backends/loops/loop_ir.h"
-#include "jit/support/status.h"
-#include "jit/ir/specialize.h"
+#include "core/support/status.h"
+#include "core/ir/specialize.h"
 
 namespace shapejit::backends::loops {
 

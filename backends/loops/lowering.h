@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "backends/loops/lower.h"
-#include "jit/ir/infer.h"
+#include "core/ir/infer.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 using ir::DType;
 using ir::Op;
@@ -184,4 +184,4 @@ class Lowering {
   Expected<int> ensure_dense(int v, int node);
 };
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

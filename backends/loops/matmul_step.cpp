@@ -6,7 +6,7 @@
 // BLAS) is a loop nest that accumulates in i64 / f64.
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 // `v` (rank >= 2) read in place: its fold is one load whose offset is
 // linear in the indices, with non-negative strides, and rows or columns
@@ -137,4 +137,4 @@ Status Lowering::matmul_step(int node, int buffer) {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

@@ -6,7 +6,7 @@
 
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 void Lowering::merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>& extents) {
   auto rewrite = [&](const std::function<std::optional<Expr>(int)>& f) { substitute_indices(ph, f); };
@@ -63,4 +63,4 @@ void Lowering::merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>&
   }
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

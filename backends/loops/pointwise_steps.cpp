@@ -5,7 +5,7 @@
 
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 // A pointwise step's loops, once its body is built: merged, then tiled.
 void Lowering::finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents) {
@@ -104,4 +104,4 @@ Status Lowering::concat_step(int node, int buffer) {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

@@ -9,7 +9,7 @@
 
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 struct ReduceLoops {
   std::vector<Expr> x_idx, out_idx, inner_vars, inner_extents;
@@ -363,4 +363,4 @@ Status Lowering::norm_step(int node, int buffer) {
   return Status::ok();
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

@@ -4,7 +4,7 @@
 // one inner loop. A GPU lowers untiled (tile 0): its grid spreads the loop.
 #include "backends/loops/lowering.h"
 
-namespace shapejit::backends::loops::detail {
+namespace shapejit::backends::loops {
 
 void Lowering::tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& extents) {
   Phase& ph = step.phases[0];
@@ -37,4 +37,4 @@ void Lowering::tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& 
   }
 }
 
-}  // namespace shapejit::backends::loops::detail
+}  // namespace shapejit::backends::loops

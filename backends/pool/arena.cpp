@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace shapejit::backends {
+namespace shapejit::backends::pool {
 
 ArenaPlanner::ArenaPlanner(const std::vector<std::pair<int, int>>& life) {
   int steps = 0;
@@ -68,4 +68,4 @@ ArenaPlanner::Layout ArenaPlanner::place(const std::vector<size_t>& bytes) const
   return out;
 }
 
-}  // namespace shapejit::backends
+}  // namespace shapejit::backends::pool

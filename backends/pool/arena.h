@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace shapejit::backends {
+namespace shapejit::backends::pool {
 
 class ArenaPlanner {
  public:
@@ -38,4 +38,4 @@ class ArenaPlanner {
   std::vector<std::vector<int>> born_, dead_;  // per step: temporaries first and last used there
 };
 
-}  // namespace shapejit::backends
+}  // namespace shapejit::backends::pool

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <new>
 
-namespace shapejit::backends {
+namespace shapejit::backends::pool {
 
 std::shared_ptr<BlockPool> BlockPool::create(size_t max_retained_bytes, AllocFn alloc, FreeFn free) {
   return std::shared_ptr<BlockPool>(new BlockPool(max_retained_bytes, alloc, free));
@@ -71,4 +71,4 @@ BlockPool::Stats BlockPool::stats() const {
   return stats_;
 }
 
-}  // namespace shapejit::backends
+}  // namespace shapejit::backends::pool

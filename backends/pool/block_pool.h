@@ -16,7 +16,7 @@
 #include <memory>
 #include <mutex>
 
-namespace shapejit::backends {
+namespace shapejit::backends::pool {
 
 class BlockPool : public std::enable_shared_from_this<BlockPool> {
  public:
@@ -51,4 +51,4 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   Stats stats_;
 };
 
-}  // namespace shapejit::backends
+}  // namespace shapejit::backends::pool

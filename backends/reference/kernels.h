@@ -20,8 +20,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "jit/ir/infer.h"
-#include "jit/ir/tensor.h"
+#include "core/ir/infer.h"
+#include "core/ir/tensor.h"
 
 namespace shapejit::backends::reference {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "backends/reference/kernels.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
 namespace shapejit::backends::reference {
 

@@ -1,7 +1,7 @@
 // NumPy matmul: batch dims broadcast, a 1-D operand is promoted to a matrix
 // and its dim removed from the result.
 #include "backends/reference/kernels.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
 namespace shapejit::backends::reference {
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "backends/reference/kernels.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
 namespace shapejit::backends::reference {
 

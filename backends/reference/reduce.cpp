@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "backends/reference/kernels.h"
-#include "jit/ir/strided.h"
+#include "core/ir/strided.h"
 
 namespace shapejit::backends::reference {
 

@@ -8,21 +8,21 @@
 
 #include "backends/frozen.h"
 #include "jit/capi/shapejit.h"
-#include "jit/support/json.h"
-#include "jit/ir/graph_json.h"
+#include "core/support/json.h"
+#include "core/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 
 struct sj_site;
 struct sj_jit {
-  std::unique_ptr<shapejit::Jit> jit;
+  std::unique_ptr<shapejit::runtime::Jit> jit;
   std::mutex mu;  // handles
-  std::map<shapejit::CallSite*, std::unique_ptr<sj_site>> sites;
+  std::map<shapejit::runtime::CallSite*, std::unique_ptr<sj_site>> sites;
 };
 struct sj_site {
-  shapejit::CallSite* site;
+  shapejit::runtime::CallSite* site;
 };
 struct sj_tracer {
-  shapejit::Tracer* tracer;
+  shapejit::trace::Tracer* tracer;
 };
 
 namespace {
@@ -78,11 +78,11 @@ sj_status guarded(F&& f) {
 
 Status null_arg(const char* what) { return shapejit::invalid(std::string(what) + " is null"); }
 
-shapejit::Tracer::Arg to_arg(const sj_operand& o) {
+shapejit::trace::Tracer::Arg to_arg(const sj_operand& o) {
   switch (o.kind) {
     case SJ_OPERAND_INT: return o.i;
     case SJ_OPERAND_FLOAT: return o.f;
-    default: return shapejit::Tracer::Value{o.value};
+    default: return shapejit::trace::Tracer::Value{o.value};
   }
 }
 
@@ -118,7 +118,7 @@ sj_status sj_create(const char* config_json, sj_jit** out) {
   return guarded([&]() -> Status {
     if (!out) return null_arg("out");
     *out = nullptr;
-    auto jit = shapejit::Jit::create(config_json ? config_json : "{}");
+    auto jit = shapejit::runtime::Jit::create(config_json ? config_json : "{}");
     if (!jit.is_ok()) return jit.status();
     auto handle = std::make_unique<sj_jit>();
     handle->jit = std::move(jit).value();
@@ -138,7 +138,7 @@ sj_status sj_site_get(sj_jit* jit, const char* name, sj_site** out) {
   return guarded([&]() -> Status {
     if (!jit || !name || !out) return null_arg("jit, name or out");
     // Sites live as long as the jit; so do their C handles (one per site).
-    shapejit::CallSite* site = &jit->jit->site(name);
+    shapejit::runtime::CallSite* site = &jit->jit->site(name);
     std::lock_guard<std::mutex> lock(jit->mu);
     auto& h = jit->sites[site];
     if (!h) h = std::make_unique<sj_site>(sj_site{site});
@@ -159,7 +159,7 @@ sj_status sj_call_on_stream(sj_site* site, void* stream, const DLTensor* const* 
     if (num_args < 0) return shapejit::invalid("num_args is negative");
     *outputs = nullptr;
     *num_outputs = 0;
-    shapejit::TraceFn fn = [&](shapejit::Tracer& t) -> Status {
+    shapejit::runtime::TraceFn fn = [&](shapejit::trace::Tracer& t) -> Status {
       sj_tracer handle{&t};
       g_last_error.clear();
       sj_status s = trace(&handle, user_data);
@@ -168,7 +168,7 @@ sj_status sj_call_on_stream(sj_site* site, void* stream, const DLTensor* const* 
       return Status(from_c(s), msg);
     };
     std::vector<shapejit::ir::Tensor> results;
-    SJ_TRY(site->site->call(shapejit::Args(args, static_cast<size_t>(num_args)), fn, results, stream));
+    SJ_TRY(site->site->call(shapejit::runtime::Args(args, static_cast<size_t>(num_args)), fn, results, stream));
     return deliver(results, outputs, num_outputs);
   });
 }
@@ -187,7 +187,7 @@ sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph
     *num_outputs = 0;
     shapejit::ir::Graph g = SJ_TRY(shapejit::ir::parse_graph(graph_json));
     std::vector<shapejit::ir::Tensor> results;
-    SJ_TRY(site->site->call_graph(g, {}, shapejit::Args(args, static_cast<size_t>(num_args)), results, stream));
+    SJ_TRY(site->site->call_graph(g, {}, shapejit::runtime::Args(args, static_cast<size_t>(num_args)), results, stream));
     return deliver(results, outputs, num_outputs);
   });
 }
@@ -239,7 +239,7 @@ sj_status sj_tracer_op(sj_tracer* t, const char* op, const sj_operand* operands,
       const nlohmann::json j = SJ_TRY(shapejit::parse_json(attrs_json, std::string("attrs of '") + op + "'"));
       SJ_TRY(shapejit::ir::parse_node_attrs(j, "/attrs", node));
     }
-    std::vector<shapejit::Tracer::Arg> in;
+    std::vector<shapejit::trace::Tracer::Arg> in;
     for (int32_t i = 0; i < num_operands; ++i) in.push_back(to_arg(operands[i]));
     auto v = SJ_TRY(t->tracer->op(*parsed, in, node.attrs));
     *out = v.id;
@@ -266,7 +266,7 @@ sj_status sj_tracer_guard_int(sj_tracer* t, sj_value symint, const char* label, 
 sj_status sj_tracer_guard_bool(sj_tracer* t, const char* cmp, sj_operand lhs, sj_operand rhs, const char* label, int32_t* out) {
   return guarded([&]() -> Status {
     if (!t || !cmp || !out) return null_arg("tracer, cmp or out");
-    auto c = shapejit::parse_cmp(cmp);
+    auto c = shapejit::trace::parse_cmp(cmp);
     if (!c) return shapejit::invalid(std::string("unknown comparison '") + cmp + "' (eq, ne, lt, le, gt, ge)");
     *out = SJ_TRY(t->tracer->guard_bool(*c, to_arg(lhs), to_arg(rhs), label ? label : "")) ? 1 : 0;
     return Status::ok();

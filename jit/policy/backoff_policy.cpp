@@ -53,7 +53,7 @@ int BackoffPolicy::pick_trace(const Miss& miss, bool generic) const {
     // A trace that specialized a dim guard_int may no longer specialize is
     // stale: tracing again makes that guard_int a GraphBreak.
     bool stale = false;
-    for (const Observation& o : t.observed) stale |= o.as_int && on_guard_int(o.input, o.dim).graph_break;
+    for (const trace::Observation& o : t.observed) stale |= o.as_int && on_guard_int(o.input, o.dim).graph_break;
     if (!stale) return t.id;
   }
   return -1;
@@ -86,16 +86,16 @@ Decision BackoffPolicy::decide(const Miss& miss) {
   return d;
 }
 
-IntUse BackoffPolicy::on_guard_int(int input, int dim) const {
+trace::IntUse BackoffPolicy::on_guard_int(int input, int dim) const {
   const std::string where = dim_name(input, dim);
-  if (pinned_static(input, dim)) return IntUse::specialize();
-  if (pinned_dynamic(input, dim)) return IntUse::break_graph(where + " is pinned dynamic by the config");
-  if (never_specializes()) return IntUse::break_graph(where + " is dynamic (policy " + config_.mode + ")");
-  if (generic_) return IntUse::break_graph(where + " is dynamic: the site reached cache_size_limit (" + std::to_string(config_.cache_size_limit) + ")");
+  if (pinned_static(input, dim)) return trace::IntUse::specialize();
+  if (pinned_dynamic(input, dim)) return trace::IntUse::break_graph(where + " is pinned dynamic by the config");
+  if (never_specializes()) return trace::IntUse::break_graph(where + " is dynamic (policy " + config_.mode + ")");
+  if (generic_) return trace::IntUse::break_graph(where + " is dynamic: the site reached cache_size_limit (" + std::to_string(config_.cache_size_limit) + ")");
   if (backed_off(input, dim) && config_.backed_off_int == BackedOffInt::kGraphBreak) {
-    return IntUse::break_graph(where + " backed off after " + std::to_string(dims_.at({input, dim}).recompiles) + " recompiles");
+    return trace::IntUse::break_graph(where + " backed off after " + std::to_string(dims_.at({input, dim}).recompiles) + " recompiles");
   }
-  return IntUse::specialize();
+  return trace::IntUse::specialize();
 }
 
 sym::Range BackoffPolicy::bucket(int64_t v, int64_t lowest) const {

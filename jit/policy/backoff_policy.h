@@ -34,7 +34,7 @@ class BackoffPolicy : public RecompilePolicy {
   BackoffPolicy(const PolicyConfig& config, const std::string& site);
 
   Decision decide(const Miss& miss) override;
-  IntUse on_guard_int(int input, int dim) const override;
+  trace::IntUse on_guard_int(int input, int dim) const override;
   Status specialize(sym::ShapeEnv& env, bool generic) const override;
   DimState state(int input, int dim) const override;
 

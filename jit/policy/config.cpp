@@ -5,7 +5,7 @@
 #include <set>
 
 #include "jit/policy/recompile_policy.h"
-#include "jit/support/json.h"
+#include "core/support/json.h"
 
 namespace shapejit::policy {
 

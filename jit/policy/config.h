@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "jit/support/status.h"
+#include "core/support/status.h"
 
 namespace shapejit::policy {
 

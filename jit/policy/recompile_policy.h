@@ -29,7 +29,7 @@
 
 #include "guards/guard_set.h"
 #include "jit/policy/config.h"
-#include "jit/sym/shape_env.h"
+#include "core/sym/shape_env.h"
 #include "jit/trace/tracer.h"
 
 namespace shapejit::policy {
@@ -41,7 +41,7 @@ using DimRef = std::pair<int, int>;  // (input, dim)
 // A stored trace whose semantic guards hold for the missing call.
 struct TraceCandidate {
   int id;                                  // the runtime's handle for it
-  std::span<const Observation> observed;   // what the interpreter read while tracing it
+  std::span<const trace::Observation> observed;   // what the interpreter read while tracing it
   bool generic;                            // traced with every dim backed off
 };
 
@@ -70,7 +70,7 @@ class RecompilePolicy {
   // The decision for a miss; updates the site's per-dim state first.
   virtual Decision decide(const Miss& miss) = 0;
   // While tracing: whether guard_int specializes the dim or breaks the graph.
-  virtual IntUse on_guard_int(int input, int dim) const = 0;
+  virtual trace::IntUse on_guard_int(int input, int dim) const = 0;
   // The policy's choices for the free symbols of a trace's env (bindings
   // with origin kPolicy, ranges with origin kBucket). A generic entry's
   // env gets none.

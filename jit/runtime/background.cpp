@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 namespace {
 
@@ -37,4 +37,4 @@ void Background::wait() {
   idle_.wait(lock, [&] { return pending_ == 0; });
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

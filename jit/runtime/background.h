@@ -11,7 +11,7 @@
 #include <functional>
 #include <mutex>
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 class Background {
  public:
@@ -31,4 +31,4 @@ class Background {
   size_t pending_ = 0;
 };
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

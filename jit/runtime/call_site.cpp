@@ -6,7 +6,7 @@
 #include "jit/runtime/site_types.h"
 #include "jit/runtime/trace_recorder.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 using Clock = std::chrono::steady_clock;
 
@@ -34,7 +34,7 @@ Status CallSite::call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& 
   return dispatch(Call{args, source, {stream, &services_.log}}, outputs);
 }
 
-Status CallSite::call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args,
+Status CallSite::call_graph(const ir::Graph& graph, std::span<const trace::Observation> observed, Args args,
                             std::vector<ir::Tensor>& outputs, void* stream) {
   const Source source{nullptr, &graph, observed};
   return dispatch(Call{args, source, {stream, &services_.log}}, outputs);
@@ -183,4 +183,4 @@ policy::DimState CallSite::dim_state(int input, int dim) const {
   return policy_->state(input, dim);
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

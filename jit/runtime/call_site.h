@@ -26,13 +26,13 @@
 #include "cache/kernel_cache.h"
 #include "guards/guard_tree.h"
 #include "jit/policy/recompile_policy.h"
-#include "jit/sym/program.h"
+#include "core/sym/program.h"
 #include "jit/trace/tracer.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 using Args = std::span<const DLTensor* const>;
-using TraceFn = std::function<Status(Tracer&)>;
+using TraceFn = std::function<Status(trace::Tracer&)>;
 
 class Background;
 class TraceRecorder;
@@ -73,7 +73,7 @@ class CallSite {
   Status call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream = nullptr);
   // For callers that already hold the graph (and, from a recorded trace,
   // the observations the interpreter made while tracing it).
-  Status call_graph(const ir::Graph& graph, std::span<const Observation> observed, Args args, std::vector<ir::Tensor>& outputs,
+  Status call_graph(const ir::Graph& graph, std::span<const trace::Observation> observed, Args args, std::vector<ir::Tensor>& outputs,
                     void* stream = nullptr);
 
   SiteStats stats() const;
@@ -92,7 +92,7 @@ class CallSite {
   struct Source {
     const TraceFn* fn = nullptr;
     const ir::Graph* graph = nullptr;
-    std::span<const Observation> observed;
+    std::span<const trace::Observation> observed;
   };
   // What one call brings: its arguments, how to trace it, its stream.
   struct Call {
@@ -124,7 +124,7 @@ class CallSite {
   void install(std::unique_ptr<Entry> e);
   void publish(std::unique_ptr<Snapshot> snap);
   size_t compiled_entries() const { return entries_.size() - break_entries_ - landed_; }
-  void install_break(const Tracer& tracer, const std::string& message);
+  void install_break(const trace::Tracer& tracer, const std::string& message);
   void record_graph(TraceRecorder* r);
 
   const std::string name_;
@@ -155,4 +155,4 @@ class CallSite {
 // Input specs for a call traced from scratch: every dim a fresh symbol.
 Expected<std::vector<ir::InputSpec>> dynamic_inputs(Args args);
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

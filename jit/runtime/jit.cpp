@@ -8,7 +8,7 @@
 
 #include "jit/runtime/trace_recorder.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 // `auto` is the best CPU backend built in that starts on this host: the
 // inputs of a CPU program are host memory. `cuda` takes kDLCUDA tensors.
@@ -222,4 +222,4 @@ nlohmann::json Jit::stats_json() const {
   return j;
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

@@ -35,7 +35,7 @@
 #include "jit/runtime/background.h"
 #include "jit/runtime/call_site.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 class Jit {
  public:
@@ -52,7 +52,7 @@ class Jit {
   Status call(std::string_view site_name, Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream = nullptr) {
     return site(site_name).call(args, trace, outputs, stream);
   }
-  Status call_graph(std::string_view site_name, const ir::Graph& graph, std::span<const Observation> observed, Args args,
+  Status call_graph(std::string_view site_name, const ir::Graph& graph, std::span<const trace::Observation> observed, Args args,
                     std::vector<ir::Tensor>& outputs, void* stream = nullptr) {
     return site(site_name).call_graph(graph, observed, args, outputs, stream);
   }
@@ -97,4 +97,4 @@ class Jit {
   tbb::concurrent_unordered_map<std::string, std::unique_ptr<CallSite>> sites_;
 };
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

@@ -19,7 +19,7 @@
 #include "jit/runtime/site_types.h"
 #include "jit/runtime/trace_recorder.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 using Clock = std::chrono::steady_clock;
 using Action = policy::Decision::Action;
@@ -172,10 +172,10 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
   } else {
     const ir::Graph& graph = *source.graph;
     inputs = graph.inputs;
-    replay = [&graph, observed = source.observed](Tracer& t) -> Status {
+    replay = [&graph, observed = source.observed](trace::Tracer& t) -> Status {
       for (const ir::Node& n : graph.nodes) SJ_TRY(t.append(n, graph.value_names[n.out[0]]));
-      for (const Observation& o : observed) SJ_TRY(t.observe(o));
-      for (int o : graph.outputs) SJ_TRY(t.output(Tracer::Value{o}));
+      for (const trace::Observation& o : observed) SJ_TRY(t.observe(o));
+      for (int o : graph.outputs) SJ_TRY(t.output(trace::Tracer::Value{o}));
       return Status::ok();
     };
     if (inputs.size() != args.size()) {
@@ -191,10 +191,10 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
   }
   ir::ShapeHints hints;
   for (const DLTensor* a : args) hints.emplace_back(a->shape, a->shape + a->ndim);
-  TraceOptions options;
+  trace::TraceOptions options;
   options.specialize_zero_one = services_.config.policy.specialize_zero_one;
   options.on_guard_int = [this](int input, int dim) { return policy_->on_guard_int(input, dim); };
-  std::unique_ptr<Tracer> tracer = SJ_TRY(Tracer::create(std::move(inputs), std::move(hints), std::move(options)));
+  std::unique_ptr<trace::Tracer> tracer = SJ_TRY(trace::Tracer::create(std::move(inputs), std::move(hints), std::move(options)));
   Status traced = source.graph ? replay(*tracer) : (*source.fn)(*tracer);
   stats_.trace_ms += ms_since(t0);
   if (!traced.is_ok()) {
@@ -207,7 +207,7 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
     }
     return s;
   }
-  Trace t = std::move(*tracer).finish();
+  trace::Trace t = std::move(*tracer).finish();
   auto st = std::make_unique<StoredTrace>();
   st->id = next_trace_id_++;
   st->graph = std::make_shared<const ir::Graph>(std::move(t.graph));
@@ -379,7 +379,7 @@ void CallSite::log_recompile(std::span<const guards::Failure> failures, const po
   services_.log(line);
 }
 
-void CallSite::install_break(const Tracer& tracer, const std::string& message) {
+void CallSite::install_break(const trace::Tracer& tracer, const std::string& message) {
   auto e = std::make_unique<Entry>();
   e->guards = guards::derive_guards(tracer.graph(), tracer.env(), services_.backend.device());
   e->graph_break = message;
@@ -430,4 +430,4 @@ Status CallSite::run_eager(StoredTrace& st, const Call& call, std::vector<ir::Te
   return s;
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

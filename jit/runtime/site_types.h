@@ -11,7 +11,7 @@
 #include "guards/guard_tree.h"
 #include "jit/runtime/call_site.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 // A compiled entry: its guards, its kernel, the specialized graph whose
 // shape functions size its outputs, and where each symbol's value is read.
@@ -34,7 +34,7 @@ struct CallSite::StoredTrace {
   int id = 0;
   std::shared_ptr<const ir::Graph> graph;
   sym::ShapeEnv env;
-  std::vector<Observation> observed;
+  std::vector<trace::Observation> observed;
   Hash128 graph_hash;
   guards::GuardSet semantic;  // derived once, when traced
   bool generic = false;       // traced with every dim backed off
@@ -50,4 +50,4 @@ struct CallSite::Snapshot {
   std::vector<std::vector<int32_t>> flat_symbols;
 };
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

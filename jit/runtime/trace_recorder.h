@@ -8,17 +8,17 @@
 #include <mutex>
 #include <string>
 
-#include "jit/support/status.h"
+#include "core/support/status.h"
 #include "jit/trace/trace_file.h"
 
-namespace shapejit {
+namespace shapejit::runtime {
 
 class TraceRecorder {
  public:
   static Expected<std::unique_ptr<TraceRecorder>> open(const std::string& path);
   ~TraceRecorder();
 
-  void graph(const std::string& site, const ir::Graph& g, const std::vector<Observation>& observed);
+  void graph(const std::string& site, const ir::Graph& g, const std::vector<trace::Observation>& observed);
   void call(const std::string& site, std::span<const DLTensor* const> args);
 
  private:
@@ -30,4 +30,4 @@ class TraceRecorder {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace shapejit
+}  // namespace shapejit::runtime

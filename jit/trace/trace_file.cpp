@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "jit/ir/graph_json.h"
-#include "jit/support/json.h"
+#include "core/ir/graph_json.h"
+#include "core/support/json.h"
 
-namespace shapejit {
+namespace shapejit::trace {
 
 using nlohmann::json;
 
@@ -220,4 +220,4 @@ std::string trace_call_line(const std::string& site, std::optional<int64_t> t_us
   return j.dump();
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::trace

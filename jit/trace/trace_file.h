@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/graph.h"
-#include "jit/support/status.h"
+#include "core/ir/graph.h"
+#include "core/support/status.h"
 #include "jit/trace/tracer.h"
 
-namespace shapejit {
+namespace shapejit::trace {
 
 struct TraceGraph {
   std::string site;
@@ -87,4 +87,4 @@ std::string trace_header_line(const std::string& note);
 std::string trace_graph_line(const std::string& site, const ir::Graph& g, const std::vector<Observation>& observed);
 std::string trace_call_line(const std::string& site, std::optional<int64_t> t_us, const std::vector<TraceInput>& inputs);
 
-}  // namespace shapejit
+}  // namespace shapejit::trace

@@ -1,6 +1,6 @@
 #include "jit/trace/tracer.h"
 
-namespace shapejit {
+namespace shapejit::trace {
 
 using sym::Expr;
 using sym::Origin;
@@ -173,4 +173,4 @@ Trace Tracer::finish() && {
   return Trace{std::move(graph_), std::move(env_), std::move(types_), std::move(observed_)};
 }
 
-}  // namespace shapejit
+}  // namespace shapejit::trace

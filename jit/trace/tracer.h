@@ -21,12 +21,12 @@
 #include <variant>
 #include <vector>
 
-#include "jit/ir/graph.h"
-#include "jit/ir/infer.h"
-#include "jit/support/status.h"
-#include "jit/sym/shape_env.h"
+#include "core/ir/graph.h"
+#include "core/ir/infer.h"
+#include "core/support/status.h"
+#include "core/sym/shape_env.h"
 
-namespace shapejit {
+namespace shapejit::trace {
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 const char* cmp_name(Cmp c);
@@ -134,4 +134,4 @@ class Tracer {
   bool broke_ = false;
 };
 
-}  // namespace shapejit
+}  // namespace shapejit::trace

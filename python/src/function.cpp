@@ -15,7 +15,7 @@ struct Function::TraceContext {
   std::optional<nb::python_error> error;  // raised by the traced function
 };
 
-Function::Function(std::shared_ptr<Jit> jit, nb::object fn, std::string name, nb::object helpers)
+Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers)
     : jit_(std::move(jit)),
       fn_(std::move(fn)),
       name_(std::move(name)),
@@ -78,7 +78,7 @@ bool Function::refresh(Site& s) {
   return true;
 }
 
-Status Function::trace(Site& s, TraceContext& ctx, Tracer& t) {
+Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   nb::gil_scoped_acquire gil;
   auto* pt = new PyTracer(&t);
   nb::object handle = nb::cast(pt, nb::rv_policy::take_ownership);
@@ -148,8 +148,8 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       in.add(c.array.ptr(), in.size());
       ctx.captures.append(c.array);
     }
-    CallSite& site = *s.site;
-    const TraceFn trace_fn = [&](Tracer& t) { return trace(s, ctx, t); };
+    runtime::CallSite& site = *s.site;
+    const runtime::TraceFn trace_fn = [&](trace::Tracer& t) { return trace(s, ctx, t); };
     std::vector<ir::Tensor> outputs;
     Status st;
     {
@@ -177,25 +177,25 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
 }
 
 nb::dict Function::stats() const {
-  std::vector<CallSite*> all;
-  std::vector<const CallSite*> current;
+  std::vector<runtime::CallSite*> all;
+  std::vector<const runtime::CallSite*> current;
   for (const auto& s : sites_) {
     all.insert(all.end(), s->generations.begin(), s->generations.end());
     current.push_back(s->site);
   }
-  SiteStats total;
+  runtime::SiteStats total;
   size_t entries = 0;
   {
     nb::gil_scoped_release release;  // a miss in progress holds its site and may be waiting for the GIL
-    for (const CallSite* site : all) {
-      SiteStats s = site->stats();
+    for (const runtime::CallSite* site : all) {
+      runtime::SiteStats s = site->stats();
       total.calls += s.calls, total.hits += s.hits, total.compiles += s.compiles, total.traces += s.traces;
       total.graph_breaks += s.graph_breaks, total.recompiles += s.recompiles, total.errors += s.errors;
       total.eager_calls += s.eager_calls, total.fallbacks += s.fallbacks;
       total.compile_ms += s.compile_ms, total.trace_ms += s.trace_ms, total.run_ms += s.run_ms;
       for (const auto& [why, count] : s.recompile_reasons) total.recompile_reasons[why] += count;
     }
-    for (const CallSite* site : current) entries += site->num_entries();
+    for (const runtime::CallSite* site : current) entries += site->num_entries();
   }
   nb::dict reasons;
   for (const auto& [why, count] : total.recompile_reasons) reasons[nb::str(why.c_str())] = count;

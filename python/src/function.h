@@ -27,7 +27,7 @@ namespace shapejit::python {
 class Function {
  public:
   // `helpers` is shapejit._jit: flatten, trace, unflatten, eager, Tensor.
-  Function(std::shared_ptr<Jit> jit, nb::object fn, std::string name, nb::object helpers);
+  Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers);
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
 
@@ -45,8 +45,8 @@ class Function {
     std::string name;  // of generation 0
     nb::object key;
     int generation = 0;
-    CallSite* site = nullptr;
-    std::vector<CallSite*> generations;  // every one, for stats
+    runtime::CallSite* site = nullptr;
+    std::vector<runtime::CallSite*> generations;  // every one, for stats
     std::vector<Capture> captures;
     bool traced = false;
     nb::object out_spec;  // the result's structure; None: one array
@@ -57,10 +57,10 @@ class Function {
   void next_generation(Site& s);
   // Reads each capture from its source; false when one is gone (retrace).
   bool refresh(Site& s);
-  Status trace(Site& s, TraceContext& ctx, Tracer& t);
+  Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   nb::object results(const Site& s, std::vector<ir::Tensor>& outputs);
 
-  std::shared_ptr<Jit> jit_;
+  std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;
   std::string name_;
   nb::object flatten_, trace_, unflatten_, eager_;

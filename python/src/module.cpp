@@ -52,7 +52,7 @@ namespace {
 class PyJit {
  public:
   explicit PyJit(const std::string& config_json) {
-    Expected<std::unique_ptr<Jit>> j = Jit::create(config_json);
+    Expected<std::unique_ptr<runtime::Jit>> j = runtime::Jit::create(config_json);
     if (!j.is_ok()) raise(j.status());
     jit_ = std::move(j).value();
   }
@@ -61,7 +61,7 @@ class PyJit {
     Py_XDECREF(log_);
   }
 
-  const std::shared_ptr<Jit>& get() const { return jit_; }
+  const std::shared_ptr<runtime::Jit>& get() const { return jit_; }
 
   void set_log(nb::object sink) {
     PyObject* old = log_;
@@ -84,12 +84,12 @@ class PyJit {
   }
 
  private:
-  std::shared_ptr<Jit> jit_;
+  std::shared_ptr<runtime::Jit> jit_;
   PyObject* log_ = nullptr;
 };
 
 struct PyRecorder {
-  std::shared_ptr<TraceRecorder> recorder;
+  std::shared_ptr<runtime::TraceRecorder> recorder;
 };
 
 // FrozenMemory's freeze or thaw of arrays' bytes, all or none; `names`
@@ -124,6 +124,11 @@ NB_MODULE(_shapejit, m) {
   // exits, where nothing is collected in order: that is not a leak.
   nb::set_leak_warnings(false);
   m.doc() = "shapejit's extension: the Jit, jitted functions' call path, the tracer";
+  // The NumPy whose headers this was compiled against, for the build's own
+  // check (tests/python/test_build.py): NPY_ABI_VERSION's top byte is its
+  // major version, NPY_API_VERSION its C API's feature level.
+  m.attr("numpy_abi_version") = static_cast<unsigned>(NPY_ABI_VERSION);
+  m.attr("numpy_api_version") = static_cast<unsigned>(NPY_API_VERSION);
 
   shape_error = PyErr_NewExceptionWithDoc("shapejit.ShapeError", "A shape the traced function cannot take.", PyExc_ValueError, nullptr);
   graph_break_error = PyErr_NewExceptionWithDoc(
@@ -138,9 +143,9 @@ NB_MODULE(_shapejit, m) {
       .def("record", [](PyJit& j, PyRecorder* r) { j.get()->record(r ? r->recorder : nullptr); }, nb::arg("recorder").none());
 
   nb::class_<PyRecorder>(m, "Recorder").def("__init__", [](PyRecorder* self, const std::string& path) {
-    shapejit::Expected<std::unique_ptr<shapejit::TraceRecorder>> r = shapejit::TraceRecorder::open(path);
+    shapejit::Expected<std::unique_ptr<shapejit::runtime::TraceRecorder>> r = shapejit::runtime::TraceRecorder::open(path);
     if (!r.is_ok()) raise(r.status());
-    new (self) PyRecorder{std::shared_ptr<shapejit::TraceRecorder>(std::move(r).value().release())};
+    new (self) PyRecorder{std::shared_ptr<shapejit::runtime::TraceRecorder>(std::move(r).value().release())};
   });
 
   m.def("_freeze", [](const std::vector<nb::handle>& a, const std::vector<std::string>& names) { freeze_or_thaw(a, names, true); });

@@ -6,7 +6,7 @@ namespace shapejit::python {
 
 namespace {
 
-Tracer::Arg operand(nb::handle o) {
+trace::Tracer::Arg operand(nb::handle o) {
   PyObject* p = o.ptr();
   if (PyBool_Check(p)) return int64_t{p == Py_True};
   if (PyLong_Check(p)) {
@@ -23,7 +23,7 @@ Tracer::Arg operand(nb::handle o) {
     raise(Status(Code::kUnsupported, std::string("an operand of type '") + Py_TYPE(p)->tp_name +
                                          "' is not a traced value or a number"));
   }
-  return Tracer::Value{nb::cast<int>(v)};
+  return trace::Tracer::Value{nb::cast<int>(v)};
 }
 
 std::vector<int64_t> ints(nb::handle o) {
@@ -73,24 +73,24 @@ T value_or_raise(Expected<T> e, bool shape = false) {
 
 }  // namespace
 
-Tracer& PyTracer::get() const {
+trace::Tracer& PyTracer::get() const {
   if (!t_) raise(invalid("a traced value was used outside the call that traced it (keep results, not tracing values)"));
   return *t_;
 }
 
 int PyTracer::op(const std::string& name, nb::handle operands, nb::handle attrs) {
-  Tracer& t = get();
+  trace::Tracer& t = get();
   std::optional<ir::Op> op = ir::parse_op(name);
   if (!op) raise(invalid("unknown op '" + name + "'"));
-  std::vector<Tracer::Arg> in;
+  std::vector<trace::Tracer::Arg> in;
   for (nb::handle o : operands) in.push_back(operand(o));
   return value_or_raise(t.op(*op, in, attrs_of(attrs)), /*shape=*/true).id;
 }
 
 nb::tuple PyTracer::info(int value) const {
-  Tracer& t = get();
+  trace::Tracer& t = get();
   if (value < 0 || value >= t.graph().num_values()) raise(invalid("no such traced value"));
-  const Tracer::Value v{value};
+  const trace::Tracer::Value v{value};
   const int rank = t.is_tensor(v) ? t.rank(v) : 0;
   return nb::make_tuple(t.is_tensor(v), ir::dtype_name(t.dtype(v)), rank);
 }
@@ -98,9 +98,9 @@ nb::tuple PyTracer::info(int value) const {
 int64_t PyTracer::guard_int(int value) { return value_or_raise(get().guard_int({value})); }
 
 bool PyTracer::guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs) {
-  std::optional<Cmp> c = parse_cmp(cmp);
+  std::optional<trace::Cmp> c = trace::parse_cmp(cmp);
   if (!c) raise(invalid("unknown comparison '" + cmp + "'"));
-  Tracer& t = get();
+  trace::Tracer& t = get();
   return value_or_raise(t.guard_bool(*c, operand(lhs), operand(rhs)));
 }
 

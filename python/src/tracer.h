@@ -12,11 +12,11 @@ namespace shapejit::python {
 
 class PyTracer {
  public:
-  explicit PyTracer(Tracer* t) : t_(t) {}
+  explicit PyTracer(trace::Tracer* t) : t_(t) {}
 
   // Ends the trace's access (the function returned).
   void close() { t_ = nullptr; }
-  Tracer& get() const;
+  trace::Tracer& get() const;
   // The break the Python side declared (a branch on tensor data), if any.
   const std::optional<Status>& declared_break() const { return break_; }
 
@@ -33,7 +33,7 @@ class PyTracer {
   void break_graph(const std::string& why);
 
  private:
-  Tracer* t_;
+  trace::Tracer* t_;
   std::optional<Status> break_;
 };
 

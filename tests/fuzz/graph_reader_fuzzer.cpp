@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "jit/ir/graph_json.h"
+#include "core/ir/graph_json.h"
 
 using namespace shapejit;
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/graph_json.h"
+#include "core/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 #include "jit/trace/tracer.h"
 
@@ -108,13 +108,13 @@ std::string agree(const ir::Tensor& a, const ir::Tensor& b) {
 }
 
 Status run(const std::string& config, const ir::Graph& g, const std::vector<ir::Tensor>& inputs, std::vector<ir::Tensor>& out) {
-  std::unique_ptr<Jit> jit = SJ_TRY(Jit::create(config));
+  std::unique_ptr<runtime::Jit> jit = SJ_TRY(runtime::Jit::create(config));
   jit->set_log([](const std::string&) {});
   std::vector<DLTensor> dl;
   std::vector<const DLTensor*> ptrs;
   for (const ir::Tensor& t : inputs) dl.push_back(t.dl());
   for (const DLTensor& d : dl) ptrs.push_back(&d);
-  return jit->call_graph("fuzz", g, {}, Args(ptrs.data(), ptrs.size()), out);
+  return jit->call_graph("fuzz", g, {}, runtime::Args(ptrs.data(), ptrs.size()), out);
 }
 
 [[noreturn]] void fail(const std::string& what, const ir::Graph& g) {
@@ -150,9 +150,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     hints.push_back(shape);
     tensors.push_back(make_input(in, spec.dtype, shape));
   }
-  auto tracer = Tracer::create(specs, hints, {});
+  auto tracer = trace::Tracer::create(specs, hints, {});
   if (!tracer.is_ok()) fail("the tracer refused the inputs: " + tracer.status().to_string(), ir::Graph());
-  Tracer& t = **tracer;
+  trace::Tracer& t = **tracer;
 
   const int num_ops = in.ConsumeIntegralInRange<int>(1, 24);
   for (int k = 0; k < num_ops && in.remaining_bytes() > 0; ++k) {
@@ -160,13 +160,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ir::OpInfo& info = ir::op_info(op);
     const int max_in = info.max_in < 0 ? info.min_in + 2 : info.max_in;
     const int n = in.ConsumeIntegralInRange<int>(info.min_in, max_in);
-    std::vector<Tracer::Arg> args;
+    std::vector<trace::Tracer::Arg> args;
     for (int i = 0; i < n; ++i) {
       const int values = t.graph().num_values();
       switch (in.ConsumeIntegralInRange<int>(0, 5)) {
         case 0: args.push_back(pick_literal(in)); break;
         case 1: args.push_back(in.ConsumeFloatingPointInRange<double>(-3, 3)); break;
-        default: args.push_back(Tracer::Value{values - 1 - in.ConsumeIntegralInRange<int>(0, values - 1)}); break;
+        default: args.push_back(trace::Tracer::Value{values - 1 - in.ConsumeIntegralInRange<int>(0, values - 1)}); break;
       }
     }
     auto v = t.op(op, args, pick_attrs(in, info));

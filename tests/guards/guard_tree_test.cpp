@@ -7,7 +7,7 @@
 #include <new>
 #include <random>
 
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 // Counts allocations while armed, to check that lookups allocate nothing.
 // The whole non-aligned new/delete family is replaced, so every pair matches

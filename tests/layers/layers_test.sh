@@ -23,12 +23,22 @@ check() {
   grep -qE "No such file|file not found" "$work/bad.log" || { echo "layers: $layer including $forbidden failed for another reason:"; cat "$work/bad.log"; exit 1; }
   echo "ok: $layer sees $own, not $forbidden"
 }
-check sym "support" jit/sym/shape_env.h jit/ir/graph.h
-check ir "sym support" jit/ir/specialize.h jit/trace/tracer.h
+# core: support -> sym -> ir
+check sym "support" core/sym/shape_env.h core/ir/graph.h
+check ir "sym support" core/ir/specialize.h guards/guard_set.h
+check ir "sym support" core/ir/specialize.h jit/trace/tracer.h
+# guards, cache, backends: on core (backends also on cache), not on each other or jit
 check guards "ir sym support" guards/guard_tree.h backends/backend.h
+check guards "ir sym support" guards/guard_tree.h cache/kernel_cache.h
+check guards "ir sym support" guards/guard_tree.h jit/policy/config.h
 check cache "support" cache/kernel_cache.h backends/backend.h
+check cache "support" cache/kernel_cache.h guards/guard_set.h
+check backends "cache ir sym support" backends/fallback.h guards/guard_set.h
+check backends "cache ir sym support" backends/loops/lower.h jit/policy/recompile_policy.h
+check backends "cache ir sym support" backends/reference/kernels.h jit/trace/tracer.h
+# jit: trace -> policy -> runtime -> capi, on all of the above
 check trace "ir sym support" jit/trace/trace_file.h jit/policy/config.h
+check trace "ir sym support" jit/trace/tracer.h guards/guard_set.h
 check policy "trace guards ir sym support" jit/policy/backoff_policy.h backends/backend.h
-check backends "cache ir sym support" backends/fallback.h jit/policy/recompile_policy.h
-check backends "cache ir sym support" backends/loops/lower.h guards/guard_set.h
+check policy "trace guards ir sym support" jit/policy/config.h jit/runtime/jit.h
 check runtime "policy backends trace guards cache ir sym support" jit/runtime/jit.h jit/capi/shapejit.h

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace shapejit::testing {
 

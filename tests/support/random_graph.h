@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/tensor.h"
+#include "core/ir/tensor.h"
 
 namespace shapejit::testing {
 

@@ -32,7 +32,7 @@ NamedConfig shipped(const std::string& name) {
 }
 
 std::vector<ReplayResult> replay_file(const std::string& path, const std::vector<NamedConfig>& configs, bool execute) {
-  auto reader = TraceReader::open(path);
+  auto reader = trace::TraceReader::open(path);
   EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
   ReplayOptions options;
   options.execute = execute;
@@ -45,13 +45,13 @@ uint64_t site_compiles(const ReplayResult& r, const std::string& site) { return 
 
 // The distinct input signatures per site: what a compile per shape compiles.
 std::map<std::string, size_t> distinct_shapes(const std::string& path) {
-  auto trace = read_trace_file(path);
+  auto trace = trace::read_trace_file(path);
   EXPECT_TRUE(trace.is_ok());
   std::map<std::string, std::set<std::vector<std::vector<int64_t>>>> shapes;
-  for (const TraceEvent& ev : trace->events) {
+  for (const trace::TraceEvent& ev : trace->events) {
     if (!ev.call) continue;
     std::vector<std::vector<int64_t>> sig;
-    for (const TraceInput& in : ev.call->inputs) sig.push_back(in.shape);
+    for (const trace::TraceInput& in : ev.call->inputs) sig.push_back(in.shape);
     shapes[ev.call->site].insert(sig);
   }
   std::map<std::string, size_t> out;
@@ -154,7 +154,7 @@ TEST(Replay, ABadLineStopsTheReplayWithItsPlace) {
   text += "{\"kind\": \"call\", \"site\": \"s\", \"inputs\": [{\"dtype\": \"f32\", \"shape\": [3]}]}\n";
   text += "{\"kind\": \"call\", \"site\": \"s\", \"inputs\": [{\"dtype\": \"f32\", \"shape\": [-3]}]}\n";
   const std::string path = write_temp("bad_line.jsonl", text);
-  auto reader = TraceReader::open(path);
+  auto reader = trace::TraceReader::open(path);
   ASSERT_TRUE(reader.is_ok());
   auto r = tools::replay(**reader, {{"default", policy::Config()}}, ReplayOptions{});
   ASSERT_FALSE(r.is_ok());
@@ -163,7 +163,7 @@ TEST(Replay, ABadLineStopsTheReplayWithItsPlace) {
   // A call whose inputs the graph does not take names the line and config.
   std::string wrong = kNeedsInt;
   wrong += "{\"kind\": \"call\", \"site\": \"s\", \"inputs\": [{\"dtype\": \"i64\", \"shape\": [3]}]}\n";
-  auto reader2 = TraceReader::open(write_temp("wrong_dtype.jsonl", wrong));
+  auto reader2 = trace::TraceReader::open(write_temp("wrong_dtype.jsonl", wrong));
   ASSERT_TRUE(reader2.is_ok());
   auto r2 = tools::replay(**reader2, {{"mine", policy::Config()}}, ReplayOptions{});
   ASSERT_FALSE(r2.is_ok());
@@ -172,7 +172,7 @@ TEST(Replay, ABadLineStopsTheReplayWithItsPlace) {
 }
 
 TEST(Replay, TheReaderStreamsAndCountsBytes) {
-  auto reader = TraceReader::open(kTrace);
+  auto reader = trace::TraceReader::open(kTrace);
   ASSERT_TRUE(reader.is_ok());
   size_t graphs = 0, calls = 0;
   while (true) {
@@ -196,7 +196,7 @@ TEST(Replay, TheReaderStreamsAndCountsBytes) {
   EXPECT_EQ(calls, expected);
   EXPECT_EQ((*reader)->bytes_read(), (*reader)->size_bytes());
   EXPECT_NE((*reader)->note().find("CC BY 4.0"), std::string::npos);
-  EXPECT_FALSE(TraceReader::open(kSource + "/no/such/trace.jsonl").is_ok());
+  EXPECT_FALSE(trace::TraceReader::open(kSource + "/no/such/trace.jsonl").is_ok());
 }
 
 TEST(Plot, OneLinePerConfigWithEscapedNames) {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 #include "jit/trace/trace_file.h"
 #include "tools/shapejit/npy.h"
 
@@ -172,11 +172,11 @@ TEST(Tool, TheDecoderGeneratorTurnsRequestsIntoATrace) {
   write_file(dir + "/req.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nt,5,3\nt,9,1\nt,7,2\n");
   const std::string gen = "python3 " + std::string(SHAPEJIT_SOURCE_DIR) + "/bench/workloads/decoder.py";
   ASSERT_EQ(std::system((gen + " --csv " + dir + "/req.csv --requests 2 --out " + dir + "/t.jsonl").c_str()), 0);
-  auto trace = read_trace_file(dir + "/t.jsonl");
+  auto trace = trace::read_trace_file(dir + "/t.jsonl");
   ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
   // Request 1: prefill over 5, decode with caches of 5 and 6; request 2: prefill over 9.
   std::vector<std::pair<int64_t, int64_t>> blocks;  // (new positions, cache length)
-  for (const TraceEvent& ev : trace->events) {
+  for (const trace::TraceEvent& ev : trace->events) {
     if (ev.call && ev.call->site == "block") blocks.emplace_back(ev.call->inputs[0].shape[1], ev.call->inputs[1].shape[2]);
   }
   const std::vector<std::pair<int64_t, int64_t>> expected = {{5, 0}, {5, 0}, {1, 5}, {1, 5}, {1, 6}, {1, 6}, {9, 0}, {9, 0}};

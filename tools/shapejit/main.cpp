@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/ir/graph_json.h"
+#include "core/ir/graph_json.h"
 #include "jit/runtime/jit.h"
 #include "tools/shapejit/cache_cmd.h"
 #include "tools/shapejit/npy.h"
@@ -94,10 +94,10 @@ int cmd_run(const std::vector<std::string>& a) {
   }
   for (const ir::Tensor& t : tensors) dl.push_back(t.dl());
   for (const DLTensor& d : dl) args.push_back(&d);
-  auto jit = Jit::create(config);
+  auto jit = runtime::Jit::create(config);
   if (!jit.is_ok()) return fail(jit.status());
   std::vector<ir::Tensor> outputs;
-  Status s = (*jit)->call_graph("run", *graph, {}, Args(args.data(), args.size()), outputs);
+  Status s = (*jit)->call_graph("run", *graph, {}, runtime::Args(args.data(), args.size()), outputs);
   if (!s.is_ok()) return fail(s);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -138,7 +138,7 @@ int cmd_replay(const std::vector<std::string>& a) {
     if (!config.is_ok()) return fail(config.status());
     named.push_back({fs::path(path).stem().string(), std::move(config).value()});
   }
-  auto reader = TraceReader::open(trace_path);
+  auto reader = trace::TraceReader::open(trace_path);
   if (!reader.is_ok()) return fail(reader.status());
   auto results = tools::replay(**reader, named, options);
   if (!results.is_ok()) return fail(results.status());

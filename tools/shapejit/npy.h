@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "jit/ir/tensor.h"
-#include "jit/support/status.h"
+#include "core/ir/tensor.h"
+#include "core/support/status.h"
 
 namespace shapejit::tools {
 

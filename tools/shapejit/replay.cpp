@@ -31,14 +31,14 @@ policy::Config interpreter_config() {
 struct Replayer::SiteGraph {
   std::string site;
   ir::Graph graph;
-  std::vector<Observation> observed;
+  std::vector<trace::Observation> observed;
 };
 
 // One config's replay.
 struct Replayer::Run {
   std::string name;
-  std::unique_ptr<Jit> jit;
-  std::unique_ptr<Jit> interpreter;  // created at the first graph break
+  std::unique_ptr<runtime::Jit> jit;
+  std::unique_ptr<runtime::Jit> interpreter;  // created at the first graph break
   std::vector<ir::Tensor> outputs;
   double total_ms = 0, break_ms = 0;
   std::vector<float> cumulative_ms;
@@ -63,7 +63,7 @@ Expected<std::unique_ptr<Replayer>> Replayer::create(const std::vector<NamedConf
     c.cache.redis_prefix += "replay-" + nc.name + ":";
     auto run = std::make_unique<Run>();
     run->name = nc.name;
-    auto jit = Jit::create(c);
+    auto jit = runtime::Jit::create(c);
     if (!jit.is_ok()) return jit.status().with_context("replay under " + nc.name);
     run->jit = std::move(jit).value();
     run->jit->set_timing(true);
@@ -80,13 +80,13 @@ Expected<std::unique_ptr<Replayer>> Replayer::create(const std::vector<NamedConf
 
 // Every input reads the same zeroed memory: kernels never write their
 // inputs, and zeros are valid indices.
-void Replayer::make_args(const TraceCall& call) {
+void Replayer::make_args(const trace::TraceCall& call) {
   size_t bytes = 0;
   shapes_.resize(call.inputs.size());
   dl_.resize(call.inputs.size());
   args_.resize(call.inputs.size());
   for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const TraceInput& in = call.inputs[i];
+    const trace::TraceInput& in = call.inputs[i];
     size_t n = ir::dtype_size(in.dtype);
     for (int64_t d : in.shape) n *= static_cast<size_t>(d);
     bytes = std::max(bytes, n);
@@ -105,16 +105,16 @@ void Replayer::make_args(const TraceCall& call) {
   }
 }
 
-Status Replayer::run_break(Run& run, const TraceCall& call, const SiteGraph& g) {
+Status Replayer::run_break(Run& run, const trace::TraceCall& call, const SiteGraph& g) {
   if (!run.interpreter) {
-    run.interpreter = SJ_TRY(Jit::create(interpreter_config()));
+    run.interpreter = SJ_TRY(runtime::Jit::create(interpreter_config()));
     run.interpreter->set_execute(options_.execute);
   }
   std::vector<ir::Tensor> outputs;
-  return run.interpreter->call_graph(call.site, g.graph, g.observed, Args(args_.data(), args_.size()), outputs);
+  return run.interpreter->call_graph(call.site, g.graph, g.observed, runtime::Args(args_.data(), args_.size()), outputs);
 }
 
-Status Replayer::feed(const TraceEvent& ev) {
+Status Replayer::feed(const trace::TraceEvent& ev) {
   if (ev.graph) {
     auto it = std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g->site == ev.graph->site; });
     auto g = std::make_unique<SiteGraph>(SiteGraph{ev.graph->site, ev.graph->graph, ev.graph->observed});
@@ -122,7 +122,7 @@ Status Replayer::feed(const TraceEvent& ev) {
     else *it = std::move(g);
     return Status::ok();
   }
-  const TraceCall& call = *ev.call;
+  const trace::TraceCall& call = *ev.call;
   auto it = std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g->site == call.site; });
   if (it == graphs_.end()) return invalid("line " + std::to_string(ev.line) + ": a call of site '" + call.site + "' before its graph line");
   const SiteGraph& g = **it;
@@ -132,7 +132,7 @@ Status Replayer::feed(const TraceEvent& ev) {
   for (size_t k = 0; k < runs_.size(); ++k) {
     Run& run = *runs_[(calls_ + k) % runs_.size()];
     const Clock::time_point t0 = Clock::now();
-    Status s = run.jit->call_graph(call.site, g.graph, g.observed, Args(args_.data(), args_.size()), run.outputs);
+    Status s = run.jit->call_graph(call.site, g.graph, g.observed, runtime::Args(args_.data(), args_.size()), run.outputs);
     if (s.code() == Code::kGraphBreak) {
       const Clock::time_point t1 = Clock::now();
       s = run_break(run, call, g);
@@ -214,11 +214,11 @@ class ProgressBar {
 
 }  // namespace
 
-Expected<std::vector<ReplayResult>> replay(TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options) {
+Expected<std::vector<ReplayResult>> replay(trace::TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options) {
   std::unique_ptr<Replayer> replayer = SJ_TRY(Replayer::create(configs, options));
   ProgressBar progress(options.progress && reader.size_bytes() > 0);
   while (true) {
-    std::optional<TraceEvent> ev = SJ_TRY(reader.next());
+    std::optional<trace::TraceEvent> ev = SJ_TRY(reader.next());
     if (!ev) break;
     SJ_TRY(replayer->feed(*ev));
     progress.update(static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.size_bytes()), replayer->calls());
@@ -227,10 +227,10 @@ Expected<std::vector<ReplayResult>> replay(TraceReader& reader, const std::vecto
   return replayer->results();
 }
 
-Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std::vector<NamedConfig>& configs,
+Expected<std::vector<ReplayResult>> replay(const trace::TraceContents& trace, const std::vector<NamedConfig>& configs,
                                            const ReplayOptions& options) {
   std::unique_ptr<Replayer> replayer = SJ_TRY(Replayer::create(configs, options));
-  for (const TraceEvent& ev : trace.events) SJ_TRY(replayer->feed(ev));
+  for (const trace::TraceEvent& ev : trace.events) SJ_TRY(replayer->feed(ev));
   return replayer->results();
 }
 

@@ -54,7 +54,7 @@ class Replayer {
   static Expected<std::unique_ptr<Replayer>> create(const std::vector<NamedConfig>& configs, const ReplayOptions& options);
   ~Replayer();
 
-  Status feed(const TraceEvent& event);
+  Status feed(const trace::TraceEvent& event);
   std::vector<ReplayResult> results() const;
   size_t calls() const { return calls_; }
 
@@ -62,8 +62,8 @@ class Replayer {
   struct Run;
   struct SiteGraph;
   Replayer() = default;
-  void make_args(const TraceCall& call);
-  Status run_break(Run& run, const TraceCall& call, const SiteGraph& graph);
+  void make_args(const trace::TraceCall& call);
+  Status run_break(Run& run, const trace::TraceCall& call, const SiteGraph& graph);
 
   ReplayOptions options_;
   std::vector<std::unique_ptr<Run>> runs_;
@@ -76,8 +76,8 @@ class Replayer {
 };
 
 // The whole trace, read a line at a time (with a progress bar when asked).
-Expected<std::vector<ReplayResult>> replay(TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options);
-Expected<std::vector<ReplayResult>> replay(const TraceContents& trace, const std::vector<NamedConfig>& configs,
+Expected<std::vector<ReplayResult>> replay(trace::TraceReader& reader, const std::vector<NamedConfig>& configs, const ReplayOptions& options);
+Expected<std::vector<ReplayResult>> replay(const trace::TraceContents& trace, const std::vector<NamedConfig>& configs,
                                            const ReplayOptions& options);
 
 // One row per config.

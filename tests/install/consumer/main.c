@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit/capi/shapejit.h"
+#include <shapejit/shapejit.h>
 
 static sj_status trace(sj_tracer* t, void* user) {
   (void)user;

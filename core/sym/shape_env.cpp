@@ -1,0 +1,389 @@
+#include "core/sym/shape_env.h"
+
+#include <algorithm>
+
+namespace shapejit::sym {
+
+const char* origin_name(Origin o) {
+  switch (o) {
+    case Origin::kGraph: return "graph";
+    case Origin::kDeclared: return "declared equal";
+    case Origin::kZeroOne: return "0/1 specialization";
+    case Origin::kBroadcast: return "broadcast";
+    case Origin::kShapeCheck: return "shape check";
+    case Origin::kObservedInt: return "interpreter needs int";
+    case Origin::kObservedBool: return "interpreter branch";
+    case Origin::kPolicy: return "policy static";
+    case Origin::kBucket: return "policy bucket";
+    case Origin::kStructural: return "dtype/rank/device";
+    case Origin::kLayout: return "layout";
+  }
+  return "?";
+}
+
+namespace {
+
+using I128 = __int128;
+
+// Bounds are exact int64 values (every symbol is an int64, so kInf is
+// INT64_MAX itself); arithmetic runs in 128 bits and clamps back.
+int64_t clamp128(I128 v) {
+  if (v >= static_cast<I128>(Range::kInf)) return Range::kInf;
+  if (v <= static_cast<I128>(Range::kNegInf)) return Range::kNegInf;
+  return static_cast<int64_t>(v);
+}
+
+Range add(Range a, Range b) { return {clamp128(I128(a.lo) + b.lo), clamp128(I128(a.hi) + b.hi)}; }
+
+Range mul(Range a, Range b) {
+  I128 c[4] = {I128(a.lo) * b.lo, I128(a.lo) * b.hi, I128(a.hi) * b.lo, I128(a.hi) * b.hi};
+  return {clamp128(*std::min_element(c, c + 4)), clamp128(*std::max_element(c, c + 4))};
+}
+
+Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
+
+// Canonical sign for == and != facts: e == 0 and -e == 0 are one fact. The
+// form that reads naturally wins: a non-sum, or a sum led by a positive term.
+Expr canonical_sign(Expr e) {
+  const std::optional<Expr> negated = difference(Expr(0), e);
+  if (!negated) return e;
+  Expr n = *negated;
+  if (e.kind() != Kind::kAdd) return e;
+  if (n.kind() != Kind::kAdd) return n;
+  return e.coeff(0) > 0 ? e : n;
+}
+
+}  // namespace
+
+ShapeEnv ShapeEnv::from_specialization(const Specialization& spec) {
+  ShapeEnv env(false);
+  env.symbols_ = spec.symbols;
+  for (size_t i = 0; i < env.symbols_.size(); ++i) {
+    env.symbols_[i].hint.reset();
+    if (!env.symbols_[i].unbacked) env.by_name_[env.symbols_[i].name] = static_cast<int>(i);
+  }
+  env.facts_ = spec.facts;
+  env.contiguous_ = spec.contiguous;
+  return env;
+}
+
+Specialization ShapeEnv::specialization() const {
+  Specialization spec;
+  spec.symbols = symbols_;
+  for (Symbol& s : spec.symbols) {
+    s.hint.reset();
+    if (s.binding) s.binding = resolve(*s.binding);
+  }
+  spec.facts = facts_;
+  spec.contiguous = contiguous_;
+  return spec;
+}
+
+Hash128 Specialization::hash() const {
+  Hasher h;
+  h.add(symbols.size());
+  for (const Symbol& s : symbols) {
+    h.add_i64(s.range.lo).add_i64(s.range.hi).add(s.unbacked).add(s.binding.has_value());
+    if (s.binding) h.add(s.binding->hash());
+    if (s.unbacked) h.add(s.bound.hash());
+  }
+  h.add(facts.size());
+  for (const Fact& f : facts) h.add(f.expr.hash()).add(static_cast<uint64_t>(f.rel));
+  h.add(contiguous.size());
+  for (bool c : contiguous) h.add(c);
+  return h.finish();
+}
+
+Expected<Expr> ShapeEnv::input_dim(const std::string& name, int input, int dim, std::optional<int64_t> hint) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) {
+    Symbol& s = symbols_[it->second];
+    if (hint && s.hint && *hint != *s.hint) {
+      return invalid("input " + std::to_string(input) + " dim " + std::to_string(dim) + " is " +
+                     std::to_string(*hint) + " but the graph declares it equal to '" + name + "', which is " +
+                     std::to_string(*s.hint) + " (input " + std::to_string(s.input) + " dim " +
+                     std::to_string(s.dim) + ")");
+    }
+    return resolve(Expr::symbol(it->second));
+  }
+  int id = static_cast<int>(symbols_.size());
+  Symbol s;
+  s.name = name;
+  s.input = input;
+  s.dim = dim;
+  s.hint = hint;
+  if (zero_one_) {
+    s.range = {2, Range::kInf};
+    s.range_origin = Origin::kZeroOne;
+    if (hint && (*hint == 0 || *hint == 1)) {
+      s.range = {*hint, *hint};
+      s.binding = Expr(*hint);
+      s.binding_origin = Origin::kZeroOne;
+    }
+  }
+  symbols_.push_back(std::move(s));
+  by_name_[name] = id;
+  return resolve(Expr::symbol(id));
+}
+
+Expr ShapeEnv::new_unbacked(Expr bound) {
+  // Re-inference under a specialization meets the same data-dependent ops
+  // in the same order: they get the specialization's symbols back.
+  for (; next_unbacked_ < symbols_.size(); ++next_unbacked_) {
+    if (symbols_[next_unbacked_].unbacked) return Expr::symbol(static_cast<int>(next_unbacked_++));
+  }
+  Symbol s;
+  s.name = "u" + std::to_string(symbols_.size());
+  s.unbacked = true;
+  s.bound = resolve(bound);
+  s.range = {0, range(s.bound).hi};
+  symbols_.push_back(std::move(s));
+  next_unbacked_ = symbols_.size();
+  return Expr::symbol(static_cast<int>(symbols_.size()) - 1);
+}
+
+Expr ShapeEnv::resolve(Expr e) const {
+  bool any_bound = false;
+  for (int id : symbols_of(e)) any_bound |= symbols_[id].binding.has_value();
+  if (any_bound) {
+    e = substitute(e, [this](int id) -> std::optional<Expr> {
+      const auto& b = symbols_[id].binding;
+      if (!b) return std::nullopt;
+      return resolve(*b);
+    });
+  }
+  return simplify(e);
+}
+
+Expr ShapeEnv::simplify(Expr e) const {
+  switch (e.kind()) {
+    case Kind::kConst:
+    case Kind::kSymbol: return e;
+    case Kind::kAdd: {
+      Expr acc(e.add_constant());
+      for (size_t i = 0; i < e.num_args(); ++i) acc = acc + Expr(e.coeff(i)) * simplify(e.arg(i));
+      return acc;
+    }
+    case Kind::kMul: {
+      Expr acc(1);
+      for (size_t i = 0; i < e.num_args(); ++i) acc = acc * simplify(e.arg(i));
+      return acc;
+    }
+    case Kind::kFloorDiv:
+    case Kind::kMod: {
+      Expr a = simplify(e.arg(0)), b = simplify(e.arg(1));
+      if (auto c = b.as_const(); c && *c > 0) {
+        Range r = range(a);
+        bool within = r.lo >= 0 && r.hi < *c;
+        if (within) return e.kind() == Kind::kFloorDiv ? Expr(0) : a;
+      }
+      return e.kind() == Kind::kFloorDiv ? floordiv(a, b) : mod(a, b);
+    }
+    case Kind::kMin:
+    case Kind::kMax: {
+      Expr a = simplify(e.arg(0)), b = simplify(e.arg(1));
+      bool is_min = e.kind() == Kind::kMin;
+      const std::optional<Expr> diff = difference(a, b);
+      if (!diff) return is_min ? min(a, b) : max(a, b);
+      Range d = range(*diff);
+      if (d.hi <= 0) return is_min ? a : b;
+      if (d.lo >= 0) return is_min ? b : a;
+      return is_min ? min(a, b) : max(a, b);
+    }
+  }
+  return e;
+}
+
+Range ShapeEnv::range(Expr e) const {
+  switch (e.kind()) {
+    case Kind::kConst: return {e.const_value(), e.const_value()};
+    case Kind::kSymbol: {
+      const Symbol& s = symbols_[e.symbol_id()];
+      if (s.binding) return range(resolve(*s.binding));
+      return s.range;
+    }
+    case Kind::kAdd: {
+      Range r{e.add_constant(), e.add_constant()};
+      for (size_t i = 0; i < e.num_args(); ++i) r = add(r, scale(range(e.arg(i)), e.coeff(i)));
+      return r;
+    }
+    case Kind::kMul: {
+      Range r{1, 1};
+      for (size_t i = 0; i < e.num_args(); ++i) r = mul(r, range(e.arg(i)));
+      return r;
+    }
+    case Kind::kFloorDiv: {
+      Range a = range(e.arg(0));
+      auto c = e.arg(1).as_const();
+      if (!c || *c <= 0) return {};
+      return {floordiv_i64(a.lo, *c), floordiv_i64(a.hi, *c)};
+    }
+    case Kind::kMod: {
+      Range a = range(e.arg(0));
+      auto c = e.arg(1).as_const();
+      if (!c || *c <= 0) return {};
+      if (a.lo >= 0 && a.hi < *c) return a;
+      return {0, *c - 1};
+    }
+    case Kind::kMin: {
+      Range a = range(e.arg(0)), b = range(e.arg(1));
+      return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+    }
+    case Kind::kMax: {
+      Range a = range(e.arg(0)), b = range(e.arg(1));
+      return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
+  }
+  return {};
+}
+
+std::optional<int64_t> ShapeEnv::hint(Expr e) const {
+  std::vector<int> ids = symbols_of(e);
+  std::vector<int64_t> values(ids.empty() ? 0 : ids.back() + 1, 0);
+  for (int id : ids) {
+    const Symbol& s = symbols_[id];
+    if (s.binding) {
+      auto v = hint(*s.binding);
+      if (!v) return std::nullopt;
+      values[id] = *v;
+    } else if (s.hint) {
+      values[id] = *s.hint;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return evaluate(e, values);
+}
+
+bool ShapeEnv::has_unbacked(Expr e) const {
+  for (int id : symbols_of(resolve(e))) {
+    if (symbols_[id].unbacked) return true;
+  }
+  return false;
+}
+
+std::optional<bool> ShapeEnv::known(Expr e, Rel rel) const {
+  Range r = range(e);
+  switch (rel) {
+    case Rel::kEq:
+      if (r.lo == 0 && r.hi == 0) return true;
+      if (!r.contains(0)) return false;
+      break;
+    case Rel::kNe:
+      if (auto k = known(e, Rel::kEq)) return !*k;
+      return std::nullopt;
+    case Rel::kGe:
+      if (r.lo >= 0) return true;
+      if (r.hi < 0) return false;
+      break;
+  }
+  Expr eq_key = canonical_sign(e);
+  // not (e >= 0)  <=>  -e - 1 >= 0 (when -e - 1 does not overflow)
+  const Expr negated_ge = difference(Expr(-1), e).value_or(e);
+  for (const Fact& f : facts_) {
+    if (rel == Rel::kEq && f.expr == eq_key) {
+      if (f.rel == Rel::kEq) return true;
+      if (f.rel == Rel::kNe) return false;
+    }
+    if (rel == Rel::kGe) {
+      if (f.rel == Rel::kGe && f.expr == e) return true;
+      if (f.rel == Rel::kGe && f.expr == negated_ge) return false;
+      if (f.rel == Rel::kEq && f.expr == eq_key) return true;
+    }
+  }
+  return std::nullopt;
+}
+
+void ShapeEnv::record(Expr e, Rel rel, bool outcome, Origin origin, const std::string& label) {
+  Fact f{e, rel, origin, label};
+  if (rel == Rel::kGe) {
+    if (!outcome) f.expr = -e - Expr(1);
+  } else {
+    f.expr = canonical_sign(e);
+    bool is_eq = (rel == Rel::kEq) == outcome;
+    f.rel = is_eq ? Rel::kEq : Rel::kNe;
+  }
+  facts_.push_back(std::move(f));
+}
+
+Expected<bool> ShapeEnv::decide(Expr e, Rel rel, Origin origin, const std::string& label) {
+  e = resolve(e);
+  if (auto k = known(e, rel)) return *k;
+  if (has_unbacked(e)) return graph_break("the decision " + str(e) + " depends on data (a data-dependent size)");
+  if (auto v = hint(e)) {
+    bool outcome = rel == Rel::kEq ? *v == 0 : rel == Rel::kNe ? *v != 0 : *v >= 0;
+    record(e, rel, outcome, origin, label);
+    return outcome;
+  }
+  return Status(Code::kInternal, "cannot decide " + str(e) + " without hints or a recorded fact");
+}
+
+Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string& label) {
+  a = resolve(a);
+  b = resolve(b);
+  if (a == b) return true;
+  Expr d = a - b;
+  if (auto k = known(d, Rel::kEq)) return *k;
+  if (has_unbacked(d)) return graph_break("the equality " + str(a) + " == " + str(b) + " depends on data");
+  auto ha = hint(a), hb = hint(b);
+  if (ha && hb && *ha != *hb) {
+    // Recorded like any decision: a specialization (no hints) must answer it
+    // the same way, and the entry's guards must hold it.
+    record(d, Rel::kEq, false, origin, label);
+    return false;
+  }
+  if (!(ha && hb)) {
+    return Status(Code::kInternal, "cannot decide " + str(a) + " == " + str(b) + " without hints");
+  }
+  // Pin a symbol when one side is one; keep the older symbol as the representative.
+  if (a.is_symbol() && b.is_symbol()) {
+    if (a.symbol_id() < b.symbol_id()) std::swap(a, b);
+    SJ_TRY(bind(a.symbol_id(), b, origin, label));
+  } else if (b.is_symbol()) {
+    SJ_TRY(bind(b.symbol_id(), a, origin, label));
+  } else if (a.is_symbol()) {
+    SJ_TRY(bind(a.symbol_id(), b, origin, label));
+  } else {
+    record(d, Rel::kEq, true, origin, label);
+  }
+  return true;
+}
+
+Status ShapeEnv::bind(int symbol, Expr value, Origin origin, const std::string& label) {
+  Symbol& s = symbols_[symbol];
+  SJ_CHECK(!s.binding, "binding a bound symbol");
+  value = resolve(value);
+  if (value == Expr::symbol(symbol)) return Status::ok();
+  for (int id : symbols_of(value)) SJ_CHECK(id != symbol, "binding a symbol to an expression of itself");
+  if (auto c = value.as_const(); c && !s.range.contains(*c)) {
+    return invalid("size " + s.name + " cannot be " + std::to_string(*c) + ": its range is [" +
+                   std::to_string(s.range.lo) + ", " +
+                   (s.range.hi == Range::kInf ? std::string("inf") : std::to_string(s.range.hi)) + "]");
+  }
+  if (value.is_symbol()) {
+    Symbol& t = symbols_[value.symbol_id()];
+    t.range = {std::max(t.range.lo, s.range.lo), std::min(t.range.hi, s.range.hi)};
+  }
+  s.binding = value;
+  s.binding_origin = origin;
+  s.binding_label = label;
+  return Status::ok();
+}
+
+void ShapeEnv::set_range(int symbol, Range r, Origin origin) {
+  symbols_[symbol].range = r;
+  symbols_[symbol].range_origin = origin;
+}
+
+std::vector<std::string> ShapeEnv::symbol_names() const {
+  std::vector<std::string> names;
+  for (const Symbol& s : symbols_) names.push_back(s.name);
+  return names;
+}
+
+std::string ShapeEnv::str(Expr e) const {
+  auto names = symbol_names();
+  return e.str(&names);
+}
+
+}  // namespace shapejit::sym

@@ -1,0 +1,128 @@
+// The CUDA backend's code generation, which needs no GPU: every op of the
+// op set, each graph fully dynamic and fully static, lowered and compiled by
+// NVRTC to PTX (compute_90) and to cubin (sm_90, sm_80). CI runs these; the
+// kernels' results are checked on a GPU by cuda_test.cpp.
+#include <gtest/gtest.h>
+
+#ifdef SHAPEJIT_HAVE_CUDA
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/nvrtc.h"
+#include "backends/loops/lower.h"
+#include "core/ir/infer.h"
+#include "tests/support/op_cases.h"
+#include "tests/support/test_util.h"
+
+namespace shapejit {
+namespace {
+
+namespace cuda = backends::cuda;
+namespace loops = backends::loops;
+using testing::Case;
+using testing::every_op;
+using testing::op_case;
+
+Expected<cuda::CudaSource> source_for(const Case& c, bool specialize) {
+  ir::Graph g = SJ_TRY(ir::parse_graph(c.graph));
+  sym::ShapeEnv env;
+  SJ_TRY(ir::infer(g, env, &c.hints));
+  if (specialize) {
+    for (size_t i = 0; i < env.symbols().size(); ++i) {
+      const sym::Symbol& s = env.symbols()[i];
+      if (s.hint && !s.unbacked) SJ_TRY(env.bind(static_cast<int>(i), *s.hint, sym::Origin::kPolicy));
+    }
+  }
+  env.set_contiguous(std::vector<bool>(g.inputs.size(), true));
+  ir::SpecializedGraphPtr sg = SJ_TRY(ir::specialize(g, env.specialization()));
+  loops::LoopProgram p = SJ_TRY(loops::lower(*sg, cuda::lower_options(/*blas=*/true)));
+  return cuda::emit_cuda(p);
+}
+
+// Each graph's dynamic kernels to a cubin, its static ones to PTX (a cubin
+// of each too would double the test's time for little more).
+TEST(CudaCodegen, EveryOpCompilesToPtxAndCubinDynamicAndStatic) {
+  const std::vector<Case> cases = every_op();
+  std::vector<std::string> failures(cases.size() * 2);
+  tbb::parallel_for(size_t{0}, failures.size(), [&](size_t i) {
+    const Case& c = cases[i / 2];
+    const bool specialize = i % 2;
+    std::string& failed = failures[i];
+    const std::string what = c.what + (specialize ? " (static)" : " (dynamic)") + ": ";
+    auto src = source_for(c, specialize);
+    if (!src.is_ok()) {
+      failed = what + src.status().to_string();
+      return;
+    }
+    const bool has_kernels = std::any_of(src->steps.begin(), src->steps.end(),
+                                         [](const cuda::StepPlan& s) { return s.kind != cuda::StepPlan::Kind::kMatmul; });
+    auto image = cuda::nvrtc_compile(src->code, 90, /*ptx=*/specialize);
+    if (!image.is_ok()) failed = what + image.status().to_string();
+    else if (specialize && (image->find(".entry") != std::string::npos) != has_kernels) failed = what + "PTX entries do not match the steps";
+    else if (!specialize && image->substr(0, 4) != "\x7f" "ELF") failed = what + "not an ELF cubin";
+  });
+  for (const std::string& f : failures) EXPECT_TRUE(f.empty()) << f;
+}
+
+TEST(CudaCodegen, OlderArchitecturesCompileToo) {
+  std::vector<int> archs = cuda::nvrtc_archs();
+  ASSERT_FALSE(archs.empty());
+  const Case c = op_case("softmax", {{"f32", {"n", "m"}}}, {{4, 33}}, "", R"({"dim": -1})");
+  auto src = source_for(c, false);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  for (int arch : {75, 80, 89}) {
+    if (std::find(archs.begin(), archs.end(), arch) == archs.end()) continue;
+    auto cubin = cuda::nvrtc_compile(src->code, arch, false);
+    EXPECT_TRUE(cubin.is_ok()) << "sm_" << arch << ": " << cubin.status().to_string();
+  }
+}
+
+TEST(CudaCodegen, DynamicSymbolsAreParametersStaticOnesConstants) {
+  const Case c = op_case("exp", {{"f32", {"n", "m"}}}, {{3, 37}});
+  auto dynamic = source_for(c, false), fixed = source_for(c, true);
+  ASSERT_TRUE(dynamic.is_ok() && fixed.is_ok());
+  EXPECT_NE(dynamic->code.find("const i64 E = (S0 * S1)"), std::string::npos) << dynamic->code;
+  EXPECT_NE(fixed->code.find("const i64 E = (111LL)"), std::string::npos) << fixed->code;
+  ASSERT_EQ(dynamic->steps.size(), 1u);
+  EXPECT_EQ(dynamic->steps[0].kind, cuda::StepPlan::Kind::kPointwise);
+}
+
+TEST(CudaCodegen, ShapesOfEachStepKind) {
+  auto plan = [](const Case& c) {
+    auto src = source_for(c, false);
+    EXPECT_TRUE(src.is_ok()) << src.status().to_string();
+    return src.is_ok() ? src->steps : std::vector<cuda::StepPlan>{};
+  };
+  auto softmax = plan(op_case("softmax", {{"f32", {"n", "m"}}}, {{4, 33}}, "", R"({"dim": -1})"));
+  ASSERT_EQ(softmax.size(), 1u);
+  EXPECT_EQ(softmax[0].kind, cuda::StepPlan::Kind::kRows);
+  EXPECT_EQ(softmax[0].phases, 3);
+  EXPECT_EQ(softmax[0].slots, 2);  // the max, the sum of exponentials
+  auto mm = plan(op_case("matmul", {{"f32", {"n", "k"}}, {"f32", {"k", "m"}}}, {{5, 7}, {7, 3}}));
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_EQ(mm[0].kind, cuda::StepPlan::Kind::kMatmul);
+}
+
+TEST(CudaCodegen, NvrtcErrorsCarryTheLogAndTheSourcePath) {
+  const std::string bad = std::string(cuda::prelude()) + "extern \"C\" __global__ void k() { undeclared_thing = 1; }\n";
+  auto r = cuda::nvrtc_compile(bad, 90, false);
+  ASSERT_FALSE(r.is_ok());
+  const std::string msg = r.status().message();
+  EXPECT_NE(msg.find("undeclared_thing"), std::string::npos) << msg;
+  const size_t at = msg.find("(source: ");
+  ASSERT_NE(at, std::string::npos) << msg;
+  const std::string path = msg.substr(at + 9, msg.find(')', at) - at - 9);
+  std::ifstream kept(path);
+  ASSERT_TRUE(kept.good()) << path;
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, bad);
+}
+
+}  // namespace
+}  // namespace shapejit
+
+#endif  // SHAPEJIT_HAVE_CUDA

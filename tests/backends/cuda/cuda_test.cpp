@@ -1,0 +1,305 @@
+// The CUDA backend against the reference interpreter, on a GPU: every op
+// and dtype (op_cases.h), each graph fully dynamic and fully static; edge
+// shapes (0, 1, broadcast, non-contiguous, a vector tail, long rows that
+// take the split reduction, many short rows); errors, fallbacks, streams;
+// random graphs. Without a GPU each test skips and prints why (CI); the
+// code generation is tested there by cuda_codegen_test.cpp.
+//
+// Tolerance: as the LLVM backend's (floats rtol 1e-5, atol 1e-6; matmuls
+// in cuBLAS 1e-4); the GPU's expf/erff are within 2 ulp and reductions
+// combine in another order.
+#include <gtest/gtest.h>
+
+#ifdef SHAPEJIT_HAVE_CUDA
+
+#include "backends/cuda/driver.h"
+#include "tests/support/op_cases.h"
+#include "tests/support/random_graph.h"
+#include "tests/support/test_util.h"
+
+namespace shapejit {
+namespace {
+
+using ir::DType;
+using ir::Tensor;
+namespace cuda = backends::cuda;
+
+#define SKIP_WITHOUT_GPU()                                                 \
+  do {                                                                     \
+    auto device_ = cuda::device();                                          \
+    if (!device_.is_ok()) GTEST_SKIP() << device_.status().message();      \
+  } while (0)
+
+const cuda::Device& dev() { return *cuda::device().value(); }
+
+// A device copy of a host tensor (dense), freed with the tensor.
+Tensor to_device(const Tensor& host) {
+  const Tensor c = host.contiguous();
+  const size_t bytes = std::max<size_t>(1, static_cast<size_t>(c.numel()) * ir::dtype_size(c.dtype()));
+  EXPECT_TRUE(dev().bind().is_ok());
+  CUdeviceptr p = 0;
+  EXPECT_EQ(dev().cu->cuMemAlloc(&p, bytes), CUDA_SUCCESS);
+  if (c.numel()) {
+    EXPECT_EQ(dev().cu->cuMemcpyHtoDAsync(p, c.data(), bytes, nullptr), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(dev().cu->cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+  std::shared_ptr<void> mem(reinterpret_cast<void*>(p), [](void* q) { dev().cu->cuMemFree(reinterpret_cast<CUdeviceptr>(q)); });
+  return Tensor::over(c.dtype(), c.shape(), std::move(mem), {kDLCUDA, 0});
+}
+
+Tensor to_host(const Tensor& d, CUstream s = nullptr) {
+  EXPECT_EQ(d.device().device_type, kDLCUDA);
+  EXPECT_TRUE(d.is_contiguous());
+  Tensor h = Tensor::empty(d.dtype(), d.shape());
+  const size_t bytes = static_cast<size_t>(h.numel()) * ir::dtype_size(h.dtype());
+  if (bytes) {
+    EXPECT_EQ(dev().cu->cuMemcpyDtoHAsync(h.data(), reinterpret_cast<CUdeviceptr>(d.data()), bytes, s), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(dev().cu->cuStreamSynchronize(s), CUDA_SUCCESS);
+  return h;
+}
+
+struct Outcome {
+  Status status;
+  std::vector<Tensor> out;  // on the host
+  uint64_t fallbacks = 0;
+  std::vector<std::string> log;
+};
+
+// Runs `graph` on device copies of `inputs` (views of them when `view`
+// gives one, for non-contiguous inputs).
+Outcome run_cuda(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& mode,
+                 const std::function<DLTensor(const Tensor&, size_t)>& view = nullptr) {
+  Outcome r;
+  ir::Graph g = testing::graph_from(graph);
+  auto jit = runtime::Jit::create(R"({"compile": {"backend": "cuda"}, "policy": {"mode": ")" + mode + "\"}}");
+  EXPECT_TRUE(jit.is_ok()) << jit.status().to_string();
+  if (!jit.is_ok()) return r;
+  (*jit)->set_log([&r](const std::string& line) { r.log.push_back(line); });
+  std::vector<Tensor> on_device;
+  std::vector<DLTensor> dl;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    on_device.push_back(to_device(inputs[i]));
+    dl.push_back(view ? view(on_device.back(), i) : on_device.back().dl());
+  }
+  std::vector<const DLTensor*> ptrs;
+  for (const DLTensor& d : dl) ptrs.push_back(&d);
+  std::vector<Tensor> out;
+  r.status = (*jit)->call_graph("t", g, {}, runtime::Args(ptrs.data(), ptrs.size()), out);
+  for (const Tensor& t : out) r.out.push_back(to_host(t));
+  r.fallbacks = (*jit)->stats_json()["sites"]["t"]["fallbacks"].get<uint64_t>();
+  return r;
+}
+
+void expect_agrees(const std::string& graph, const std::vector<Tensor>& inputs, const std::string& what, double rtol = 1e-5,
+                   double atol = 1e-6, const std::function<DLTensor(const Tensor&, size_t)>& view = nullptr) {
+  ir::Graph g = testing::graph_from(graph);
+  auto ref = testing::run_graph(graph, inputs, R"({"compile": {"backend": "reference"}})");
+  for (const char* mode : {"always_dynamic", "always_static"}) {
+    SCOPED_TRACE(what + " (" + mode + ")");
+    Outcome got = run_cuda(graph, inputs, mode, view);
+    EXPECT_EQ(got.fallbacks, 0u) << (got.log.empty() ? "" : got.log[0]);
+    ASSERT_EQ(got.status.code(), ref.status().code()) << got.status.to_string() << " vs " << ref.status().to_string();
+    if (!ref.is_ok()) {
+      EXPECT_EQ(got.status.message(), ref.status().message());
+      continue;
+    }
+    ASSERT_EQ(got.out.size(), ref->size());
+    for (size_t i = 0; i < ref->size(); ++i) EXPECT_TRUE(testing::tensors_close(got.out[i], (*ref)[i], rtol, atol)) << "output " << i;
+  }
+}
+
+std::vector<Tensor> inputs_for(const testing::Case& c, std::mt19937& rng) {
+  ir::Graph g = testing::graph_from(c.graph);
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const DType dt = g.inputs[i].dtype;
+    in.push_back(ir::is_float(dt) ? testing::random_tensor(dt, c.hints[i], rng) : testing::random_tensor(dt, c.hints[i], rng, 0, 2));
+  }
+  return in;
+}
+
+TEST(Cuda, WithoutAGpuTheBackendSaysWhy) {
+  auto b = backends::make_cuda_backend();
+  if (b.is_ok()) GTEST_SKIP() << "a GPU is here: " << (*b)->target();
+  EXPECT_EQ(b.status().code(), Code::kUnsupported);
+  EXPECT_EQ(b.status().message().rfind("cuda: ", 0), 0u) << b.status().message();
+  std::printf("the cuda backend is unavailable here: %s\n", b.status().message().c_str());
+}
+
+TEST(Cuda, TargetNamesArchitectureCompilerAndDriver) {
+  SKIP_WITHOUT_GPU();
+  auto b = backends::make_cuda_backend();
+  ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  const std::string t = (*b)->target();
+  EXPECT_NE(t.find(std::to_string(dev().arch)), std::string::npos) << t;
+  EXPECT_NE(t.find("nvrtc "), std::string::npos) << t;
+  EXPECT_NE(t.find("driver " + std::to_string(dev().driver_version)), std::string::npos) << t;
+}
+
+TEST(Cuda, EveryOpAgreesWithTheReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  for (const testing::Case& c : testing::every_op()) {
+    const bool matmul = c.what.rfind("matmul", 0) == 0;
+    expect_agrees(c.graph, inputs_for(c, rng), c.what, matmul ? 1e-4 : 1e-5, matmul ? 1e-5 : 1e-6);
+  }
+}
+
+const char* kChain = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n", "m"]}, {"name": "y", "dtype": "f32", "shape": ["m"]}],
+  "nodes": [{"op": "mul", "in": ["x", 1.5], "out": "a"}, {"op": "add", "in": ["a", "y"], "out": "b"},
+            {"op": "relu", "in": ["b"], "out": "c"}, {"op": "sub", "in": ["c", "x"], "out": "d"},
+            {"op": "exp", "in": ["d"], "out": "z"}], "outputs": ["z"]})";
+
+TEST(Cuda, PointwiseOnEdgeShapes) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(6);
+  // Rows flattened (short), rows on grid y (long), vector tails (odd m).
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {3, 0}, {1, 1}, {1, 3}, {7, 4097}, {1000, 3}, {2, (1 << 20) + 3}}) {
+    expect_agrees(kChain, {testing::random_tensor(DType::kF32, {n, m}, rng), testing::random_tensor(DType::kF32, {m}, rng)},
+                  "chain " + std::to_string(n) + "x" + std::to_string(m));
+  }
+}
+
+TEST(Cuda, NonContiguousInputs) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(7);
+  // x is passed as the transpose of a [m, n] buffer; the kernel reads its strides.
+  std::vector<int64_t> shape = {37, 29}, strides = {1, 37};
+  auto view = [&](const Tensor& t, size_t i) {
+    DLTensor d = t.dl();
+    if (i == 0) {
+      d.shape = shape.data();
+      d.strides = strides.data();
+    }
+    return d;
+  };
+  Tensor xt = testing::random_tensor(DType::kF32, {29, 37}, rng);
+  Tensor x = xt.view({37, 29}, {1, 37});  // what the reference sees
+  Tensor y = testing::random_tensor(DType::kF32, {29}, rng);
+  auto ref = testing::run_graph(kChain, {x, y}, R"({"compile": {"backend": "reference"}})");
+  ASSERT_TRUE(ref.is_ok());
+  for (const char* mode : {"always_dynamic", "always_static"}) {
+    Outcome got = run_cuda(kChain, {xt, y}, mode, view);
+    ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+    EXPECT_TRUE(testing::tensors_close(got.out[0], (*ref)[0])) << mode;
+  }
+}
+
+TEST(Cuda, ReductionsShortLongAndSplitRows) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(8);
+  // Warp rows (<= 256), block rows, and few long rows (the split reduction).
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{5000, 7}, {300, 1000}, {2, 1 << 18}, {1, (1 << 20) + 5}}) {
+    const std::string what = std::to_string(n) + "x" + std::to_string(m);
+    Tensor x = testing::random_tensor(DType::kF32, {n, m}, rng, -20, 20);
+    for (const char* op : {"sum", "max", "min", "mean"}) {
+      expect_agrees(testing::op_case(op, {{"f32", {"n", "m"}}}, {{n, m}}, "", R"({"axes": [1]})").graph, {x}, std::string(op) + " " + what, 1e-4);
+    }
+    expect_agrees(testing::op_case("argmax", {{"f32", {"n", "m"}}}, {{n, m}}, "", R"({"dim": 1})").graph, {x}, "argmax " + what);
+    expect_agrees(testing::op_case("softmax", {{"f32", {"n", "m"}}}, {{n, m}}, "", R"({"dim": 1})").graph, {x}, "softmax " + what);
+    expect_agrees(testing::op_case("layer_norm", {{"f32", {"n", "m"}}}, {{n, m}}).graph, {x}, "layer_norm " + what, 1e-4, 1e-5);
+  }
+  // Ties and NaN: the first maximal index, NaN maximal, across parts.
+  Tensor ties = testing::zeros(DType::kF32, {1, 1 << 18});
+  ties.ptr<float>()[200000] = 1;
+  ties.ptr<float>()[100000] = 1;
+  expect_agrees(testing::op_case("argmax", {{"f32", {"n", "m"}}}, {{1, 1 << 18}}, "", R"({"dim": 1})").graph, {ties}, "argmax ties");
+  ties.ptr<float>()[150000] = std::nanf("");
+  expect_agrees(testing::op_case("argmax", {{"f32", {"n", "m"}}}, {{1, 1 << 18}}, "", R"({"dim": 1})").graph, {ties}, "argmax NaN");
+  expect_agrees(testing::op_case("max", {{"f32", {"n", "m"}}}, {{1, 1 << 18}}, "", R"({"axes": [1]})").graph, {ties}, "max NaN");
+}
+
+TEST(Cuda, ErrorsAreTheReferencesAndEmptyAxesToo) {
+  SKIP_WITHOUT_GPU();
+  Tensor table = testing::from_values<float>(DType::kF32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor bad = testing::from_values<int64_t>(DType::kI64, {2}, {1, 3});
+  expect_agrees(testing::op_case("embedding", {{"f32", {"v", "d"}}, {"i64", {"k"}}}, {{3, 2}, {2}}).graph, {table, bad}, "index out of range");
+  expect_agrees(testing::op_case("max", {{"f32", {"n", "m"}}}, {{4, 0}}, "", R"({"axes": [1]})").graph,
+                {testing::zeros(DType::kF32, {4, 0})}, "max over an empty axis");
+}
+
+TEST(Cuda, OutputsStayOnTheDeviceAndReuseTheirBlocks) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(9);
+  auto jit = testing::make_jit(R"({"compile": {"backend": "cuda"}})");
+  ir::Graph g = testing::graph_from(kChain);
+  Tensor x = to_device(testing::random_tensor(DType::kF32, {64, 100}, rng)), y = to_device(testing::random_tensor(DType::kF32, {100}, rng));
+  DLTensor dl[] = {x.dl(), y.dl()};
+  const DLTensor* args[] = {&dl[0], &dl[1]};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(jit->call_graph("t", g, {}, runtime::Args(args, 2), out).is_ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].device().device_type, kDLCUDA);
+  EXPECT_EQ(out[0].dl().device.device_type, kDLCUDA);
+  const void* first = out[0].data();
+  ASSERT_TRUE(jit->call_graph("t", g, {}, runtime::Args(args, 2), out).is_ok());
+  EXPECT_EQ(out[0].data(), first) << "an output nobody else holds is written in place";
+}
+
+TEST(Cuda, RunsOnTheCallersStream) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(10);
+  CUstream stream = nullptr;
+  ASSERT_EQ(dev().cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  auto jit = testing::make_jit(R"({"compile": {"backend": "cuda"}})");
+  ir::Graph g = testing::graph_from(kChain);
+  Tensor hx = testing::random_tensor(DType::kF32, {512, 1000}, rng), hy = testing::random_tensor(DType::kF32, {1000}, rng);
+  Tensor x = to_device(hx), y = to_device(hy);
+  DLTensor dl[] = {x.dl(), y.dl()};
+  const DLTensor* args[] = {&dl[0], &dl[1]};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(jit->call_graph("t", g, {}, runtime::Args(args, 2), out, stream).is_ok());
+  Tensor got = to_host(out[0], stream);  // ordered after the kernel on the same stream
+  auto ref = testing::run_graph(kChain, {hx, hy}, R"({"compile": {"backend": "reference"}})");
+  ASSERT_TRUE(ref.is_ok());
+  EXPECT_TRUE(testing::tensors_close(got, (*ref)[0]));
+  out.clear();
+  EXPECT_EQ(dev().cu->cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+TEST(Cuda, HostInputsAreRejectedSayingWhereAndWhat) {
+  SKIP_WITHOUT_GPU();
+  auto jit = testing::make_jit(R"({"compile": {"backend": "cuda"}})");
+  Tensor x = testing::zeros(DType::kF32, {4});
+  DLTensor d = x.dl();
+  const DLTensor* args[] = {&d};
+  std::vector<Tensor> out;
+  Status s = jit->call_graph("t", testing::graph_from(testing::op_case("exp", {{"f32", {"n"}}}, {{4}}).graph), {}, runtime::Args(args, 1), out);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("input 0 is on kDLCPU 0; the cuda backend runs on kDLCUDA 0"), std::string::npos) << s.message();
+}
+
+TEST(Cuda, DataDependentShapesRunOnTheCpuWithCopies) {
+  SKIP_WITHOUT_GPU();
+  Tensor x = testing::from_values<float>(DType::kF32, {6}, {0, 1, 0, 2, 3, 0});
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "ne", "in": ["x", 0], "out": "m"}, {"op": "masked_select", "in": ["x", "m"], "out": "y"}], "outputs": ["y"]})";
+  Outcome got = run_cuda(g, {x}, "always_dynamic");
+  ASSERT_TRUE(got.status.is_ok()) << got.status.to_string();
+  EXPECT_EQ(testing::values_of<float>(got.out[0]), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(got.fallbacks, 1u);
+}
+
+TEST(Cuda, RandomGraphsAgreeWithTheReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(20261122);
+  for (int trial = 0; trial < 200; ++trial) {
+    testing::RandomGraph g = testing::random_graph(rng, 20);
+    auto ref = testing::run_graph(g.json, g.inputs, R"({"compile": {"backend": "reference"}})");
+    ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+    for (const char* mode : {"always_dynamic", "always_static"}) {
+      Outcome got = run_cuda(g.json, g.inputs, mode);
+      ASSERT_TRUE(got.status.is_ok()) << got.status.to_string() << "\n" << g.json;
+      ASSERT_EQ(got.out.size(), ref->size());
+      for (size_t i = 0; i < ref->size(); ++i) {
+        ASSERT_TRUE(testing::tensors_close(got.out[i], (*ref)[i], 1e-4, 1e-5)) << mode << ", output " << i << "\n" << g.json;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shapejit
+
+#endif  // SHAPEJIT_HAVE_CUDA

@@ -1,0 +1,146 @@
+// The CPU backend's own matrix product (backends/llvm/gemm.h) against a
+// plain sum in double: every tile height (1 to 6 rows), panels cut short,
+// slices of k, blocks of rows, each operand plain, transposed or strided,
+// accumulating or not, and nothing written outside C's m x n; B packed
+// first, streamed, or read in place.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/llvm/gemm.h"
+
+namespace shapejit::backends {
+namespace {
+
+// A matrix of `rows` x `cols` inside a larger buffer, element (i, j) at
+// data[i * row + j * col].
+template <typename T>
+struct Strided {
+  std::vector<T> data;
+  int64_t row = 0, col = 0;
+  T at(int64_t i, int64_t j) const { return data[static_cast<size_t>(i * row + j * col)]; }
+};
+
+enum class Layout { kPlain, kTransposed, kStrided };
+
+template <typename T>
+Strided<T> make(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
+  Strided<T> m;
+  switch (layout) {
+    case Layout::kPlain: m.row = cols + 3, m.col = 1; break;          // padded rows
+    case Layout::kTransposed: m.row = 1, m.col = rows + 2; break;     // contiguous columns
+    case Layout::kStrided: m.row = 2 * cols + 1, m.col = 2; break;    // neither
+  }
+  m.data.assign(static_cast<size_t>(std::max<int64_t>(1, rows * m.row + cols * m.col)), T(0));
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) m.data[static_cast<size_t>(i * m.row + j * m.col)] = static_cast<T>(u(rng));
+  }
+  return m;
+}
+
+template <typename T>
+void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulate, std::mt19937& rng) {
+  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                            " k=" + std::to_string(k) + " a=" + std::to_string(static_cast<int>(la)) +
+                            " b=" + std::to_string(static_cast<int>(lb)) + (accumulate ? " +=" : "");
+  const Strided<T> a = make<T>(m, k, la, rng), b = make<T>(k, n, lb, rng);
+  std::vector<T> packed(static_cast<size_t>(llvm::packed_size<T>(k, n)), T(7));
+  // In two calls, as threads split the rows.
+  llvm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
+  llvm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
+  const int64_t ldc = n + 5;
+  const T sentinel = T(-12345);
+  std::vector<T> c(static_cast<size_t>(std::max<int64_t>(1, m * ldc)), sentinel);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = static_cast<T>(u(rng));
+  }
+  const std::vector<T> before = c;
+  llvm::multiply(m, n, k, a.data.data(), a.row, a.col, packed.data(), c.data(), ldc, accumulate);
+  // Streaming B: each panel packed as its tiles take it, or, for a few
+  // rows of a row-major B, B read in place in bands of k, whose sums
+  // round apart from the packed product's.
+  std::vector<T> streamed = before;
+  llvm::multiply_streaming(m, n, k, a.data.data(), a.row, a.col, b.data.data(), b.row, b.col, streamed.data(), ldc, accumulate);
+  const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  for (const auto& [how, out] : {std::pair{"packed B", &c}, std::pair{"streamed B", &streamed}}) {
+    int bad = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < ldc; ++j) {
+        const T got = (*out)[i * ldc + j];
+        if (j >= n) {
+          if (got != sentinel && ++bad <= 5) ADD_FAILURE() << where << ", " << how << ": wrote (" << i << ", " << j << ") outside C";
+          continue;
+        }
+        double want = accumulate ? static_cast<double>(before[i * ldc + j]) : 0.0, scale = std::abs(want);
+        for (int64_t p = 0; p < k; ++p) {
+          want += static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
+          scale += std::abs(static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j)));
+        }
+        if (std::abs(got - want) > 4 * eps * (scale + 1) && ++bad <= 5) {
+          ADD_FAILURE() << where << ", " << how << ": (" << i << ", " << j << ") is " << got << ", want " << want;
+        }
+      }
+    }
+    for (size_t x = static_cast<size_t>(m * ldc); x < out->size(); ++x) ASSERT_EQ((*out)[x], sentinel) << where << ", " << how;
+  }
+}
+
+template <typename T>
+void sweep() {
+  std::mt19937 rng(23);
+  const Layout layouts[] = {Layout::kPlain, Layout::kTransposed, Layout::kStrided};
+  // Rows: each tile height, a last 1 or 2 taken with the whole tile
+  // before it as a tile of 4 or 5 and one of 3 (7, 8, 13, 14, 19, 20),
+  // equal heights for B in place (13 to 15, 18), past a block of 96;
+  // columns: panels whole and cut short; k: none, one, the transposed
+  // pack's 8 and its tail, past a slice of 512.
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 14, 15, 18, 19, 101}) {
+    for (int64_t n : {1, 7, 8, 16, 17, 40}) {
+      for (int64_t k : {0, 1, 8, 11, 37}) {
+        for (Layout la : layouts) {
+          for (Layout lb : layouts) check<T>(m, n, k, la, lb, (m + n + k) % 2 == 1, rng);
+        }
+      }
+    }
+  }
+  for (Layout lb : layouts) {
+    check<T>(20, 33, 1100, Layout::kPlain, lb, false, rng);  // three slices of k
+    check<T>(20, 33, 1100, Layout::kTransposed, lb, true, rng);
+    check<T>(14, 40, 300, Layout::kPlain, lb, lb == Layout::kStrided, rng);  // B in place: bands of 32 rows, a panel cut short
+    check<T>(18, 1000, 37, Layout::kTransposed, lb, false, rng);           // bands of 18 (f32) or 9 rows, the last short
+  }
+  check<T>(200, 64, 40, Layout::kPlain, Layout::kTransposed, false, rng);  // blocks of rows
+}
+
+TEST(Gemm, AgreesWithASumInDouble) {
+  sweep<float>();
+  sweep<double>();
+}
+
+TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
+  const int64_t k = 9, n = 21;  // two float panels, the second 5 wide
+  // B row-major, and transposed (its columns contiguous, as an attention's
+  // keys: a panel cut short is gathered one element at a time). The
+  // transposed buffer holds a column past n, of 2s, that must not be read.
+  std::vector<float> b(static_cast<size_t>(k * (n + 1)), 1.0f);
+  for (int64_t p = 0; p < k; ++p) b[static_cast<size_t>(n * k + p)] = 2.0f;
+  for (const bool transposed : {false, true}) {
+    std::vector<float> packed(static_cast<size_t>(llvm::packed_size<float>(k, n)), -1.0f);
+    llvm::pack(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < llvm::kPanel<float>; ++j) {
+        EXPECT_EQ(packed[(k + p) * llvm::kPanel<float> + j], j < n - llvm::kPanel<float> ? 1.0f : 0.0f)
+            << (transposed ? "transposed, " : "") << "row " << p << ", column " << j;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shapejit::backends

@@ -1,0 +1,140 @@
+// Shape inference under a ShapeEnv: symbolic result shapes, the decisions
+// recorded, and clear errors for ill-typed graphs.
+#include "core/ir/infer.h"
+
+#include <gtest/gtest.h>
+
+#include "core/ir/graph_json.h"
+
+namespace shapejit::ir {
+namespace {
+
+struct Inferred {
+  Graph graph;
+  sym::ShapeEnv env{true};
+  std::vector<ValueType> types;
+  Status status;
+  std::string shape(const std::string& value) const {
+    for (int v = 0; v < graph.num_values(); ++v) {
+      if (graph.value_names[v] != value) continue;
+      std::string s = "[";
+      for (size_t i = 0; i < types[v].shape.size(); ++i) s += (i ? ", " : "") + env.str(types[v].shape[i]);
+      return s + "]";
+    }
+    return "?";
+  }
+};
+
+// inputs: `"name": "dtype", [dims]` as JSON fragments; nodes likewise.
+Inferred run(const std::string& inputs, const std::string& nodes, const std::string& outputs, const ShapeHints& hints) {
+  Inferred r;
+  auto g = parse_graph("{\"inputs\": [" + inputs + "], \"nodes\": [" + nodes + "], \"outputs\": [" + outputs + "]}");
+  EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+  r.graph = std::move(g).value();
+  auto t = infer(r.graph, r.env, &hints);
+  r.status = t.status();
+  if (t.is_ok()) r.types = std::move(t).value();
+  return r;
+}
+
+TEST(Infer, BroadcastUnifiesEqualDimsAndGuardsThem) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["a", "b"]}, {"name": "y", "dtype": "f32", "shape": ["c"]})",
+               R"({"op": "add", "in": ["x", "y"], "out": "z"})", R"("z")", {{3, 5}, {5}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("z"), "[a, b]");
+  EXPECT_EQ(r.env.resolve(sym::Expr::symbol(2)), sym::Expr::symbol(1));  // c := b
+}
+
+TEST(Infer, BroadcastOfMismatchedDimsIsAnError) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["a"]}, {"name": "y", "dtype": "f32", "shape": ["c"]})",
+               R"({"op": "mul", "in": ["x", "y"], "out": "z"})", R"("z")", {{3}, {4}});
+  ASSERT_FALSE(r.status.is_ok());
+  EXPECT_NE(r.status.message().find("node 0 (mul -> 'z'): dims a = 3 and c = 4 do not broadcast"), std::string::npos) << r.status.message();
+}
+
+TEST(Infer, ReshapeInfersMinusOneAndRecordsDivisibility) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["a", "b"]})",
+               R"({"op": "reshape", "in": ["x", 2, -1], "out": "y"})", R"("y")", {{4, 6}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("y"), "[2, (a*b // 2)]");
+  ASSERT_EQ(r.env.facts().size(), 1u);  // a*b % 2 == 0, decided on this call's values
+  auto bad = run(R"({"name": "x", "dtype": "f32", "shape": ["a", "b"]})",
+                 R"({"op": "reshape", "in": ["x", 4, -1], "out": "y"})", R"("y")", {{3, 5}});
+  EXPECT_NE(bad.status.message().find("cannot reshape"), std::string::npos) << bad.status.message();
+}
+
+TEST(Infer, FullAndArangeTakeSymIntOperands) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["b", "t"]})",
+               R"({"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 1}},
+                  {"op": "sym_mul", "in": ["n", 2], "out": "n2"},
+                  {"op": "full", "in": ["n2", 3], "out": "f", "attrs": {"value": 1.5, "dtype": "f64"}},
+                  {"op": "arange", "in": [0, "n", 2], "out": "r"})",
+               R"("f", "r")", {{3, 7}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("f"), "[2*t, 3]");
+  EXPECT_EQ(r.shape("r"), "[((t + 1) // 2)]");
+  EXPECT_EQ(r.types[r.graph.outputs[1]].dtype, DType::kI64);
+}
+
+TEST(Infer, SliceClampsLikePython) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["n", 4]})",
+               R"({"op": "slice", "in": ["x", 1, 9223372036854775807, 1], "out": "a", "attrs": {"dim": 0}},
+                  {"op": "slice", "in": ["x", 0, -1, 2], "out": "b", "attrs": {"dim": 1}},
+                  {"op": "slice", "in": ["x", -3, 9, 1], "out": "c", "attrs": {"dim": 0}})",
+               R"("a", "b", "c")", {{10, 4}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("a"), "[n - 1, 4]");  // x[1:]: the ranges prove the clamps away
+  EXPECT_EQ(r.shape("b"), "[n, 2]");
+  // x[-3:9]: n may be below 3 or above 12, so the clamps stay.
+  EXPECT_EQ(r.shape("c"), "[max(0, min(9, n) - max(0, n - 3)), 4]");
+}
+
+TEST(Infer, MatmulPromotesVectorsAndBroadcastsBatches) {
+  auto r = run(R"({"name": "a", "dtype": "f32", "shape": ["b", 1, "m", "k"]}, {"name": "w", "dtype": "f32", "shape": [3, "k2", "n"]},
+                  {"name": "v", "dtype": "f32", "shape": ["k3"]})",
+               R"({"op": "matmul", "in": ["a", "w"], "out": "y"}, {"op": "matmul", "in": ["y", "v"], "out": "z"})", R"("y", "z")",
+               {{2, 1, 5, 6}, {3, 6, 7}, {7}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("y"), "[b, 3, m, n]");
+  EXPECT_EQ(r.shape("z"), "[b, 3, m]");
+}
+
+TEST(Infer, DataDependentOpsGetUnbackedSymbols) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["a", "b"]}, {"name": "m", "dtype": "bool", "shape": ["a", "b"]})",
+               R"({"op": "nonzero", "in": ["x"], "out": "nz"}, {"op": "masked_select", "in": ["x", "m"], "out": "ms"})",
+               R"("nz", "ms")", {{3, 4}, {3, 4}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("nz"), "[u2, 2]");
+  EXPECT_EQ(r.shape("ms"), "[u3]");
+  EXPECT_EQ(r.env.range(sym::Expr::symbol(2)).lo, 0);
+}
+
+TEST(Infer, TypeErrorsNameTheNode) {
+  auto r = run(R"({"name": "x", "dtype": "i32", "shape": [2]})", R"({"op": "exp", "in": ["x"], "out": "y"})", R"("y")", {{2}});
+  EXPECT_NE(r.status.message().find("node 0 (exp -> 'y'): takes float tensors, got i32"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": [2]}, {"name": "y", "dtype": "f64", "shape": [2]})",
+          R"({"op": "add", "in": ["x", "y"], "out": "z"})", R"("z")", {{2}, {2}});
+  EXPECT_NE(r.status.message().find("insert a cast"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": [2, 3]})", R"({"op": "squeeze", "in": ["x"], "out": "y", "attrs": {"dims": [0]}})",
+          R"("y")", {{2, 3}});
+  EXPECT_NE(r.status.message().find("not 1"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": [2, 3]})", R"({"op": "permute", "in": ["x"], "out": "y", "attrs": {"perm": [0, 0]}})",
+          R"("y")", {{2, 3}});
+  EXPECT_NE(r.status.message().find("repeats"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": [2, 3]})", R"({"op": "sum", "in": ["x"], "out": "y", "attrs": {"axes": [5]}})",
+          R"("y")", {{2, 3}});
+  EXPECT_NE(r.status.message().find("out of range for rank 2"), std::string::npos) << r.status.message();
+}
+
+TEST(Infer, CallsThatDisagreeWithTheGraphAreErrors) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["a", 4]})", R"({"op": "neg", "in": ["x"], "out": "y"})", R"("y")", {{3, 5}});
+  EXPECT_NE(r.status.message().find("input 0 ('x') dim 1: the graph pins it to 4, got 5"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": ["a", 4]})", R"({"op": "neg", "in": ["x"], "out": "y"})", R"("y")", {{3}});
+  EXPECT_NE(r.status.message().find("expected rank 2, got rank 1"), std::string::npos) << r.status.message();
+  r = run(R"({"name": "x", "dtype": "f32", "shape": ["a"]}, {"name": "y", "dtype": "f32", "shape": ["a"]})",
+          R"({"op": "add", "in": ["x", "y"], "out": "z"})", R"("z")", {{3}, {4}});
+  EXPECT_NE(r.status.message().find("declares it equal to 'a'"), std::string::npos) << r.status.message();
+}
+
+}  // namespace
+}  // namespace shapejit::ir
