@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "jit/runtime/site_types.h"
+#include "jit/runtime/entry.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
@@ -14,20 +14,6 @@ CallSite::CallSite(std::string name, Services services)
     : name_(std::move(name)), services_(std::move(services)), policy_(policy::make_policy(services_.config.policy, name_)) {}
 
 CallSite::~CallSite() = default;
-
-Expected<std::vector<ir::InputSpec>> dynamic_inputs(Args args) {
-  std::vector<ir::InputSpec> inputs;
-  int symbol = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == nullptr) return invalid("input " + std::to_string(i) + " is null");
-    auto dt = ir::from_dl(args[i]->dtype);
-    if (!dt) return invalid("input " + std::to_string(i) + " has an unsupported dtype (code " + std::to_string(args[i]->dtype.code) + ", " + std::to_string(args[i]->dtype.bits) + " bits)");
-    ir::InputSpec spec{"in" + std::to_string(i), *dt, {}};
-    for (int d = 0; d < args[i]->ndim; ++d) spec.shape.push_back(ir::DimSpec::symbol("s" + std::to_string(symbol++)));
-    inputs.push_back(std::move(spec));
-  }
-  return inputs;
-}
 
 Status CallSite::call(Args args, const TraceFn& trace, std::vector<ir::Tensor>& outputs, void* stream) {
   const Source source{&trace, nullptr, {}};
@@ -56,33 +42,13 @@ Status CallSite::dispatch(const Call& call, std::vector<ir::Tensor>& outputs) tr
   return s;
 }
 
-namespace {
-
-// Marks a reader of the site's snapshot for its scope (see call_site.h).
-class ReaderScope {
- public:
-  explicit ReaderScope(std::atomic<uint32_t>& readers) : readers_(&readers) { readers.fetch_add(1, std::memory_order_seq_cst); }
-  ~ReaderScope() { leave(); }
-  void leave() {
-    if (readers_) readers_->fetch_sub(1, std::memory_order_release);
-    readers_ = nullptr;
-  }
-
- private:
-  std::atomic<uint32_t>* readers_;
-};
-
-}  // namespace
-
 Status CallSite::dispatch_timed(const Call& call, std::vector<ir::Tensor>& outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
-  for (const DLTensor* a : call.args) {
-    if (a == nullptr) return invalid("site " + name_ + ": an input is null");
-  }
+  if (Status s = check_present(call.args); !s.is_ok()) return s.with_context("site " + name_);
   const bool timing = services_.timing.load(std::memory_order_relaxed);
   const Clock::time_point t0 = timing ? Clock::now() : Clock::time_point{};
-  ReaderScope reading(readers_);
-  const Snapshot* snap = current_.load(std::memory_order_seq_cst);
+  SnapshotCell::Reader reading(snapshots_);
+  const Snapshot* snap = reading.get();
   int64_t dims[guards::GuardTree::kMaxFlat];
   const int id = snap ? snap->tree.lookup(call.args, dims) : guards::GuardTree::kMiss;
   if (id == guards::GuardTree::kMiss) {
@@ -160,8 +126,9 @@ void CallSite::record_graph(TraceRecorder* r) {
 std::string CallSite::explain() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
+  const Snapshot* live = snapshots_.live();
   const std::vector<const Entry*> none;
-  const std::vector<const Entry*>& entries = live_ ? live_->entries : none;
+  const std::vector<const Entry*>& entries = live ? live->entries : none;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = *entries[i];
     out += "entry " + std::to_string(i) + ": ";

@@ -1,20 +1,16 @@
 // CallSite: one traced function of the interpreter, its traces, its compiled
 // entries, and the dispatch between them (DESIGN.md, the life of a call).
 //
-// The hit path (call_site.cpp) reads an immutable snapshot (GuardTree +
-// entries) through one atomic pointer: no lock, no allocation in the guards.
-// A miss (miss.cpp) takes the site's mutex and runs one ordered pipeline:
-// explain, decide (the RecompilePolicy), trace or reuse, specialize,
-// compile, install, log. A replaced snapshot is retired and freed at a
-// later publish that finds no reader inside dispatch (a count of readers,
-// raised before the snapshot pointer is read): a concurrent reader never
-// sees freed memory, and a site with thousands of entries (a compile per
-// shape) holds one snapshot, not one per entry it ever had.
+// The hit path (call_site.cpp) reads the site's current snapshot (a
+// GuardTree over its entries) without a lock and runs the entry it finds
+// (snapshot.h says how snapshots are published and retired). A miss
+// (miss.cpp) takes the site's mutex and runs one ordered pipeline, a
+// function a step: recheck, explain, decide (the RecompilePolicy), trace
+// or reuse, specialize, compile, install, log.
 #pragma once
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,18 +20,21 @@
 
 #include "backends/fallback.h"
 #include "cache/kernel_cache.h"
-#include "guards/guard_tree.h"
+#include "guards/guard_set.h"
 #include "jit/policy/recompile_policy.h"
-#include "core/sym/program.h"
+#include "jit/runtime/inputs.h"
+#include "jit/runtime/site_stats.h"
+#include "jit/runtime/snapshot.h"
 #include "jit/trace/tracer.h"
 
 namespace shapejit::runtime {
 
-using Args = std::span<const DLTensor* const>;
 using TraceFn = std::function<Status(trace::Tracer&)>;
 
 class Background;
 class TraceRecorder;
+struct Entry;
+struct StoredTrace;
 
 // What a site shares with the rest of the Jit.
 struct Services {
@@ -47,17 +46,6 @@ struct Services {
   const std::atomic<TraceRecorder*>& recorder;   // log.record, Jit::record; null: off
   const std::atomic<bool>& timing;               // collect dispatch and kernel times
   const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
-};
-
-struct SiteStats {
-  uint64_t calls = 0, hits = 0, compiles = 0, backend_compiles = 0, traces = 0, eager_calls = 0, graph_breaks = 0,
-           recompiles = 0, errors = 0,
-           fallbacks = 0,  // compiles the backend failed, run on the reference interpreter
-           disk_loads = 0, remote_loads = 0,  // kernels a lower tier had: loaded, not compiled
-           stand_in_calls = 0;                // calls run on the reference while their kernel compiled (compile.async)
-  std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
-  double compile_ms = 0, run_ms = 0, trace_ms = 0;
-  std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
 };
 
 class CallSite {
@@ -84,9 +72,6 @@ class CallSite {
   policy::DimState dim_state(int input, int dim) const;
 
  private:
-  struct Entry;
-  struct StoredTrace;
-  struct Snapshot;
   // How to trace on a miss: the interpreter's function, or a graph the
   // caller holds (with its observations). Built per call, so it only points.
   struct Source {
@@ -100,6 +85,20 @@ class CallSite {
     const Source& source;
     backends::RunContext ctx;
   };
+  // A trace under one specialization (miss step 4).
+  struct Specialized {
+    sym::ShapeEnv env;
+    ir::SpecializedGraphPtr graph;
+    guards::GuardSet guards;
+  };
+  // Its kernel (miss step 5): from a tier or compiled, or the reference
+  // interpreter standing in while it compiles in the background.
+  struct Compiled {
+    std::shared_ptr<backends::Kernel> kernel;
+    bool stand_in = false;
+    Hash128 key;
+    cache::Maker maker;
+  };
 
   // The hit path (call_site.cpp).
   Status dispatch(const Call& call, std::vector<ir::Tensor>& outputs);
@@ -109,38 +108,46 @@ class CallSite {
   Status run_entry(const Entry& e, const Call& call, std::vector<ir::Tensor>& outputs, const int64_t* dims = nullptr,
                    const int32_t* flat = nullptr);
   void count_error(const Status& s);
-
-  // The miss path (miss.cpp); `seen` is the snapshot version the lookup read.
-  Status miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& outputs);
-  std::vector<policy::TraceCandidate> candidates(Args args) const;
-  StoredTrace* stored(int id);
-  Expected<StoredTrace*> trace(const Call& call, bool generic);
-  Expected<Entry*> compile(StoredTrace& trace, Args args, bool generic);
-  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
-  void count_origin(const cache::Found& found);  // a kernel from a tier, or a compile
-  void land(Entry* stand_in, Expected<cache::Found> got, double ms);  // a background compile's end
-  Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
-  void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);
-  void install(std::unique_ptr<Entry> e);
-  void publish(std::unique_ptr<Snapshot> snap);
-  size_t compiled_entries() const { return entries_.size() - break_entries_ - landed_; }
-  void install_break(const trace::Tracer& tracer, const std::string& message);
   void record_graph(TraceRecorder* r);
+
+  // The miss path (miss.cpp), its steps in order; `seen` is the snapshot
+  // version the lookup read.
+  Status miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& outputs);
+  const Entry* recheck(Args args, uint64_t seen) const;                                   // 0
+  std::vector<guards::Failure> explain_miss(Args args) const;                             // 1
+  policy::Decision decide(Args args, std::span<const guards::Failure> failures);           // 2
+  Expected<StoredTrace*> trace_or_reuse(const Call& call, const policy::Decision& d);      // 3
+  Expected<Specialized> specialize(const StoredTrace& st, Args args, bool generic);        // 4
+  Expected<Compiled> compile(const StoredTrace& st, const Specialized& sp);               // 5
+  Entry* install(Specialized sp, Compiled c, bool generic);                               // 6
+  void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);  // 7
+  // Step 3's parts: tracing the call's source, and keeping what it made.
+  Expected<StoredTrace*> trace(const Call& call, bool generic);
+  StoredTrace* store(trace::Trace t, bool generic);
+  StoredTrace* stored(int id);
+  // Step 5's parts: the cache's maker, the tier a kernel came from, and a
+  // background compile's start and landing.
+  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
+  void count_origin(const cache::Found& found);
+  void compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker);
+  void land(Entry* stand_in, Expected<cache::Found> got, double ms);
+  // Misses that do not compile.
+  Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
+  void install_break(const trace::Tracer& tracer, const std::string& message);
+  void add_entry(std::unique_ptr<Entry> e);
+  size_t compiled_entries() const { return entries_.size() - break_entries_ - landed_; }
 
   const std::string name_;
   Services services_;
   std::unique_ptr<policy::RecompilePolicy> policy_;
 
-  std::atomic<const Snapshot*> current_{nullptr};
-  std::atomic<uint32_t> readers_{0};  // threads between reading current_ and leaving dispatch
+  SnapshotCell snapshots_;
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
   std::atomic<uint64_t> stand_in_calls_{0};
   std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
-  mutable std::mutex mu_;  // everything below; the miss path
-  std::unique_ptr<Snapshot> live_;                     // what current_ points to
-  std::vector<std::unique_ptr<Snapshot>> retired_;      // replaced, maybe still read
+  mutable std::mutex mu_;  // everything below; the miss path; publishing snapshots
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<std::unique_ptr<StoredTrace>> traces_;
   int next_trace_id_ = 0;
@@ -151,8 +158,5 @@ class CallSite {
   bool has_generic_ = false;
   SiteStats stats_;
 };
-
-// Input specs for a call traced from scratch: every dim a fresh symbol.
-Expected<std::vector<ir::InputSpec>> dynamic_inputs(Args args);
 
 }  // namespace shapejit::runtime

@@ -174,24 +174,7 @@ nlohmann::json Jit::stats_json() const {
     SiteStats s = site->stats();
     sites[name] = site_json(s);
     sites[name]["entries"] = site->num_entries();
-    total.calls += s.calls;
-    total.compiles += s.compiles;
-    total.backend_compiles += s.backend_compiles;
-    total.fallbacks += s.fallbacks;
-    total.disk_loads += s.disk_loads;
-    total.remote_loads += s.remote_loads;
-    total.stand_in_calls += s.stand_in_calls;
-    total.traces += s.traces;
-    total.hits += s.hits;
-    total.eager_calls += s.eager_calls;
-    total.graph_breaks += s.graph_breaks;
-    total.errors += s.errors;
-    total.recompiles += s.recompiles;
-    for (const auto& [k, v] : s.recompile_reasons) total.recompile_reasons[k] += v;
-    total.compile_ms += s.compile_ms;
-    total.trace_ms += s.trace_ms;
-    total.run_ms += s.run_ms;
-    total.dispatch_ns.insert(total.dispatch_ns.end(), s.dispatch_ns.begin(), s.dispatch_ns.end());
+    total += s;
   }
   nlohmann::json j = site_json(total);
   const cache::CacheStats c = cache_.stats();

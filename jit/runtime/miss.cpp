@@ -1,22 +1,24 @@
-// The miss path: one ordered pipeline under the site's mutex.
+// The miss path: one ordered pipeline under the site's mutex, a function a
+// step.
 //
-//   0. recheck   an entry another thread installed since this call's lookup
-//   1. explain   which guards of the newest entry failed, and why
-//   2. decide    the RecompilePolicy: compile (reusing a trace or not),
-//                compile the generic entry, run eagerly, or break
-//   3. trace     reuse the chosen trace, or run the interpreter's function
+//   0. recheck     an entry another thread installed since this call's lookup
+//   1. explain     which guards of the newest entry failed, and why
+//   2. decide      the RecompilePolicy: compile (reusing a trace or not),
+//                  compile the generic entry, run eagerly, or break
+//   3. trace       reuse the chosen trace, or run the interpreter's function
 //   4. specialize  the policy's choices on the trace's env, the layout,
-//                then ir::specialize (inference, once) and the entry's guards
-//   5. compile   through the kernel cache (the backend with its fallback)
-//   6. install   publish a new snapshot
-//   7. log       the recompile line and the stats
+//                  then ir::specialize (inference, once) and the entry's guards
+//   5. compile     through the kernel cache (the backend with its fallback);
+//                  with compile.async, a stand-in while it compiles
+//   6. install     the entry, in a new snapshot
+//   7. log         the recompile line and the stats
 // then the call runs on its new entry, outside the mutex.
-#include <algorithm>
 #include <chrono>
 #include <set>
 
 #include "jit/runtime/background.h"
-#include "jit/runtime/site_types.h"
+#include "jit/runtime/call_site.h"
+#include "jit/runtime/entry.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
@@ -28,54 +30,32 @@ namespace {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-const char* device_name(int type) {
-  switch (type) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLCUDAManaged: return "kDLCUDAManaged";
-    default: return "device type";
-  }
-}
-
-std::string device_text(DLDevice d) { return std::string(device_name(d.device_type)) + " " + std::to_string(d.device_id); }
-
-// What a miss checks before anything reads a shape: a call that no entry
-// takes may be malformed.
-Status validate_args(Args args, const backends::Backend& backend) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const DLTensor* t = args[i];
-    const std::string where = "input " + std::to_string(i);
-    if (t == nullptr) return invalid(where + " is null");
-    if (t->ndim < 0 || t->ndim > ir::kMaxRank) return invalid(where + ": rank " + std::to_string(t->ndim) + " is out of range");
-    if (t->ndim > 0 && t->shape == nullptr) return invalid(where + ": shape is null");
-    if (!ir::from_dl(t->dtype)) return invalid(where + ": unsupported dtype (f32, f64, i32, i64, bool)");
-    const DLDevice want = backend.device();
-    if (t->device.device_type != want.device_type || t->device.device_id != want.device_id) {
-      std::string type = device_name(t->device.device_type);
-      if (type == "device type") type += " " + std::to_string(t->device.device_type);
-      return unsupported(where + " is on " + type + " " + std::to_string(t->device.device_id) + "; the " + backend.name() +
-                         " backend runs on " + device_text(want) + " (compile.backend chooses it)");
-    }
-    for (int d = 0; d < t->ndim; ++d) {
-      if (t->shape[d] < 0) return invalid(where + " dim " + std::to_string(d) + " is negative");
-    }
-    // The bytes it spans, checked: no tensor in memory spans 2^62 bytes, and
-    // one that claims to cannot be sized without overflow downstream. Huge
-    // dims beside a 0 are fine: the tensor holds nothing.
-    const std::span<const int64_t> shape(t->shape, static_cast<size_t>(t->ndim));
-    const std::optional<uint64_t> bytes = ir::dense_bytes_within(ir::dtype_size(*ir::from_dl(t->dtype)), shape, uint64_t{1} << 62);
-    if (!bytes) return invalid(where + ": its shape spans more than 2^62 bytes");
-    if (*bytes > 0 && t->data == nullptr) return invalid(where + ": data is null");
-  }
-  return Status::ok();
-}
-
 std::string dims_text(const std::vector<std::pair<int, int>>& dims) {
   std::string s;
   for (auto [i, d] : dims) s += (s.empty() ? "" : ", ") + std::string("input ") + std::to_string(i) + " dim " + std::to_string(d);
   return s;
 }
+
+// The entry's static and dynamic dims, for logs and explain().
+std::string describe(const sym::ShapeEnv& env, bool generic) {
+  std::vector<std::pair<int, int>> statics, dynamics;
+  for (const sym::Symbol& s : env.symbols()) {
+    if (s.unbacked || s.input < 0) continue;
+    (s.binding && s.binding->is_const() ? statics : dynamics).emplace_back(s.input, s.dim);
+  }
+  return std::string(generic ? "generic entry; " : "") + "static: [" + dims_text(statics) + "], dynamic: [" + dims_text(dynamics) + "]";
+}
+
+// Traces a held graph: its nodes and the interpreter's observations
+// replayed in order.
+Status replay_graph(const ir::Graph& graph, std::span<const trace::Observation> observed, trace::Tracer& t) {
+  for (const ir::Node& n : graph.nodes) SJ_TRY(t.append(n, graph.value_names[n.out[0]]));
+  for (const trace::Observation& o : observed) SJ_TRY(t.observe(o));
+  for (int o : graph.outputs) SJ_TRY(t.output(trace::Tracer::Value{o}));
+  return Status::ok();
+}
+
+}  // namespace
 
 std::vector<std::pair<int, int>> symbol_sources(const sym::ShapeEnv& env) {
   std::vector<std::pair<int, int>> out;
@@ -83,58 +63,33 @@ std::vector<std::pair<int, int>> symbol_sources(const sym::ShapeEnv& env) {
   return out;
 }
 
-}  // namespace
-
 Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& outputs) {
   const Args args = call.args;
   std::unique_lock<std::mutex> lock(mu_);
   ++misses_;
-  // 0. Entries published since this call's lookup may take it. Holding the
-  // mutex, the live snapshot cannot be retired; its entries outlive it.
-  if (live_ && live_->version != seen) {
-    const int id = live_->tree.lookup(args);
-    if (id != guards::GuardTree::kMiss) {
-      --misses_;  // a hit after all
-      const Entry& entry = *live_->entries[id];
-      lock.unlock();
-      return run_entry(entry, call, outputs);
-    }
+  if (const Entry* entry = recheck(args, seen)) {
+    --misses_;  // a hit after all
+    lock.unlock();
+    return run_entry(*entry, call, outputs);
   }
-  SJ_TRY(validate_args(args, services_.backend));
+  SJ_TRY(check_args(args, services_.backend));
 
-  // 1. Explain the miss against the newest entry.
   const bool first = last_compiled_ == nullptr;
-  std::vector<guards::Failure> failures;
-  if (!first) failures = last_compiled_->guards.explain(args);
-
-  // 2. Decide.
-  const std::vector<policy::TraceCandidate> traces = candidates(args);
-  policy::Miss m;
-  m.first = first;
-  m.failures = failures;
-  m.entries = static_cast<int>(compiled_entries()) - (has_generic_ ? 1 : 0);
-  m.has_generic = has_generic_;
-  m.traces = traces;
-  const policy::Decision d = policy_->decide(m);
-  if (!d.warning.empty()) services_.log("shapejit: warning: site " + name_ + ": " + d.warning);
+  const std::vector<guards::Failure> failures = explain_miss(args);
+  const policy::Decision d = decide(args, failures);
   if (d.action == Action::kGraphBreak) {
     ++stats_.graph_breaks;
     return shapejit::graph_break("site " + name_ + ": " + d.why);
   }
-
-  // 3. Trace, or reuse the trace the policy chose.
-  const bool generic = d.action == Action::kCompileGeneric;
-  StoredTrace* st = d.trace >= 0 ? stored(d.trace) : nullptr;
-  if (!st) st = SJ_TRY(trace(call, generic));
+  StoredTrace* st = SJ_TRY(trace_or_reuse(call, d));
   if (d.action == Action::kEager) return run_eager(*st, call, outputs);
-
-  // 4-6. Specialize, compile, install.
-  Entry* entry = SJ_TRY(compile(*st, args, generic));
-  has_generic_ |= generic;
-
-  // 7. Log.
+  const bool generic = d.action == Action::kCompileGeneric;
+  Specialized sp = SJ_TRY(specialize(*st, args, generic));
+  Compiled compiled = SJ_TRY(compile(*st, sp));
+  Entry* entry = install(std::move(sp), std::move(compiled), generic);
   ++stats_.compiles;
   if (!first) log_recompile(failures, d, *entry);
+
   lock.unlock();
   const Clock::time_point t0 = Clock::now();
   Status s = run_entry(*entry, call, outputs);
@@ -144,58 +99,71 @@ Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& 
   return s;
 }
 
-std::vector<policy::TraceCandidate> CallSite::candidates(Args args) const {
-  std::vector<policy::TraceCandidate> out;
-  for (auto it = traces_.rbegin(); it != traces_.rend(); ++it) {
-    const StoredTrace& t = **it;
-    if (t.semantic.check(args)) out.push_back({t.id, t.observed, t.generic});
-  }
-  return out;
+// 0. Entries published since this call's lookup may take it. Holding the
+// mutex, the live snapshot cannot be retired; its entries outlive it.
+const Entry* CallSite::recheck(Args args, uint64_t seen) const {
+  const Snapshot* live = snapshots_.live();
+  if (!live || live->version == seen) return nullptr;
+  const int id = live->tree.lookup(args);
+  return id == guards::GuardTree::kMiss ? nullptr : live->entries[id];
 }
 
-CallSite::StoredTrace* CallSite::stored(int id) {
+// 1. The newest entry's failed guards (none on the first call).
+std::vector<guards::Failure> CallSite::explain_miss(Args args) const {
+  if (last_compiled_ == nullptr) return {};
+  return last_compiled_->guards.explain(args);
+}
+
+// 2. The policy decides, given the failures and the stored traces whose
+// semantic guards take the call.
+policy::Decision CallSite::decide(Args args, std::span<const guards::Failure> failures) {
+  std::vector<policy::TraceCandidate> traces;
+  for (auto it = traces_.rbegin(); it != traces_.rend(); ++it) {
+    const StoredTrace& t = **it;
+    if (t.semantic.check(args)) traces.push_back({t.id, t.observed, t.generic});
+  }
+  policy::Miss m;
+  m.first = last_compiled_ == nullptr;
+  m.failures = failures;
+  m.entries = static_cast<int>(compiled_entries()) - (has_generic_ ? 1 : 0);
+  m.has_generic = has_generic_;
+  m.traces = traces;
+  policy::Decision d = policy_->decide(m);
+  if (!d.warning.empty()) services_.log("shapejit: warning: site " + name_ + ": " + d.warning);
+  return d;
+}
+
+// 3. The trace the policy chose, or a new one.
+Expected<StoredTrace*> CallSite::trace_or_reuse(const Call& call, const policy::Decision& d) {
+  if (StoredTrace* st = d.trace >= 0 ? stored(d.trace) : nullptr) return st;
+  return trace(call, d.action == Action::kCompileGeneric);
+}
+
+StoredTrace* CallSite::stored(int id) {
   for (auto& t : traces_) {
     if (t->id == id) return t.get();
   }
   return nullptr;
 }
 
-Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic) {
-  const Args args = call.args;
+Expected<StoredTrace*> CallSite::trace(const Call& call, bool generic) {
   const Source& source = call.source;
   const Clock::time_point t0 = Clock::now();
   ++stats_.traces;
   std::vector<ir::InputSpec> inputs;
-  TraceFn replay;  // a held graph is traced by replaying its nodes and observations
-  if (source.graph == nullptr) {
-    inputs = SJ_TRY(dynamic_inputs(args));
+  if (source.graph) {
+    SJ_TRY(check_graph_inputs(source.graph->inputs, call.args).with_context("site " + name_));
+    inputs = source.graph->inputs;
   } else {
-    const ir::Graph& graph = *source.graph;
-    inputs = graph.inputs;
-    replay = [&graph, observed = source.observed](trace::Tracer& t) -> Status {
-      for (const ir::Node& n : graph.nodes) SJ_TRY(t.append(n, graph.value_names[n.out[0]]));
-      for (const trace::Observation& o : observed) SJ_TRY(t.observe(o));
-      for (int o : graph.outputs) SJ_TRY(t.output(trace::Tracer::Value{o}));
-      return Status::ok();
-    };
-    if (inputs.size() != args.size()) {
-      return invalid("site " + name_ + ": the graph has " + std::to_string(inputs.size()) + " inputs, the call passes " + std::to_string(args.size()));
-    }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      auto dt = ir::from_dl(args[i]->dtype);
-      if (dt != inputs[i].dtype) {
-        return invalid("site " + name_ + ": input " + std::to_string(i) + " ('" + inputs[i].name + "'): the graph says " +
-                       ir::dtype_name(inputs[i].dtype) + ", the call passes " + (dt ? ir::dtype_name(*dt) : "an unsupported dtype"));
-      }
-    }
+    inputs = dynamic_inputs(call.args);
   }
   ir::ShapeHints hints;
-  for (const DLTensor* a : args) hints.emplace_back(a->shape, a->shape + a->ndim);
+  for (const DLTensor* a : call.args) hints.emplace_back(a->shape, a->shape + a->ndim);
   trace::TraceOptions options;
   options.specialize_zero_one = services_.config.policy.specialize_zero_one;
   options.on_guard_int = [this](int input, int dim) { return policy_->on_guard_int(input, dim); };
   std::unique_ptr<trace::Tracer> tracer = SJ_TRY(trace::Tracer::create(std::move(inputs), std::move(hints), std::move(options)));
-  Status traced = source.graph ? replay(*tracer) : (*source.fn)(*tracer);
+  Status traced = source.graph ? replay_graph(*source.graph, source.observed, *tracer) : (*source.fn)(*tracer);
   stats_.trace_ms += ms_since(t0);
   if (!traced.is_ok()) {
     Status s = traced.with_context("site " + name_);
@@ -207,7 +175,11 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
     }
     return s;
   }
-  trace::Trace t = std::move(*tracer).finish();
+  return store(std::move(*tracer).finish(), generic);
+}
+
+// Keeps a finished trace with its semantic guards, and records it.
+StoredTrace* CallSite::store(trace::Trace t, bool generic) {
   auto st = std::make_unique<StoredTrace>();
   st->id = next_trace_id_++;
   st->graph = std::make_shared<const ir::Graph>(std::move(t.graph));
@@ -228,10 +200,11 @@ Expected<CallSite::StoredTrace*> CallSite::trace(const Call& call, bool generic)
   return traces_.back().get();
 }
 
-Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool generic) {
-  // 4. Specialize: the policy's choices for the free dims, this call's
-  // layout where the backend specializes on it, then inference once.
-  sym::ShapeEnv env = st.env;
+// 4. The policy's choices for the free dims, this call's layout where the
+// backend specializes on it, then inference once and the entry's guards.
+Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args args, bool generic) {
+  Specialized sp{st.env, nullptr, {}};
+  sym::ShapeEnv& env = sp.env;
   for (size_t id = 0; id < env.symbols().size(); ++id) {
     const sym::Symbol& s = env.symbols()[id];
     if (!s.unbacked) env.set_hint(static_cast<int>(id), args[s.input]->shape[s.dim]);
@@ -242,67 +215,44 @@ Expected<CallSite::Entry*> CallSite::compile(StoredTrace& st, Args args, bool ge
     for (size_t i = 0; i < args.size(); ++i) contiguous[i] = ir::Tensor::borrow(*args[i], ir::DType::kF32).is_contiguous();
   }
   env.set_contiguous(contiguous);
-  auto specialized = ir::specialize(st.graph, env.specialization());
-  if (!specialized.is_ok()) return specialized.status().with_context("site " + name_);
-  ir::SpecializedGraphPtr graph = std::move(specialized).value();
-  auto e = std::make_unique<Entry>();
-  e->guards = guards::specialize_guards(st.semantic, env);
-  if (!e->guards.check(args)) {
+  auto graph = ir::specialize(st.graph, env.specialization());
+  if (!graph.is_ok()) return graph.status().with_context("site " + name_);
+  sp.graph = std::move(graph).value();
+  sp.guards = guards::specialize_guards(st.semantic, env);
+  if (!sp.guards.check(args)) {
     std::string why;
-    for (const auto& f : e->guards.explain(args)) why += "; " + f.describe();
+    for (const auto& f : sp.guards.explain(args)) why += "; " + f.describe();
     return internal_error("site " + name_ + ": a new entry does not accept the call it was built for" + why);
   }
+  return sp;
+}
 
-  // 5. Compile, through the cache's tiers; with compile.async, only what
-  // memory or disk has now, and otherwise a stand-in while it compiles.
-  const Hash128 key = cache::make_key(st.graph_hash, graph->spec_hash, services_.backend.name(), services_.backend.target());
-  const cache::Maker maker = make_maker(graph);
+// 5. The kernel, through the cache's tiers; with compile.async, only what
+// memory or disk has now, and otherwise the reference interpreter stands in
+// while it compiles (a generic entry that covers the call would have taken
+// it at the lookup, before any miss).
+Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Specialized& sp) {
+  Compiled c;
+  c.key = cache::make_key(st.graph_hash, sp.graph->spec_hash, services_.backend.name(), services_.backend.target());
+  c.maker = make_maker(sp.graph);
   const Clock::time_point t0 = Clock::now();
   std::optional<cache::Found> found;
   if (services_.background) {
-    found = services_.cache.get_local(key, maker);
+    found = services_.cache.get_local(c.key, c.maker);
   } else {
-    auto got = services_.cache.get(key, maker);
+    auto got = services_.cache.get(c.key, c.maker);
     if (!got.is_ok()) return got.status().with_context("site " + name_ + ": compiling");
     found = std::move(got).value();
   }
   stats_.compile_ms += ms_since(t0);
   if (found) {
-    e->kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
+    c.kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
     count_origin(*found);
   } else {
-    // The reference interpreter computes the call now; the kernel lands in
-    // the entry when it is ready (land). A generic entry that covers the
-    // call would have taken it at the lookup, before any miss.
-    e->kernel = std::shared_ptr<backends::Kernel>(SJ_TRY(services_.backend.compile_reference(graph)));
-    e->stand_in = true;
+    c.kernel = std::shared_ptr<backends::Kernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)));
+    c.stand_in = true;
   }
-
-  // 6. Install.
-  e->graph = std::move(graph);
-  e->symbol_sources = symbol_sources(env);
-  std::vector<std::pair<int, int>> statics, dynamics;
-  for (const sym::Symbol& s : env.symbols()) {
-    if (s.unbacked || s.input < 0) continue;
-    (s.binding && s.binding->is_const() ? statics : dynamics).emplace_back(s.input, s.dim);
-  }
-  e->description = std::string(generic ? "generic entry; " : "") + "static: [" + dims_text(statics) + "], dynamic: [" + dims_text(dynamics) + "]";
-  Entry* raw = e.get();
-  install(std::move(e));
-  last_compiled_ = raw;
-  if (raw->stand_in) {
-    services_.background->run([this, raw, key, maker] {
-      const Clock::time_point t0 = Clock::now();
-      Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
-      try {
-        got = services_.cache.get(key, maker);
-      } catch (const std::exception& ex) {
-        got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
-      }
-      land(raw, std::move(got), ms_since(t0));
-    });
-  }
-  return raw;
+  return c;
 }
 
 cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
@@ -339,6 +289,41 @@ void CallSite::count_origin(const cache::Found& found) {
   }
 }
 
+// 6. The entry goes into a new snapshot; a stand-in's kernel starts compiling.
+Entry* CallSite::install(Specialized sp, Compiled c, bool generic) {
+  auto e = std::make_unique<Entry>();
+  e->guards = std::move(sp.guards);
+  e->kernel = std::move(c.kernel);
+  e->graph = std::move(sp.graph);
+  e->symbol_sources = symbol_sources(sp.env);
+  e->description = describe(sp.env, generic);
+  e->stand_in = c.stand_in;
+  Entry* raw = e.get();
+  add_entry(std::move(e));
+  last_compiled_ = raw;
+  has_generic_ |= generic;
+  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.maker));
+  return raw;
+}
+
+void CallSite::add_entry(std::unique_ptr<Entry> e) {
+  snapshots_.publish(Snapshot::with(snapshots_.live(), *e));
+  entries_.push_back(std::move(e));
+}
+
+void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker) {
+  services_.background->run([this, stand_in, key, maker = std::move(maker)] {
+    const Clock::time_point t0 = Clock::now();
+    Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
+    try {
+      got = services_.cache.get(key, maker);
+    } catch (const std::exception& ex) {
+      got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
+    }
+    land(stand_in, std::move(got), ms_since(t0));
+  });
+}
+
 // A background compile is done: its kernel replaces the stand-in's in a new
 // snapshot (same guards, same place in the tree). A failed compile leaves
 // the stand-in where it is, and says so once.
@@ -354,15 +339,13 @@ void CallSite::land(Entry* stand_in, Expected<cache::Found> got, double ms) {
   e->kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
   e->stand_in = false;
   count_origin(*got);
-  auto snap = std::make_unique<Snapshot>(*live_);
-  ++snap->version;
-  std::replace(snap->entries.begin(), snap->entries.end(), static_cast<const Entry*>(stand_in), static_cast<const Entry*>(e.get()));
+  snapshots_.publish(snapshots_.live()->replacing(stand_in, e.get()));
   if (last_compiled_ == stand_in) last_compiled_ = e.get();
   entries_.push_back(std::move(e));
   ++landed_;
-  publish(std::move(snap));
 }
 
+// 7. The recompile's reasons in the stats, and its line in the log.
 void CallSite::log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e) {
   ++stats_.recompiles;
   std::set<std::string> origins;
@@ -385,34 +368,7 @@ void CallSite::install_break(const trace::Tracer& tracer, const std::string& mes
   e->graph_break = message;
   e->description = "graph break";
   ++break_entries_;
-  install(std::move(e));
-}
-
-void CallSite::install(std::unique_ptr<Entry> e) {
-  auto snap = std::make_unique<Snapshot>();
-  if (live_) *snap = *live_;
-  ++snap->version;
-  snap->tree.add(static_cast<int>(snap->entries.size()), e->guards);
-  snap->entries.push_back(e.get());
-  snap->flat_symbols.clear();
-  if (const std::vector<int32_t>* offsets = snap->tree.flat_offsets()) {
-    for (const Entry* entry : snap->entries) {
-      std::vector<int32_t> flat;
-      for (auto [input, dim] : entry->symbol_sources) flat.push_back(input < 0 ? -1 : (*offsets)[input] + dim);
-      snap->flat_symbols.push_back(std::move(flat));
-    }
-  }
-  entries_.push_back(std::move(e));
-  publish(std::move(snap));
-}
-
-void CallSite::publish(std::unique_ptr<Snapshot> snap) {
-  current_.store(snap.get(), std::memory_order_seq_cst);
-  if (live_) retired_.push_back(std::move(live_));
-  live_ = std::move(snap);
-  // A reader that arrives after this load reads the new pointer (both are
-  // seq_cst); none is left holding a retired one.
-  if (readers_.load(std::memory_order_seq_cst) == 0) retired_.clear();
+  add_entry(std::move(e));
 }
 
 Status CallSite::run_eager(StoredTrace& st, const Call& call, std::vector<ir::Tensor>& outputs) {

@@ -187,14 +187,7 @@ nb::dict Function::stats() const {
   size_t entries = 0;
   {
     nb::gil_scoped_release release;  // a miss in progress holds its site and may be waiting for the GIL
-    for (const runtime::CallSite* site : all) {
-      runtime::SiteStats s = site->stats();
-      total.calls += s.calls, total.hits += s.hits, total.compiles += s.compiles, total.traces += s.traces;
-      total.graph_breaks += s.graph_breaks, total.recompiles += s.recompiles, total.errors += s.errors;
-      total.eager_calls += s.eager_calls, total.fallbacks += s.fallbacks;
-      total.compile_ms += s.compile_ms, total.trace_ms += s.trace_ms, total.run_ms += s.run_ms;
-      for (const auto& [why, count] : s.recompile_reasons) total.recompile_reasons[why] += count;
-    }
+    for (const runtime::CallSite* site : all) total += site->stats();
     for (const runtime::CallSite* site : current) entries += site->num_entries();
   }
   nb::dict reasons;
@@ -210,10 +203,15 @@ nb::dict Function::stats() const {
   d["eager_calls"] = total.eager_calls;
   d["errors"] = total.errors;
   d["fallbacks"] = total.fallbacks;
+  d["backend_compiles"] = total.backend_compiles;
+  d["disk_loads"] = total.disk_loads;
+  d["remote_loads"] = total.remote_loads;
+  d["stand_in_calls"] = total.stand_in_calls;
   d["entries"] = entries;
   d["sites"] = sites_.size();
   d["compile_ms"] = total.compile_ms;
   d["trace_ms"] = total.trace_ms;
+  d["run_ms"] = total.run_ms;
   return d;
 }
 

@@ -1,25 +1,28 @@
-// What a call site holds: its compiled entries, its traces, and the
-// immutable snapshot the hit path reads. Internal to jit/runtime.
+// What a call site holds: its compiled entries and its traces. Internal to
+// jit/runtime.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
-#include "guards/guard_tree.h"
-#include "jit/runtime/call_site.h"
+#include "core/support/hash.h"
+#include "core/sym/shape_env.h"
+#include "guards/guard_set.h"
+#include "jit/trace/tracer.h"
 
 namespace shapejit::runtime {
 
 // A compiled entry: its guards, its kernel, the specialized graph whose
 // shape functions size its outputs, and where each symbol's value is read.
-struct CallSite::Entry {
+struct Entry {
   guards::GuardSet guards;
   std::shared_ptr<backends::Kernel> kernel;
   ir::SpecializedGraphPtr graph;
-  std::vector<std::pair<int, int>> symbol_sources;  // per symbol; (-1, -1) when unbacked
+  std::vector<std::pair<int, int>> symbol_sources;  // per symbol: (input, dim); (-1, -1) when unbacked
   // A cached GraphBreak: calls it matches break at once, without tracing.
   std::optional<std::string> graph_break;
   std::string description;  // the entry's static and dynamic dims, for logs
@@ -30,7 +33,7 @@ struct CallSite::Entry {
 
 // A trace of the interpreter's function, with the guards under which its
 // semantic decisions hold (no policy guards: those belong to entries).
-struct CallSite::StoredTrace {
+struct StoredTrace {
   int id = 0;
   std::shared_ptr<const ir::Graph> graph;
   sym::ShapeEnv env;
@@ -41,13 +44,8 @@ struct CallSite::StoredTrace {
   std::unique_ptr<Entry> eager;  // the reference kernel, for the eager path
 };
 
-struct CallSite::Snapshot {
-  uint64_t version = 0;  // one more per publish: a miss sees whether entries came since its lookup
-  guards::GuardTree tree;
-  std::vector<const Entry*> entries;  // by GuardTree id
-  // Per entry, each symbol's place in the tree's flat dims (-1: unbacked);
-  // empty when the tree is not flat.
-  std::vector<std::vector<int32_t>> flat_symbols;
-};
+// Where each of `env`'s symbols is read on a call: (input, dim), or
+// (-1, -1) for a symbol no input dim backs.
+std::vector<std::pair<int, int>> symbol_sources(const sym::ShapeEnv& env);
 
 }  // namespace shapejit::runtime

@@ -1,0 +1,34 @@
+// SiteStats: what a call site counts, and their sum over sites (a Jit's
+// totals, a Python function's generations of sites).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shapejit::runtime {
+
+struct SiteStats {
+  uint64_t calls = 0, hits = 0, compiles = 0, backend_compiles = 0, traces = 0, eager_calls = 0, graph_breaks = 0,
+           recompiles = 0, errors = 0,
+           fallbacks = 0,  // compiles the backend failed, run on the reference interpreter
+           disk_loads = 0, remote_loads = 0,  // kernels a lower tier had: loaded, not compiled
+           stand_in_calls = 0;                // calls run on the reference while their kernel compiled (compile.async)
+  std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
+  double compile_ms = 0, run_ms = 0, trace_ms = 0;
+  std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
+
+  // Adds every count, time and sample of `o`.
+  SiteStats& operator+=(const SiteStats& o) {
+    calls += o.calls, hits += o.hits, compiles += o.compiles, backend_compiles += o.backend_compiles, traces += o.traces;
+    eager_calls += o.eager_calls, graph_breaks += o.graph_breaks, recompiles += o.recompiles, errors += o.errors;
+    fallbacks += o.fallbacks, disk_loads += o.disk_loads, remote_loads += o.remote_loads, stand_in_calls += o.stand_in_calls;
+    for (const auto& [why, n] : o.recompile_reasons) recompile_reasons[why] += n;
+    compile_ms += o.compile_ms, run_ms += o.run_ms, trace_ms += o.trace_ms;
+    dispatch_ns.insert(dispatch_ns.end(), o.dispatch_ns.begin(), o.dispatch_ns.end());
+    return *this;
+  }
+};
+
+}  // namespace shapejit::runtime
