@@ -5,7 +5,7 @@
 // the chain and the softmax. Neither the scores nor the probabilities get a
 // buffer: the step keeps one tile of them per task.
 //
-// plan_attention (called by plan_buffers) finds the pattern and takes the
+// plan_attention (after plan_buffers) finds the pattern and takes the
 // scores and probabilities off the buffers' list; attention_step builds the
 // step when lowering reaches the final matmul: q, k and v as BLAS operands
 // (in place by strides where they can be) and the tile's code, three phases
@@ -23,26 +23,32 @@
 
 namespace shapejit::backends::loops {
 
-void Lowering::plan_attention() {
-  if (!options_.fuse_attention || !options_.blas || options_.tile <= 0) return;
-  const int nv = g_.num_values();
+AttentionPlan plan_attention(const ir::SpecializedGraph& sg, const LowerOptions& options, BufferPlan& buffers) {
+  AttentionPlan found;
+  if (!options.fuse_attention || !options.blas || options.tile <= 0) return found;
+  const ir::Graph& g = *sg.graph;
+  const std::vector<ir::ValueType>& types = sg.types;
+  const std::vector<int>& producer = buffers.producer;
+  std::vector<bool>& need = buffers.need;
+  auto shape = [&](int v) -> const std::vector<Expr>& { return types[v].shape; };
+  const int nv = g.num_values();
   std::vector<std::vector<int>> users(nv);
-  for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    for (const ir::Operand& o : g_.nodes[i].in) {
-      if (o.is_value() && types_[o.value].is_tensor) users[o.value].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const ir::Operand& o : g.nodes[i].in) {
+      if (o.is_value() && types[o.value].is_tensor) users[o.value].push_back(static_cast<int>(i));
     }
   }
   std::vector<bool> is_output(nv, false);
-  for (int v : g_.outputs) is_output[v] = true;
-  auto made_by = [&](int v, Op op) { return producer_[v] >= 0 && g_.nodes[producer_[v]].op == op; };
+  for (int v : g.outputs) is_output[v] = true;
+  auto made_by = [&](int v, Op op) { return producer[v] >= 0 && g.nodes[producer[v]].op == op; };
   // Whether `from` is computed from `target` (through any ops).
   auto reaches = [&](int from, int target) {
     std::vector<bool> seen(nv, false);
     std::function<bool(int)> go = [&](int v) {
       if (v == target) return true;
-      if (seen[v] || producer_[v] < 0) return false;
+      if (seen[v] || producer[v] < 0) return false;
       seen[v] = true;
-      for (const ir::Operand& o : g_.nodes[producer_[v]].in) {
+      for (const ir::Operand& o : g.nodes[producer[v]].in) {
         if (o.is_value() && go(o.value)) return true;
       }
       return false;
@@ -50,42 +56,42 @@ void Lowering::plan_attention() {
     return go(from);
   };
 
-  for (size_t node = 0; node < g_.nodes.size(); ++node) {
-    const ir::Node& out = g_.nodes[node];
+  for (size_t node = 0; node < g.nodes.size(); ++node) {
+    const ir::Node& out = g.nodes[node];
     if (ir::op_info(out.op).cls != OpClass::kMatmul || !out.in[0].is_value() || !out.in[1].is_value()) continue;
     const int probs = out.in[0].value, v = out.in[1].value, o = out.out[0];
-    const DType dt = types_[o].dtype;
+    const DType dt = types[o].dtype;
     if (!ir::is_float(dt) || !made_by(probs, Op::kSoftmax) || is_output[probs] || users[probs].size() != 1) continue;
     const std::vector<Expr>& ps = shape(probs);
     const size_t rank = ps.size();
-    if (rank < 2 || shape(v).size() < 2 || norm_axis(g_.nodes[producer_[probs]].attrs.dim, rank) != rank - 1) continue;
+    if (rank < 2 || shape(v).size() < 2 || norm_axis(g.nodes[producer[probs]].attrs.dim, rank) != rank - 1) continue;
     // The result's batch is the scores' (v broadcasts into it, not beyond).
     const std::vector<Expr>& os = shape(o);
     if (os.size() != rank || !std::equal(ps.begin(), ps.end() - 1, os.begin())) continue;
-    const int logits = g_.nodes[producer_[probs]].in[0].value;
+    const int logits = g.nodes[producer[probs]].in[0].value;
     // f: pointwise values of the scores' shape, down to one matmul.
     int scores = -1;
     bool ok = true;
     std::vector<int> chain, leaves;
     std::function<void(int)> walk = [&](int u) {
       if (!ok) return;
-      if (producer_[u] < 0 || shape(u) != ps || types_[u].dtype != dt) {
+      if (producer[u] < 0 || shape(u) != ps || types[u].dtype != dt) {
         leaves.push_back(u);
         return;
       }
-      const OpClass cls = ir::op_info(g_.nodes[producer_[u]].op).cls;
+      const OpClass cls = ir::op_info(g.nodes[producer[u]].op).cls;
       if (cls == OpClass::kMatmul) {
         if (scores >= 0 && scores != u) ok = false;
         scores = u;
         return;
       }
-      if (!is_pointwise(cls)) {
+      if (!ir::is_pointwise(cls)) {
         leaves.push_back(u);
         return;
       }
       chain.push_back(u);
-      for (const ir::Operand& in : g_.nodes[producer_[u]].in) {
-        if (in.is_value() && types_[in.value].is_tensor) walk(in.value);
+      for (const ir::Operand& in : g.nodes[producer[u]].in) {
+        if (in.is_value() && types[in.value].is_tensor) walk(in.value);
       }
     };
     walk(logits);
@@ -95,18 +101,18 @@ void Lowering::plan_attention() {
     for (int u : chain) in_chain[u] = true;
     auto used_inside = [&](int u) {
       for (int user : users[u]) {
-        const int r = g_.nodes[user].out[0];
-        if (!(u == logits ? user == producer_[probs] : in_chain[r])) return false;
+        const int r = g.nodes[user].out[0];
+        if (!(u == logits ? user == producer[probs] : in_chain[r])) return false;
       }
       return true;
     };
-    for (int u : chain) ok = ok && !is_output[u] && !need_[u] && used_inside(u);
+    for (int u : chain) ok = ok && !is_output[u] && !need[u] && used_inside(u);
     ok = ok && used_inside(scores);
     for (int leaf : leaves) ok = ok && !reaches(leaf, scores);
-    const ir::Node& mm = g_.nodes[producer_[scores]];
+    const ir::Node& mm = g.nodes[producer[scores]];
     if (!ok || !mm.in[0].is_value() || !mm.in[1].is_value() || shape(mm.in[0].value).size() < 2 || shape(mm.in[1].value).size() < 2) continue;
-    attention_[static_cast<int>(node)] = {scores, probs, logits, mm.in[0].value, mm.in[1].value, v};
-    need_[scores] = need_[probs] = false;
+    found[static_cast<int>(node)] = {scores, probs, logits, mm.in[0].value, mm.in[1].value, v};
+    need[scores] = need[probs] = false;
     // A computed operand of f that is the same for every query row (a
     // padding mask made an additive bias: [b, 1, 1, s]) gets a buffer of
     // its own, computed once, not once per head and row in the tiles (an
@@ -114,9 +120,10 @@ void Lowering::plan_attention() {
     for (int leaf : leaves) {
       const std::vector<Expr>& ls = shape(leaf);
       const bool per_row = ls.size() >= 2 && ls[ls.size() - 2].as_const() != 1;
-      if (producer_[leaf] >= 0 && !per_row && is_pointwise(ir::op_info(g_.nodes[producer_[leaf]].op).cls)) need_[leaf] = true;
+      if (producer[leaf] >= 0 && !per_row && ir::is_pointwise(ir::op_info(g.nodes[producer[leaf]].op).cls)) need[leaf] = true;
     }
   }
+  return found;
 }
 
 Status Lowering::attention_step(int node, int buffer) {

@@ -13,86 +13,91 @@
 
 namespace shapejit::backends::loops {
 
-Status Lowering::plan_buffers() {
-  const int nv = g_.num_values();
-  producer_.assign(nv, -1);
-  buffer_of_.assign(nv, -1);
+Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOptions& options) {
+  const ir::Graph& g = *sg.graph;
+  const std::vector<ir::ValueType>& types = sg.types;
+  auto shape = [&](int v) -> const std::vector<Expr>& { return types[v].shape; };
+  const int nv = g.num_values();
+  BufferPlan plan;
+  std::vector<int>& producer = plan.producer;
+  std::vector<bool>& need = plan.need;
+  std::vector<bool>& live = plan.live;
+  producer.assign(nv, -1);
+  need.assign(nv, false);
   std::vector<int> uses(nv, 0);
   std::vector<bool> read_by_index_op(nv, false);
-  need_.assign(nv, false);
-  for (size_t i = 0; i < g_.nodes.size(); ++i) {
-    const ir::Node& n = g_.nodes[i];
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
     if (n.op == Op::kNonzero || n.op == Op::kMaskedSelect) {
-      return unsupported(label(static_cast<int>(i)) + ": data-dependent shapes stay on the reference interpreter");
+      return unsupported(node_label(g, static_cast<int>(i)) + ": data-dependent shapes stay on the reference interpreter");
     }
-    for (int o : n.out) producer_[o] = static_cast<int>(i);
+    for (int o : n.out) producer[o] = static_cast<int>(i);
     const OpClass cls = ir::op_info(n.op).cls;
     for (const ir::Operand& o : n.in) {
-      if (!o.is_value() || !types_[o.value].is_tensor) continue;
+      if (!o.is_value() || !types[o.value].is_tensor) continue;
       ++uses[o.value];
       if (is_view(cls) || is_gather(cls)) read_by_index_op[o.value] = true;
     }
-    if (types_[n.out[0]].is_tensor && !is_fusible(cls)) need_[n.out[0]] = true;
+    if (types[n.out[0]].is_tensor && !is_fusible(cls)) need[n.out[0]] = true;
   }
   // Values an output depends on. A node none does is not lowered, as the
   // reference skips it: the cache's key hashes the graph's dataflow to its
   // outputs, so a kernel with the dead node's steps and one without would
   // share a key (the graph fuzzer loaded the one for the other and wrote
   // through the wrong buffers).
-  live_.assign(nv, false);
-  for (int v : g_.outputs) live_[v] = true;
-  for (size_t i = g_.nodes.size(); i-- > 0;) {
-    const ir::Node& n = g_.nodes[i];
-    if (std::none_of(n.out.begin(), n.out.end(), [&](int o) { return live_[o]; })) continue;
+  live.assign(nv, false);
+  for (int v : g.outputs) live[v] = true;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const ir::Node& n = g.nodes[i];
+    if (std::none_of(n.out.begin(), n.out.end(), [&](int o) { return live[o]; })) continue;
     for (const ir::Operand& o : n.in) {
-      if (o.is_value()) live_[o.value] = true;
+      if (o.is_value()) live[o.value] = true;
     }
   }
   // A computed value read at other indices besides another use.
   for (int v = 0; v < nv; ++v) {
-    if (producer_[v] < 0 || !types_[v].is_tensor) continue;
-    const OpClass cls = ir::op_info(g_.nodes[producer_[v]].op).cls;
-    if (is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need_[v] = true;
+    if (producer[v] < 0 || !types[v].is_tensor) continue;
+    const OpClass cls = ir::op_info(g.nodes[producer[v]].op).cls;
+    if (ir::is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need[v] = true;
   }
   // A computed value that a BLAS matmul reads through views only (attention
   // heads: a projection plus its bias, split and transposed) is materialized
   // in its own layout, where it is computed (often as the epilogue of the
   // projection's matmul), and read by strides (matmul_step.cpp).
-  if (options_.blas && options_.strided_operands) {
-    for (const ir::Node& n : g_.nodes) {
-      if (ir::op_info(n.op).cls != OpClass::kMatmul || !ir::is_float(types_[n.out[0]].dtype)) continue;
+  if (options.blas && options.strided_operands) {
+    for (const ir::Node& n : g.nodes) {
+      if (ir::op_info(n.op).cls != OpClass::kMatmul || !ir::is_float(types[n.out[0]].dtype)) continue;
       for (const ir::Operand& o : n.in) {
         if (!o.is_value() || shape(o.value).size() < 2) continue;
         int v = o.value;
         bool viewed = false;
-        while (producer_[v] >= 0) {
-          const ir::Node& p = g_.nodes[producer_[v]];
+        while (producer[v] >= 0) {
+          const ir::Node& p = g.nodes[producer[v]];
           const OpClass cls = ir::op_info(p.op).cls;
           if (!is_view(cls) || cls == OpClass::kExpand) break;
           v = p.in[0].value;
           viewed = true;
         }
-        if (viewed && producer_[v] >= 0 && is_pointwise(ir::op_info(g_.nodes[producer_[v]].op).cls)) need_[v] = true;
+        if (viewed && producer[v] >= 0 && ir::is_pointwise(ir::op_info(g.nodes[producer[v]].op).cls)) need[v] = true;
       }
     }
   }
   // The folding depth of each value: 0 where it is read from a buffer.
   std::vector<int> depth(nv, 0);
-  for (const ir::Node& n : g_.nodes) {
+  for (const ir::Node& n : g.nodes) {
     const int v = n.out[0];
-    if (!types_[v].is_tensor || need_[v]) continue;
+    if (!types[v].is_tensor || need[v]) continue;
     int d = 0;
     for (const ir::Operand& o : n.in) {
-      if (o.is_value() && types_[o.value].is_tensor) d = std::max(d, depth[o.value]);
+      if (o.is_value() && types[o.value].is_tensor) d = std::max(d, depth[o.value]);
     }
     depth[v] = d + 1;
     if (depth[v] > kMaxFusedDepth) {
-      need_[v] = true;
+      need[v] = true;
       depth[v] = 0;
     }
   }
-  plan_attention();
-  return Status::ok();
+  return plan;
 }
 
 }  // namespace shapejit::backends::loops

@@ -88,147 +88,156 @@ int BodyBuilder::operand(const ir::Node& node, size_t i, DType dt, const std::ve
   return value(o.value, sub);
 }
 
+// A value at an index, by what makes it: a buffer, a pointwise op, a
+// generator (full, arange), a view, or a gather.
 int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
-  if (l_.buffer_of_[v] >= 0) {
-    Inst ld{InstKind::kLoad, l_.types_[v].dtype};
-    ld.buffer = l_.buffer_of_[v];
-    ld.expr = l_.offset(ld.buffer, idx);
-    return emit(ld);
-  }
+  if (l_.buffer_of_[v] >= 0) return load(l_.buffer_of_[v], l_.offset(l_.buffer_of_[v], idx));
   const ir::Node& node = l_.g_.nodes[l_.producer_[v]];
   const ir::ValueType& t = l_.types_[v];
-  const ir::Attrs& a = node.attrs;
   const OpClass cls = ir::op_info(node.op).cls;
-  auto in_shape = [&](size_t i) -> const std::vector<Expr>& { return l_.shape(node.in[i].value); };
-  if (is_pointwise(cls)) {
-    std::vector<int> args;
-    DType operand_dt = t.dtype;
-    if (cls == OpClass::kUnary || cls == OpClass::kCast || cls == OpClass::kNot) {
-      operand_dt = l_.types_[node.in[0].value].dtype;
-    } else if (cls != OpClass::kWhere) {
-      operand_dt = l_.types_[node.in[node.in[0].is_value() ? 0 : 1].value].dtype;
-    }
-    for (size_t i = 0; i < node.in.size(); ++i) {
-      DType dt = cls == OpClass::kWhere && i == 0 ? DType::kBool : operand_dt;
-      args.push_back(operand(node, i, dt, t.shape, idx));
-    }
-    Inst i{InstKind::kOp, t.dtype};
-    i.op = node.op;
-    i.approximate_tanh = a.approximate_tanh;
-    i.args = std::move(args);
-    return emit(i);
+  if (ir::is_pointwise(cls)) return pointwise(node, t, idx);
+  if (is_view(cls)) return view(node, t, idx);
+  if (is_gather(cls)) return gather(node, idx);
+  if (cls == OpClass::kFull) {
+    Inst c{InstKind::kConst, t.dtype};
+    c.value = typed_scalar(t.dtype, node.attrs.value.is_float, node.attrs.value.i, node.attrs.value.f);
+    return emit(c);
   }
-  switch (cls) {
-    case OpClass::kFull: {
-      Inst c{InstKind::kConst, t.dtype};
-      c.value = typed_scalar(t.dtype, a.value.is_float, a.value.i, a.value.f);
-      return emit(c);
-    }
-    case OpClass::kArange: return index(t.aux[0] + idx[0] * t.aux[1], t.dtype);
-    case OpClass::kPermute: {
-      std::vector<Expr> in(idx.size());
+  SJ_CHECK(cls == OpClass::kArange, "a value folded into a loop has a fusible producer");
+  return index(t.aux[0] + idx[0] * t.aux[1], t.dtype);
+}
+
+int BodyBuilder::load(int buffer, Expr offset) {
+  Inst ld{InstKind::kLoad, l_.p_.buffers[buffer].dtype};
+  ld.buffer = buffer;
+  ld.expr = std::move(offset);
+  return emit(ld);
+}
+
+int BodyBuilder::pointwise(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx) {
+  const OpClass cls = ir::op_info(node.op).cls;
+  DType operand_dt = t.dtype;
+  if (cls == OpClass::kUnary || cls == OpClass::kCast || cls == OpClass::kNot) {
+    operand_dt = l_.types_[node.in[0].value].dtype;
+  } else if (cls != OpClass::kWhere) {
+    operand_dt = l_.types_[node.in[node.in[0].is_value() ? 0 : 1].value].dtype;
+  }
+  std::vector<int> args;
+  for (size_t i = 0; i < node.in.size(); ++i) {
+    DType dt = cls == OpClass::kWhere && i == 0 ? DType::kBool : operand_dt;
+    args.push_back(operand(node, i, dt, t.shape, idx));
+  }
+  Inst i{InstKind::kOp, t.dtype};
+  i.op = node.op;
+  i.approximate_tanh = node.attrs.approximate_tanh;
+  i.args = std::move(args);
+  return emit(i);
+}
+
+// A view's value at `idx` is its operand's at the index it maps `idx` to.
+int BodyBuilder::view(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx) {
+  const ir::Attrs& a = node.attrs;
+  const int src = node.in[0].value;
+  const std::vector<Expr>& s = l_.shape(src);
+  std::vector<Expr> in;
+  switch (ir::op_info(node.op).cls) {
+    case OpClass::kPermute:
+      in.resize(idx.size());
       for (size_t d = 0; d < idx.size(); ++d) in[norm_axis(a.perm[d], idx.size())] = idx[d];
-      return value(node.in[0].value, in);
-    }
-    case OpClass::kTranspose: {
-      std::vector<Expr> in = idx;
+      break;
+    case OpClass::kTranspose:
+      in = idx;
       std::swap(in[norm_axis(a.dim0, idx.size())], in[norm_axis(a.dim1, idx.size())]);
-      return value(node.in[0].value, in);
-    }
+      break;
     case OpClass::kExpand: {
-      const std::vector<Expr>& s = in_shape(0);
-      std::vector<Expr> in;
-      size_t lead = idx.size() - s.size();
+      const size_t lead = idx.size() - s.size();
       for (size_t d = 0; d < s.size(); ++d) in.push_back(is_one(s[d]) ? Expr(0) : idx[lead + d]);
-      return value(node.in[0].value, in);
+      break;
     }
     case OpClass::kSlice: {
-      std::vector<Expr> in = idx;
-      int d = norm_axis(a.dim, idx.size());
+      in = idx;
+      const int d = norm_axis(a.dim, idx.size());
       in[d] = t.aux[0] + idx[d] * t.aux[1];
-      return value(node.in[0].value, in);
+      break;
     }
     case OpClass::kSqueeze: {
       // The squeezed dims (size 1, checked by inference though their size
       // may be an expression, not the literal 1) read index 0; the others
       // take the result's indices in order.
-      const size_t rank = in_shape(0).size();
-      std::vector<bool> squeezed(rank, false);
-      for (int64_t d : a.dims) squeezed[norm_axis(d, rank)] = true;
-      std::vector<Expr> in;
+      std::vector<bool> squeezed(s.size(), false);
+      for (int64_t d : a.dims) squeezed[norm_axis(d, s.size())] = true;
       size_t k = 0;
-      for (size_t d = 0; d < rank; ++d) in.push_back(squeezed[d] ? Expr(0) : idx[k++]);
-      return value(node.in[0].value, in);
+      for (size_t d = 0; d < s.size(); ++d) in.push_back(squeezed[d] ? Expr(0) : idx[k++]);
+      break;
     }
-    case OpClass::kUnsqueeze: {
-      std::vector<Expr> in = idx;
+    case OpClass::kUnsqueeze:
+      in = idx;
       in.erase(in.begin() + norm_axis(a.dim, idx.size()));
-      return value(node.in[0].value, in);
-    }
-    case OpClass::kReshape: {
-      const int src = node.in[0].value;
-      const std::vector<Expr>& s = in_shape(0);
-      // Dims equal at both ends map one to one; the middle goes through
-      // the row-major linear index.
-      size_t pre = 0, post = 0;
-      while (pre < s.size() && pre < idx.size() && s[pre] == t.shape[pre]) ++pre;
-      while (post < s.size() - pre && post < idx.size() - pre && s[s.size() - 1 - post] == t.shape[idx.size() - 1 - post]) ++post;
-      std::vector<Expr> mid_out(t.shape.begin() + pre, t.shape.end() - post);
-      std::vector<Expr> mid_in(s.begin() + pre, s.end() - post);
-      std::vector<Expr> out_strides = dense_strides(mid_out), in_strides = dense_strides(mid_in);
-      Expr linear = 0;
-      for (size_t d = 0; d < mid_out.size(); ++d) linear = linear + idx[pre + d] * out_strides[d];
-      std::vector<Expr> in(idx.begin(), idx.begin() + pre);
-      for (size_t d = 0; d < mid_in.size(); ++d) {
-        Expr q = sym::floordiv(linear, in_strides[d]);
-        in.push_back(d == 0 ? q : sym::mod(q, mid_in[d]));
-      }
-      in.insert(in.end(), idx.end() - post, idx.end());
-      // A dense buffer needs no unraveling: its offset is linear already.
-      if (l_.buffer_of_[src] >= 0) {
-        const Buffer& b = l_.p_.buffers[l_.buffer_of_[src]];
-        if (b.strides == dense_strides(b.shape)) {
-          std::vector<Expr> full_strides = dense_strides(t.shape);
-          Expr off = 0;
-          for (size_t d = 0; d < idx.size(); ++d) off = off + idx[d] * full_strides[d];
-          Inst ld{InstKind::kLoad, b.dtype};
-          ld.buffer = l_.buffer_of_[src];
-          ld.expr = off;
-          return emit(ld);
-        }
-      }
-      return value(src, in);
-    }
-    case OpClass::kIndexSelect:
-    case OpClass::kEmbedding: {
-      const int x = node.in[0].value, ids = node.in[1].value;
-      const std::vector<Expr>& xs = in_shape(0);
-      std::vector<Expr> in;
-      int k;
-      int d;
-      if (cls == OpClass::kIndexSelect) {
-        d = norm_axis(a.dim, xs.size());
-        k = value(ids, {idx[d]});
-        in = idx;
-      } else {
-        d = 0;
-        size_t r = l_.shape(ids).size();
-        k = value(ids, std::vector<Expr>(idx.begin(), idx.begin() + static_cast<int64_t>(r)));
-        in = {Expr(0), idx[r]};
-      }
-      Inst check{InstKind::kCheckIndex, DType::kI64};
-      check.args = {k};
-      check.expr = xs[d];
-      Expr bound = l_.new_symbol();
-      check.symbol = bound.symbol_id();
-      emit(check);
-      in[d] = bound;
-      return value(x, in);
-    }
-    default: break;
+      break;
+    case OpClass::kReshape: return reshape(node, t, idx);
+    default: SJ_CHECK(false, "view() takes views only");
   }
-  return -1;  // unreachable: every fusible class is handled above
+  return value(src, in);
 }
 
+// Dims equal at both ends map one to one; the middle goes through the
+// row-major linear index. A dense buffer needs no unraveling: its offset is
+// that linear index already.
+int BodyBuilder::reshape(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx) {
+  const int src = node.in[0].value;
+  const std::vector<Expr>& s = l_.shape(src);
+  const int buffer = l_.buffer_of_[src];
+  if (buffer >= 0) {
+    const Buffer& b = l_.p_.buffers[buffer];
+    if (b.strides == dense_strides(b.shape)) {
+      const std::vector<Expr> strides = dense_strides(t.shape);
+      Expr off = 0;
+      for (size_t d = 0; d < idx.size(); ++d) off = off + idx[d] * strides[d];
+      return load(buffer, off);
+    }
+  }
+  size_t pre = 0, post = 0;
+  while (pre < s.size() && pre < idx.size() && s[pre] == t.shape[pre]) ++pre;
+  while (post < s.size() - pre && post < idx.size() - pre && s[s.size() - 1 - post] == t.shape[idx.size() - 1 - post]) ++post;
+  std::vector<Expr> mid_out(t.shape.begin() + pre, t.shape.end() - post);
+  std::vector<Expr> mid_in(s.begin() + pre, s.end() - post);
+  std::vector<Expr> out_strides = dense_strides(mid_out), in_strides = dense_strides(mid_in);
+  Expr linear = 0;
+  for (size_t d = 0; d < mid_out.size(); ++d) linear = linear + idx[pre + d] * out_strides[d];
+  std::vector<Expr> in(idx.begin(), idx.begin() + pre);
+  for (size_t d = 0; d < mid_in.size(); ++d) {
+    Expr q = sym::floordiv(linear, in_strides[d]);
+    in.push_back(d == 0 ? q : sym::mod(q, mid_in[d]));
+  }
+  in.insert(in.end(), idx.end() - post, idx.end());
+  return value(src, in);
+}
+
+// index_select and embedding: the index read at `idx`, checked against the
+// gathered dim, then the table at it.
+int BodyBuilder::gather(const ir::Node& node, const std::vector<Expr>& idx) {
+  const int x = node.in[0].value, ids = node.in[1].value;
+  const std::vector<Expr>& xs = l_.shape(x);
+  std::vector<Expr> in;
+  int k, d;
+  if (ir::op_info(node.op).cls == OpClass::kIndexSelect) {
+    d = norm_axis(node.attrs.dim, xs.size());
+    k = value(ids, {idx[d]});
+    in = idx;
+  } else {
+    d = 0;
+    const size_t r = l_.shape(ids).size();
+    k = value(ids, std::vector<Expr>(idx.begin(), idx.begin() + static_cast<int64_t>(r)));
+    in = {Expr(0), idx[r]};
+  }
+  Inst check{InstKind::kCheckIndex, DType::kI64};
+  check.args = {k};
+  check.expr = xs[d];
+  Expr bound = l_.new_symbol();
+  check.symbol = bound.symbol_id();
+  emit(check);
+  in[d] = bound;
+  return value(x, in);
+}
 
 }  // namespace shapejit::backends::loops

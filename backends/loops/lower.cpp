@@ -1,15 +1,16 @@
 // Graph -> loop IR, as an ordered list of passes (lower.h says what each
 // does; each lives in its own file):
-//   1. buffers.cpp        which values get buffers
-//   2. (here)             symbols: the graph's, then the strides of inputs not known dense
-//   3. per node that needs a buffer, its step:
+//   1. buffers.cpp        which values get buffers (a BufferPlan)
+//   2. attention_step.cpp softmax(f(q @ k)) @ v found (an AttentionPlan)
+//   3. (here)             symbols: the graph's, then the strides of inputs not known dense
+//   4. per node that needs a buffer, its step:
 //        attention_step.cpp   softmax(f(q @ k)) @ v as one tiled step
 //        pointwise_steps.cpp  pointwise chains and concats, with
 //                             fold_index.cpp (values at indices: fusion, views, gathers),
 //                             merge_dims.cpp and tile.cpp (the loops)
 //        reduce_steps.cpp     reductions, argmax, softmax, norms
 //        matmul_step.cpp      matmuls (BLAS or loops)
-//   4. (here)             copies for outputs that are inputs or listed twice
+//   5. (here)             copies for outputs that are inputs or listed twice
 #include "backends/loops/lower.h"
 
 #include "backends/loops/lowering.h"
@@ -17,8 +18,23 @@
 namespace shapejit::backends::loops {
 
 
-Expected<LoopProgram> Lowering::run() {
-  SJ_TRY(plan_buffers());
+Lowering::Lowering(const ir::SpecializedGraph& g, const LowerOptions& o, BufferPlan buffers, AttentionPlan attention)
+    : g_(*g.graph),
+      spec_(g.spec),
+      options_(o),
+      types_(g.types),
+      producer_(std::move(buffers.producer)),
+      need_(std::move(buffers.need)),
+      live_(std::move(buffers.live)),
+      buffer_of_(g_.num_values(), -1),
+      attention_(std::move(attention)) {}
+
+std::string node_label(const ir::Graph& g, int node) {
+  const ir::Node& n = g.nodes[node];
+  return "node " + std::to_string(node) + " (" + ir::op_name(n.op) + " -> '" + g.value_names[n.out[0]] + "')";
+}
+
+Expected<LoopProgram> Lowering::run() && {
   const int nv = g_.num_values();
   // Symbols: the graph's, then input strides, then loops and bodies.
   p_.num_graph_symbols = static_cast<int>(spec_.symbols.size());
@@ -96,7 +112,9 @@ Expected<LoopProgram> Lowering::run() {
 }
 
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options) {
-  return Lowering(g, options).run();
+  BufferPlan buffers = SJ_TRY(plan_buffers(g, options));
+  AttentionPlan attention = plan_attention(g, options, buffers);
+  return Lowering(g, options, std::move(buffers), std::move(attention)).run();
 }
 
 }  // namespace shapejit::backends::loops

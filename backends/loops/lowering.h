@@ -18,8 +18,6 @@ using ir::Op;
 using ir::OpClass;
 using sym::Expr;
 
-inline bool is_pointwise(OpClass c) { return ir::is_elementwise(c); }
-
 inline bool is_view(OpClass c) {
   switch (c) {
     case OpClass::kReshape:
@@ -40,7 +38,7 @@ inline constexpr int kMaxFusedDepth = 128;
 
 // Folded into the loops that read it.
 inline bool is_fusible(OpClass c) {
-  return is_pointwise(c) || is_view(c) || is_gather(c) || c == OpClass::kFull || c == OpClass::kArange;
+  return ir::is_pointwise(c) || is_view(c) || is_gather(c) || c == OpClass::kFull || c == OpClass::kArange;
 }
 
 inline int norm_axis(int64_t d, size_t rank) { return static_cast<int>(d < 0 ? d + static_cast<int64_t>(rank) : d); }
@@ -76,6 +74,40 @@ inline Phase& add_phase(LoopStep& step, const std::vector<Expr>& vars, const std
   return ph;
 }
 
+// "node 3 (add -> 'y')", for messages and step labels.
+std::string node_label(const ir::Graph& g, int node);
+
+// A loop nest's dims, outermost first: its variables (symbols) and extents.
+struct LoopDims {
+  std::vector<Expr> vars, extents;
+};
+
+// Pass 1 (buffers.cpp): which values get buffers.
+struct BufferPlan {
+  std::vector<int> producer;  // node index per value; -1 for inputs
+  std::vector<bool> need;     // per value: gets a buffer
+  std::vector<bool> live;     // per value: an output depends on it
+};
+Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& g, const LowerOptions& options);
+
+// Pass 2 (attention_step.cpp): softmax(f(q @ k)) @ v, by the final matmul's
+// node. Its scores and probabilities are taken off `buffers.need`; an
+// operand of f that is the same for every query row is put on it.
+struct Attention {
+  int scores, probs;  // the first matmul's value, the softmax's
+  int logits;         // the softmax's operand: f(scores)
+  int q, k, v;
+};
+using AttentionPlan = std::map<int, Attention>;
+AttentionPlan plan_attention(const ir::SpecializedGraph& g, const LowerOptions& options, BufferPlan& buffers);
+
+// A pointwise phase's dims, merged where every access strides alike (and
+// dims of extent 1 dropped); the phase's indices are rewritten to match.
+LoopDims merge_dims(Phase& ph, LoopDims dims);
+// A pointwise step's loops from its dims: the innermost split into tiles
+// of `tile` elements (0: not split), the rest the step's outer loops.
+void tile(LoopStep& step, LoopDims dims, int64_t tile, const std::function<Expr()>& new_symbol);
+
 class Lowering;
 
 // fold_index.cpp: builds one phase's body: each (value, index) once.
@@ -94,38 +126,29 @@ class BodyBuilder {
   DType dtype(int inst) const { return ph_.body[inst].dtype; }
 
  private:
-  int operand(const ir::Node& node, size_t i, DType dt, const std::vector<Expr>& out_shape, const std::vector<Expr>& idx);
+  // A value not in a buffer, by its producer's family.
   int compute(int v, const std::vector<Expr>& idx);
+  int load(int buffer, Expr offset);
+  int pointwise(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx);
+  int operand(const ir::Node& node, size_t i, DType dt, const std::vector<Expr>& out_shape, const std::vector<Expr>& idx);
+  int view(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx);
+  int reshape(const ir::Node& node, const ir::ValueType& t, const std::vector<Expr>& idx);
+  int gather(const ir::Node& node, const std::vector<Expr>& idx);
 
   Lowering& l_;
   Phase& ph_;
   std::map<std::vector<uintptr_t>, int> memo_;
 };
 
+// Passes 3 to 5: the steps, in the graph's order, into one LoopProgram.
 class Lowering {
  public:
-  Lowering(const ir::SpecializedGraph& g, const LowerOptions& o) : g_(*g.graph), spec_(g.spec), options_(o), types_(g.types) {}
+  Lowering(const ir::SpecializedGraph& g, const LowerOptions& o, BufferPlan buffers, AttentionPlan attention);
 
-  Expected<LoopProgram> run();
+  Expected<LoopProgram> run() &&;
 
-  const ir::Graph& g_;
-  const sym::Specialization& spec_;
-  LowerOptions options_;
-  const std::vector<ir::ValueType>& types_;
-  std::vector<int> producer_;   // node index per value; -1 for inputs
-  std::vector<bool> need_;      // per value: gets a buffer (buffers.cpp)
-  std::vector<bool> live_;      // per value: an output depends on it (buffers.cpp)
-  std::vector<int> buffer_of_;  // per value, once materialized
-  // softmax(f(q @ k)) @ v fused (attention_step.cpp), by the final matmul's node.
-  struct Attention {
-    int scores, probs;  // the first matmul's value, the softmax's
-    int logits;         // the softmax's operand: f(scores)
-    int q, k, v;
-  };
-  std::map<int, Attention> attention_;
-  int task_symbol_ = -1;  // the first of the attention steps' task symbols
-  LoopProgram p_;
-  int next_symbol_ = 0;
+ private:
+  friend class BodyBuilder;  // reads the graph, its types and buffers; takes symbols
 
   const std::vector<Expr>& shape(int v) const { return types_[v].shape; }
   Expr new_symbol() { return Expr::symbol(next_symbol_++); }
@@ -146,25 +169,13 @@ class Lowering {
     p_.buffers.push_back({kind, index, dt, std::move(shape), std::move(strides)});
     return static_cast<int>(p_.buffers.size()) - 1;
   }
-  int new_temp(int v) {
-    int b = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, types_[v].dtype, shape(v), dense_strides(shape(v)));
-    return b;
-  }
-  std::string label(int node) const {
-    const ir::Node& n = g_.nodes[node];
-    return "node " + std::to_string(node) + " (" + ir::op_name(n.op) + " -> '" + g_.value_names[n.out[0]] + "')";
-  }
-
+  int new_temp(int v) { return add_buffer(Buffer::Kind::kTemp, p_.num_temps++, types_[v].dtype, shape(v), dense_strides(shape(v))); }
+  std::string label(int node) const { return node_label(g_, node); }
   Status check_budget(const Phase& ph, int node) const {
     if (ph.body.size() > 20000) return unsupported(label(node) + ": the fused loop body grew past 20000 instructions");
     return Status::ok();
   }
 
-  // Passes, in lower.cpp's order.
-  Status plan_buffers();
-  void plan_attention();
-  void merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>& extents);
-  void tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& extents);
   // Steps.
   Status materialize(int v, int buffer, int node);
   Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
@@ -182,6 +193,19 @@ class Lowering {
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
   bool as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);
   Expected<int> ensure_dense(int v, int node);
+
+  const ir::Graph& g_;
+  const sym::Specialization& spec_;
+  LowerOptions options_;
+  const std::vector<ir::ValueType>& types_;
+  std::vector<int> producer_;   // node index per value; -1 for inputs
+  std::vector<bool> need_;      // per value: gets a buffer
+  std::vector<bool> live_;      // per value: an output depends on it
+  std::vector<int> buffer_of_;  // per value, once materialized
+  AttentionPlan attention_;
+  int task_symbol_ = -1;  // the first of the attention steps' task symbols
+  LoopProgram p_;
+  int next_symbol_ = 0;
 };
 
 }  // namespace shapejit::backends::loops

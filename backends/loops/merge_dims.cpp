@@ -8,7 +8,9 @@
 
 namespace shapejit::backends::loops {
 
-void Lowering::merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>& extents) {
+LoopDims merge_dims(Phase& ph, LoopDims dims) {
+  std::vector<Expr>& vars = dims.vars;
+  std::vector<Expr>& extents = dims.extents;
   auto rewrite = [&](const std::function<std::optional<Expr>(int)>& f) { substitute_indices(ph, f); };
   auto is_var = [&](int id) {
     return std::any_of(vars.begin(), vars.end(), [&](const Expr& v) { return v.symbol_id() == id; });
@@ -61,6 +63,7 @@ void Lowering::merge_dims(Phase& ph, std::vector<Expr>& vars, std::vector<Expr>&
     extents.erase(extents.begin() + static_cast<int64_t>(d - 1));
     pinned.erase(pinned.begin() + static_cast<int64_t>(d - 1));
   }
+  return dims;
 }
 
 }  // namespace shapejit::backends::loops

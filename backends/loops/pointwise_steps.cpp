@@ -9,8 +9,8 @@ namespace shapejit::backends::loops {
 
 // A pointwise step's loops, once its body is built: merged, then tiled.
 void Lowering::finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents) {
-  merge_dims(step.phases[0], vars, extents);
-  tile(step, vars, extents);
+  LoopDims dims = merge_dims(step.phases[0], {std::move(vars), std::move(extents)});
+  tile(step, std::move(dims), options_.tile, [this] { return new_symbol(); });
 }
 
 Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node) {

@@ -15,10 +15,10 @@ struct ReduceLoops {
   std::vector<Expr> x_idx, out_idx, inner_vars, inner_extents;
 };
 
-ReduceLoops reduce_loops(Lowering& l, LoopStep& step, const std::vector<Expr>& xs, const std::vector<int>& axes, bool keepdim) {
+ReduceLoops reduce_loops(const std::function<Expr()>& new_symbol, LoopStep& step, const std::vector<Expr>& xs, const std::vector<int>& axes, bool keepdim) {
   ReduceLoops r;
   for (size_t d = 0; d < xs.size(); ++d) {
-    Expr v = l.new_symbol();
+    Expr v = new_symbol();
     r.x_idx.push_back(v);
     bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
     if (reduced) {
@@ -70,7 +70,7 @@ Status Lowering::reduce_step(int node, int buffer) {
   if (options_.tile > 0 && !axes.empty() && axes.back() != last) return column_reduce_step(node, buffer, axes);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
-  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes, n.attrs.keepdim);
+  ReduceLoops r = reduce_loops([this] { return new_symbol(); }, st.loops, shape(x), axes, n.attrs.keepdim);
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
   int val = b0.value(x, r.x_idx);
@@ -188,7 +188,9 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   BodyBuilder b0(*this, p0);
   p0.reductions.push_back({c, b0.cast(b0.value(x, vars), acc_dt), -1, acc_dt});
   SJ_TRY(check_budget(p0, node));
-  merge_dims(p0, vars, extents);
+  LoopDims merged = merge_dims(p0, {std::move(vars), std::move(extents)});
+  vars = std::move(merged.vars);
+  extents = std::move(merged.extents);
   const Expr last = extents.back(), part = new_symbol(), j = new_symbol();
   const int split = vars.back().symbol_id();
   substitute_indices(p0, [&](int s) { return s == split ? std::optional<Expr>(part * kChunk + j) : std::nullopt; });
@@ -232,7 +234,7 @@ Status Lowering::argmax_step(int node, int buffer) {
   const int x = n.in[0].value;
   Step st{Step::Kind::kLoops};
   st.label = label(node);
-  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {norm_axis(n.attrs.dim, shape(x).size())}, n.attrs.keepdim);
+  ReduceLoops r = reduce_loops([this] { return new_symbol(); }, st.loops, shape(x), {norm_axis(n.attrs.dim, shape(x).size())}, n.attrs.keepdim);
   Phase& p0 = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b0(*this, p0);
   int val = b0.value(x, r.x_idx);
@@ -266,7 +268,7 @@ Status Lowering::softmax_step(int node, int buffer) {
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   const int dim = norm_axis(n.attrs.dim, shape(x).size());
-  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), {dim}, true);
+  ReduceLoops r = reduce_loops([this] { return new_symbol(); }, st.loops, shape(x), {dim}, true);
   const Expr at = offset(buffer, r.x_idx);
   auto stored = [&](BodyBuilder& b) {
     Inst ld{InstKind::kLoad, dt};
@@ -319,7 +321,7 @@ Status Lowering::norm_step(int node, int buffer) {
   const bool rms = n.op == Op::kRmsNorm;
   Step st{Step::Kind::kLoops};
   st.label = label(node);
-  ReduceLoops r = reduce_loops(*this, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), false), true);
+  ReduceLoops r = reduce_loops([this] { return new_symbol(); }, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), false), true);
   const Expr count = product(r.inner_extents);
   auto centered = [&](BodyBuilder& b, int mean_phase) {
     int v = b.cast(b.value(x, r.x_idx), DType::kF64);

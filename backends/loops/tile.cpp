@@ -6,15 +6,16 @@
 
 namespace shapejit::backends::loops {
 
-void Lowering::tile(LoopStep& step, std::vector<Expr>& vars, std::vector<Expr>& extents) {
+void tile(LoopStep& step, LoopDims dims, int64_t tile, const std::function<Expr()>& new_symbol) {
+  std::vector<Expr>& vars = dims.vars;
+  std::vector<Expr>& extents = dims.extents;
   Phase& ph = step.phases[0];
   auto rewrite = [&](const std::function<std::optional<Expr>(int)>& f) { substitute_indices(ph, f); };
   Expr work = vars.empty() ? Expr(1) : extents.back();
   if (!vars.empty()) step.empty_if_zero = {extents.back()};
-  if (!vars.empty() && options_.tile > 0) {
+  if (!vars.empty() && tile > 0) {
     Expr last = extents.back();
     auto c = last.as_const();
-    const int64_t tile = options_.tile;
     if (!c || *c > 2 * tile) {
       Expr t = new_symbol(), j = vars.back();
       const int jid = j.symbol_id();

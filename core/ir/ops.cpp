@@ -113,7 +113,7 @@ const char* attr_name(AttrBit bit) {
   return "?";
 }
 
-bool is_elementwise(OpClass c) {
+bool is_pointwise(OpClass c) {
   switch (c) {
     case OpClass::kUnary:
     case OpClass::kCast:

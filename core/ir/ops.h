@@ -62,7 +62,7 @@ struct OpInfo {
 const OpInfo& op_info(Op op);
 // Unary, cast, not, arithmetic, logical, comparison and where: one result
 // element from the broadcast operands' elements at the same index.
-bool is_elementwise(OpClass c);
+bool is_pointwise(OpClass c);
 inline const char* op_name(Op op) { return op_info(op).name; }
 std::optional<Op> parse_op(std::string_view name);
 const char* attr_name(AttrBit bit);
