@@ -3,9 +3,9 @@
 //
 // Weights are graph inputs, never constants (DESIGN.md: new weights do not
 // recompile), so a kernel cannot know that the B of `x @ w` is the same
-// bytes as on the last call, and the LLVM backend packed every weight into
-// its GEMM's panels on every call: about 12% of the MiniLM encoder's time
-// on one thread. Frozen memory lets a backend keep what it derives from
+// bytes as on the last call, and the LLVM backend packs every weight into
+// its GEMM's panels on every call (a tenth of a small encoder's time on
+// one thread). Frozen memory lets a backend keep what it derives from
 // such bytes (the packed panels) across calls and kernels; thawing the
 // memory drops it. Nothing about the graph, its guards or its cache key
 // changes, and a caller that never freezes sees no difference.

@@ -35,14 +35,11 @@ Rounded round_to_int(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
 
 // sum c_k x^k by Estrin's scheme: pairs c_2i + c_2i+1 x, then pairs of
 // those with x^2, x^4, ...: about Horner's work, in log2(n) dependent
-// steps rather than n. A vector loop's iterations overlap a long chain
-// (gelu over 64K floats took 45.7 us with every polynomial by Horner, 48.7
-// with exp's by Estrin; softmax's dynamic kernel 2.24 ms against 2.38),
+// steps rather than n. A vector loop's iterations overlap a long chain,
 // but its scalar remainder, up to 15 elements of a row of 16-wide
-// vectors, runs one chain after another. With exp by Horner, the encoder
-// at 15, 31, 47 and 63 tokens, the longest remainders, cost more than at
-// the next multiple of 16 (encoder_lengths.py, 4 runs of 15 rounds; by
-// Estrin, none did in 3), likely from that.
+// vectors, runs one chain after another: exp, which runs on rows of any
+// length (softmax's), takes Estrin's scheme so that a row just short of a
+// multiple of 16 costs no more than that multiple.
 ::llvm::Value* polynomial(::llvm::IRBuilder<>& b, ::llvm::Value* x, const std::vector<double>& c) {
   ::llvm::Type* t = x->getType();
   std::vector<::llvm::Value*> terms;
@@ -60,10 +57,9 @@ Rounded round_to_int(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
 
 // sum c_k x^k by Horner's rule: n dependent steps, each rounding once
 // into a sum that the next scales down: fewer multiplies than Estrin's,
-// and fewer roundings where terms alternate (erf's g took 3.6 ulp by
-// Estrin, 2.4 by Horner). erf's g and erfc's h take it: gelu's rows are a
-// matmul's, whole vectors (1536 floats at the encoder), and gelu over 64K
-// floats took 48.5 us with h by Horner, 51.4 by Estrin.
+// and fewer roundings where terms alternate. erf's g and erfc's h take it:
+// their error bounds need the fewer roundings, and gelu's rows are a
+// matmul's, whole vectors with no scalar remainder to serialize.
 ::llvm::Value* horner(::llvm::IRBuilder<>& b, ::llvm::Value* x, const std::vector<double>& c) {
   ::llvm::Type* t = x->getType();
   ::llvm::Value* p = ::llvm::ConstantFP::get(t, c.back());
@@ -143,7 +139,7 @@ namespace {
 //   beyond, h(x) = erfc(x) exp(x^2) for x in [lo, 10.25] as a polynomial
 //     in v = x / (x + 2) mapped to [-1, 1], where h is nearly polynomial:
 //     from lo = 0.875 for erf (11 terms, 6e-10 relative), from 0 for gelu
-//     (11 terms, 4e-8; 9 took gelu past 8 ulp). Past 10.25, exp(-x^2) is
+//     (11 terms, 4e-8; fewer take gelu past its 8 ulp). Past 10.25, exp(-x^2) is
 //     below the smallest float.
 constexpr double kErfSmall = 0.875, kErfLimit = 10.25;
 constexpr int kErfNearTerms = 7;
@@ -227,10 +223,9 @@ Square exact_square(::llvm::IRBuilder<>& b, ::llvm::Value* x) {
 // erfc(|x|) = exp(-x^2) h(|x|) for |x| = ax in [fit's lo, kErfLimit], 0
 // from kErfLimit on (ax arrives clamped there), with x^2 as its exact
 // parts: exp(-x^2) = exp(-hi)(1 - lo) is as good as exp itself, where the
-// rounded x^2 would move it by 2 x^2 half-ulps. v = ax / (ax + 2) rather than 1 - v = 1 / (1 + ax / 2): near
-// 0, v's rounding is that of a small number, where 1 - v's (a number near
-// 1) moves h by 2.3 times its size; gelu's worst error near 0 was 5.3 ulp
-// from 1 - v, and is 2.8 from v.
+// rounded x^2 would move it by 2 x^2 half-ulps. v = ax / (ax + 2) rather
+// than 1 - v = 1 / (1 + ax / 2): near 0, v's rounding is that of a small
+// number, where 1 - v's (a number near 1) moves h by 2.3 times its size.
 ::llvm::Value* emit_erfc_abs(::llvm::IRBuilder<>& b, ::llvm::Value* ax, Square x2, const ErfcFit& fit) {
   ::llvm::Type* t = ax->getType();
   auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };

@@ -27,12 +27,9 @@ constexpr int64_t kBlockRows = 96;
 constexpr int kRows = static_cast<int>(kTileRows);
 // Products of at most kInPlaceRows rows (three tiles) of a row-major B
 // read it in place (in_place_avx2), in bands of about kBandBytes of B's
-// rows, from kMinBand to kMaxBand rows. One core, 18 copies of B from
-// memory, 12 to 18 rows, against streamed panels: 384 x 1536 0.58 to 0.70
-// of the time (bands of 12 rows, 72 KB; of 8, 0.79 at 16 rows; of 24,
-// 0.76), 1536 x 384 0.61 to 0.70 (bands of 32 rows, 48 KB; of 16, 0.73).
-// Past 18 rows, the first took up to 1.27 times as long, the second 0.75
-// to 0.84.
+// rows, from kMinBand to kMaxBand rows: for so few rows, copying B into
+// panels costs more than the products that read them. Taller products
+// pack (bench/results/README.md has the measurements behind the bounds).
 constexpr int64_t kInPlaceRows = 3 * kTileRows;
 constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // Rows of B packed across all panels before the next: a band of 1536
@@ -58,8 +55,8 @@ bool gemm_available() {
 namespace {
 
 // A float panel from 16 contiguous columns (column j at src + j * col; the
-// keys of an attention's scores): 8 x 8 blocks transposed in registers,
-// where one element at a time took 1.5 times the product of the tile.
+// keys of an attention's scores): 8 x 8 blocks transposed in registers, so
+// that packing does not outweigh the product that reads the panel.
 SJ_AVX2 void pack_columns(int64_t k, const float* src, int64_t col, float* o) {
   int64_t p = 0;
   for (; p + 8 <= k; p += 8) {
@@ -91,8 +88,8 @@ SJ_AVX2 void pack_columns(int64_t k, const float* src, int64_t col, float* o) {
 }
 
 // `rows` rows of a whole panel (64 bytes each, `row` elements apart) to
-// consecutive rows of the packed panel: 32-byte moves, where memcpy's
-// 16-byte ones took the pack from memcpy's speed to 1.5 times its time.
+// consecutive rows of the packed panel, by 32-byte moves (memcpy moves 16
+// bytes at a time for so short a copy).
 template <typename T>
 SJ_AVX2 void copy_rows(const T* src, int64_t row, T* out, int64_t rows) {
   for (int64_t p = 0; p < rows; ++p, src += row, out += kPanel<T>) {
@@ -204,11 +201,9 @@ SJ_AVX2 inline void in_registers(V& x, V& y) {
 // tokens cost the same (and 63 no less than 64). Its odd elements of k go
 // to the accumulators of rows 3 to 5, which it does not use, and the two
 // halves are added at the end. Each step's two vectors of B are loaded
-// into registers once (in_registers): GCC folds a load into every
-// multiply-add that reads it, one load of B per row, and with those a tile
-// of 2 or 3 rows took what one of 4 did. A 384 x 192 product of 1 to 6
-// rows (one tile per panel, B packed and in cache, one Zen 4 core) now
-// takes 2.9, 3.5, 4.2, 5.5, 6.7 and 7.7 us (2 and 3 rows took 5.5).
+// into registers once (in_registers): GCC would fold a load into every
+// multiply-add that reads it, one load of B per row, and a tile of 2 or 3
+// rows would cost what one of 4 does. So a tile's time follows its rows.
 template <typename T, int R>
 SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c, int64_t ldc, bool add,
                   int64_t width) {
@@ -285,17 +280,14 @@ constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T
 
 // Rows [i0, i1) of C times one panel (`panel`, kc of its rows): whole
 // tiles, but a last 1 or 2 rows and the whole tile before them are a tile
-// of 4 or 5 and one of 3 (13 rows are 6 + 4 + 3, not 6 + 6 + 1), so that
-// each row more costs more, and the rows past a whole tile less than they
-// did (the product of tile(), above: 6 + 1 rows took 10.5 us, 4 + 3 take
-// 9.7; 6 + 2 took 11.1 as 4 + 4, 5 + 3 take 10.9). A last 3 rows stay a
-// tile (6 + 3 take 11.9 us, 5 + 4 would take 12.2).
+// of 4 or 5 and one of 3 (13 rows are 6 + 4 + 3, not 6 + 6 + 1): a short
+// split-k tile carries a whole tile's fixed costs, and two mid-sized tiles
+// cost less than a whole one and a short one, so that each row more costs
+// more. A last 3 rows stay a tile (6 + 3 costs less than 5 + 4).
 //
 // With `equal`, more than 7 rows are tiles of heights as equal as they
 // can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
-// where the split-k tiles of 6 + 3 and 6 + 6 + 3 rows read two of B's
-// rows at once and took 1 to 4% longer than 10 and 16 rows (before
-// in_registers; with it, 5 + 5 + 5 still took no more than 6 + 6 + 3).
+// where split-k tiles read two of B's rows at once, no tile is short.
 template <typename T>
 SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c,
                    int64_t ldc, bool add, int64_t width, bool equal = false) {

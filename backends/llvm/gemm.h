@@ -2,9 +2,8 @@
 //
 // OpenBLAS, called once per block of rows (the backend's threads are TBB's),
 // packs its own copy of B in every block, packs A as well, and writes C
-// twice when beta is 0 (a pass of zeros, then the product): at 1 x 256
-// tokens of the MiniLM-size encoder that was about 12% of a call beside its
-// kernel. Here B is packed once per product, into panels of kPanel columns
+// twice when beta is 0 (a pass of zeros, then the product), all of it
+// repeated per block. Here B is packed once per product, into panels of kPanel columns
 // that every block of rows (every thread) reads; A is read in place, one
 // element at a time broadcast across a vector; C is never zeroed first
 // (the first slice of k stores, the others add).
@@ -45,8 +44,8 @@ int64_t packed_size(int64_t k, int64_t n) {
 // b[p * row + j * col]) into `out`, laid out for multiply(): panel q's row
 // p at out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
 // Threads split B by its rows, so that each reads whole rows of a
-// row-major B in order: split by panels, each read 256 bytes of a row, a
-// row apart, and packing 384 x 1536 floats took 1.4 times as long.
+// row-major B in order (split by panels, each would read 256 bytes of a
+// row, a row apart).
 template <typename T>
 void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
 
@@ -60,9 +59,9 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
               bool accumulate);
 
 // The same product from B in place (element (p, j) at b[p * b_row +
-// j * b_col]), for a block of few rows, which reads B once: packing it all
-// first took as long as the products (the encoder's 42 MB of weights at 16
-// tokens). Up to three tiles' rows of a row-major B, its whole panels are
+// j * b_col]), for a block of few rows, which reads B once: for so few
+// rows, packing all of B first costs as much as the products. Up to three
+// tiles' rows of a row-major B, its whole panels are
 // read where they lie, in bands of rows of k, the next band prefetched
 // while the tiles take one; otherwise each panel is packed just before its
 // tiles take it, into a buffer of the calling thread's.

@@ -46,9 +46,8 @@ constexpr int64_t kWorkPerTask = 1 << 15;
 // column blocks of at least kMatmulMinCols when the rows make fewer blocks
 // than threads. multiply packs B once for all blocks, so it takes up
 // to kMatmulBlocksPerThread blocks per thread (the threads finish together,
-// and a short block's product is still in cache for its epilogue: the
-// encoder at 8 x 64 on 2 threads, 74 ms with one block per thread, 70 with
-// four); BLAS packs B per block, so it takes one.
+// and a short block's product is still in cache for its epilogue); BLAS
+// packs B per block, so it takes one.
 constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 48;
 constexpr int64_t kMatmulBlocksPerThread = 4;
@@ -177,110 +176,139 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   return Status::ok();
 }
 
-// Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
-bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const {
-  const loops::MatmulShape shape(mm, values);
+// How a product splits into tasks: each matrix (or the flattened batch) in
+// blocks of rows, and in blocks of columns too when there are fewer row
+// blocks than threads.
+struct MatmulPlan {
+  bool flat;  // a batch sharing one B, run as one product of count * m rows
+  bool own;   // on the backend's GEMM, not BLAS
+  bool parallel;  // enough work to split across threads
+  int64_t rows_total, matrices;  // rows per product, products
+  int64_t rows_per_task, cols_per_task, row_blocks, col_blocks;
+  int64_t tasks() const { return matrices * row_blocks * col_blocks; }
+};
+
+MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, int64_t threads) {
   const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
-  if (m == 0 || n == 0) return true;
-  std::atomic<int32_t> failed{0};
-  const size_t es = ir::dtype_size(dt);
+  MatmulPlan p;
   // A batch of products sharing one B (a layer's weights) whose A rows are
   // evenly spaced across the batch is one product of count * m rows, so
   // that B is packed once, not once per matrix.
-  const bool flat = count > 1 && shares_b(shape);
-  const int64_t rows_total = flat ? count * m : m, matrices = flat ? 1 : count;
-  // Tasks: each matrix in blocks of rows, a block tall enough to run as a
-  // matrix product (a row alone is a memory-bound matrix-vector product).
-  // Fewer row blocks than threads (a short sequence, a small batch of
-  // decode steps) split the columns too.
-  const int64_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
-  const int64_t work = m * n * std::max<int64_t>(k, 1) * count;
-  const bool own = own_gemm(k, n, es);
-  int64_t rows_per_task = rows_total, cols_per_task = n;
-  if (work >= kMatmulWorkPerTask) {
-    const int64_t rows_all = rows_total * matrices;
-    if (own) {
+  p.flat = count > 1 && shares_b(shape);
+  p.rows_total = p.flat ? count * m : m;
+  p.matrices = p.flat ? 1 : count;
+  p.own = own_gemm(k, n, element_bytes);
+  p.parallel = m * n * std::max<int64_t>(k, 1) * count >= kMatmulWorkPerTask;
+  p.rows_per_task = p.rows_total;
+  p.cols_per_task = n;
+  // Tasks: blocks tall enough to run as a matrix product (a row alone is a
+  // memory-bound matrix-vector product). Fewer row blocks than threads (a
+  // short sequence, a small batch of decode steps) split the columns too.
+  if (p.parallel) {
+    const int64_t rows_all = p.rows_total * p.matrices;
+    if (p.own) {
       // Blocks of equal height, a whole number per thread (the threads end
-      // together): 64 tokens on 2 threads are 2 x 32 rows, not 48 + 16.
-      // On one thread, where no other thread waits for the longest block,
-      // a block whose last tile would have at most half a tile's rows (a
-      // split-k tile, its call's fixed costs over few rows) is made whole
-      // tiles tall, leaving the last block shorter: 512 rows in 4 blocks
-      // are 3 x 132 + 116, where 4 x 128 had four tiles of 2 rows, 2.7% of
-      // the products' time at 32 x 16 tokens for 1.6% of the rows (before
-      // gemm.cpp's tiles() took a last 1 or 2 rows with the tile before
-      // them as a tile of 4 or 5 and one of 3, and its tiles of 2 and 3
-      // rows became cheaper than one of 4; not measured since).
+      // together): 64 tokens on 2 threads are 2 x 32 rows, not 48 + 16. On
+      // one thread, where no other thread waits for the longest block, a
+      // block whose last tile would have at most half a tile's rows (a
+      // split-k tile, whose fixed costs fall on few rows) is made whole
+      // tiles tall, leaving the last block shorter.
       int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
       if (blocks > threads) blocks -= blocks % threads;
       int64_t height = (rows_all + blocks - 1) / blocks;
       const int64_t short_rows = height % kTileRows;
       if (threads == 1 && blocks > 1 && short_rows > 0 && short_rows <= kTileRows / 2) height += kTileRows - short_rows;
-      rows_per_task = std::min(rows_total, height);
+      p.rows_per_task = std::min(p.rows_total, height);
     } else {
-      rows_per_task = std::min(rows_total, std::max(kMatmulMinRows, (rows_all + threads - 1) / threads));
+      p.rows_per_task = std::min(p.rows_total, std::max(kMatmulMinRows, (rows_all + threads - 1) / threads));
     }
-    const int64_t row_tasks = matrices * ((rows_total + rows_per_task - 1) / rows_per_task);
+    const int64_t row_tasks = p.matrices * ((p.rows_total + p.rows_per_task - 1) / p.rows_per_task);
     if (row_tasks < threads) {
       const int64_t splits = (threads + row_tasks - 1) / row_tasks;
-      cols_per_task = std::min(n, std::max(kMatmulMinCols, ((n + splits - 1) / splits + 15) / 16 * 16));
+      p.cols_per_task = std::min(n, std::max(kMatmulMinCols, ((n + splits - 1) / splits + 15) / 16 * 16));
     }
   }
-  const int64_t row_blocks = (rows_total + rows_per_task - 1) / rows_per_task, col_blocks = (n + cols_per_task - 1) / cols_per_task;
-  // One B for every task (one product, or a batch flattened into one) is
-  // packed once, here, for all of them: kept across calls when it is an
-  // input in frozen memory (a layer's weights), else for this call when
-  // its blocks are too tall to stream it. A batch of distinct Bs packs each
-  // task's own.
-  std::shared_ptr<const void> frozen;
-  const char* packed = nullptr;
-  if (own && matrices == 1 && rows_total > 1 && n > 1 && k > 0) {
-    const char* b = bufs[mm.b.buffer] + (flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second) * static_cast<int64_t>(es);
-    const bool parallel = work >= kMatmulWorkPerTask;
-    const bool f32 = dt == ir::DType::kF32;
-    if (p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput) {
-      frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, parallel)
-                   : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, parallel);
-      packed = static_cast<const char*>(frozen.get());
-    }
-    if (!packed && rows_total > kStreamRows) {
-      packed = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, parallel))
-                   : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, parallel));
-    }
+  p.row_blocks = (p.rows_total + p.rows_per_task - 1) / p.rows_per_task;
+  p.col_blocks = (n + p.cols_per_task - 1) / p.cols_per_task;
+  return p;
+}
+
+// B packed once for every task, when one B serves them all (one product,
+// or a batch flattened into one): kept across calls when it is an input in
+// frozen memory (a layer's weights), else packed for this call when its
+// blocks are too tall to stream it. Null where each task reads or packs
+// its own (a batch of distinct Bs, BLAS, short blocks).
+struct PackedB {
+  std::shared_ptr<const void> frozen;  // keeps frozen panels alive for the call
+  const char* panels = nullptr;
+};
+
+bool packs_b_once(const loops::MatmulShape& shape, const MatmulPlan& plan) {
+  return plan.own && plan.matrices == 1 && plan.rows_total > 1 && shape.n > 1 && shape.k > 0;
+}
+
+PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DType dt, const char* b, bool b_is_input) {
+  PackedB packed;
+  const int64_t n = shape.n, k = shape.k;
+  const bool f32 = dt == ir::DType::kF32;
+  if (b_is_input) {
+    packed.frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, plan.parallel)
+                        : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, plan.parallel);
+    packed.panels = static_cast<const char*>(packed.frozen.get());
   }
+  if (!packed.panels && plan.rows_total > kStreamRows) {
+    packed.panels = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, plan.parallel))
+                        : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, plan.parallel));
+  }
+  return packed;
+}
+
+// Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
+bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const {
+  const loops::MatmulShape shape(mm, values);
+  const int64_t n = shape.n, k = shape.k;
+  if (shape.m == 0 || n == 0) return true;
+  const size_t es = ir::dtype_size(dt);
+  const MatmulPlan plan = plan_matmul(shape, es, std::max(1, tbb::this_task_arena::max_concurrency()));
+  PackedB packed;
+  if (packs_b_once(shape, plan)) {
+    const int64_t b_offset = plan.flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second;
+    packed = pack_b(shape, plan, dt, bufs[mm.b.buffer] + b_offset * static_cast<int64_t>(es), p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput);
+  }
+  std::atomic<int32_t> failed{0};
   // The epilogue's rows are C's, flattened over the batch: it runs on a
   // block of rows once its product is whole, in the task while they are
   // in cache when the block is small enough to be, else after the product.
-  const bool in_task = epilogue && col_blocks == 1 && rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
+  const bool in_task = epilogue && plan.col_blocks == 1 && plan.rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
   auto finish = [&](int64_t begin, int64_t end) {
     if (int32_t e = epilogue(bufs, values.data(), begin, end)) failed = e;
   };
   auto task = [&](int64_t t) {
-    const int64_t c = t / (row_blocks * col_blocks), r0 = t / col_blocks % row_blocks * rows_per_task, j0 = t % col_blocks * cols_per_task;
-    const int64_t rows = std::min(rows_total - r0, rows_per_task), cols = std::min(n - j0, cols_per_task);
-    const auto [ao, bo] = flat ? std::make_pair(shape.a_offset, shape.b_offset) : shape.offsets(c, mm.batch.size());
+    const int64_t c = t / (plan.row_blocks * plan.col_blocks), r0 = t / plan.col_blocks % plan.row_blocks * plan.rows_per_task;
+    const int64_t j0 = t % plan.col_blocks * plan.cols_per_task;
+    const int64_t rows = std::min(plan.rows_total - r0, plan.rows_per_task), cols = std::min(n - j0, plan.cols_per_task);
+    const auto [ao, bo] = plan.flat ? std::make_pair(shape.a_offset, shape.b_offset) : shape.offsets(c, mm.batch.size());
     const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * static_cast<int64_t>(es);
     const char* b = bufs[mm.b.buffer] + (bo + j0 * shape.b_col) * static_cast<int64_t>(es);
-    char* out = bufs[mm.c] + ((c * rows_total + r0) * n + j0) * static_cast<int64_t>(es);
+    char* out = bufs[mm.c] + ((c * plan.rows_total + r0) * n + j0) * static_cast<int64_t>(es);
     if (k == 0) {
       for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
     } else if (dt == ir::DType::kF32) {
-      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape, own,
-              packed ? reinterpret_cast<const float*>(packed) + j0 * k : nullptr);
+      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape,
+              plan.own, packed.panels ? reinterpret_cast<const float*>(packed.panels) + j0 * k : nullptr);
     } else {
-      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape, own,
-              packed ? reinterpret_cast<const double*>(packed) + j0 * k : nullptr);
+      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape,
+              plan.own, packed.panels ? reinterpret_cast<const double*>(packed.panels) + j0 * k : nullptr);
     }
-    if (in_task) finish(c * rows_total + r0, c * rows_total + r0 + rows);
+    if (in_task) finish(c * plan.rows_total + r0, c * plan.rows_total + r0 + rows);
   };
-  const int64_t tasks = matrices * row_blocks * col_blocks;
-  if (work < kMatmulWorkPerTask) {  // a decode step's products: threads would cost more than they save
-    for (int64_t t = 0; t < tasks; ++t) task(t);
-  } else {
-    tbb::parallel_for(int64_t{0}, tasks, task);
+  if (plan.parallel) {
+    tbb::parallel_for(int64_t{0}, plan.tasks(), task);
+  } else {  // a decode step's products: threads would cost more than they save
+    for (int64_t t = 0; t < plan.tasks(); ++t) task(t);
   }
   if (epilogue && !in_task) {
-    const int64_t total = matrices * rows_total, grain = std::max<int64_t>(1, kWorkPerTask / n);
+    const int64_t total = plan.matrices * plan.rows_total, grain = std::max<int64_t>(1, kWorkPerTask / n);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, grain), [&](const tbb::blocked_range<int64_t>& r) { finish(r.begin(), r.end()); });
   }
   return failed == 0;
@@ -343,7 +371,7 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
     // The task's tile, rows' state and accumulators, the thread's own from
     // task to task (nothing in a task runs another on its thread). The
     // tile is not cleared: the GEMM writes every score the tile's code
-    // reads (it was a 64 KB memset per task: 1.2% of the encoder at 32 x 16).
+    // reads.
     thread_local AttentionScratch<T> scratch;
     std::vector<T>& scores = scratch.scores;
     std::vector<T>& state = scratch.state;

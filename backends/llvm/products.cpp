@@ -22,9 +22,8 @@ namespace {
 constexpr int64_t kRowMultiple = 4, kMaxPaddedRows = 256;
 // The backend's GEMM takes products whose B is at most kOwnGemmMaxB bytes;
 // OpenBLAS larger ones: the GEMM streams its packed B from L3 once per
-// block of 96 rows, and at 512 x 2048 x 2048 on one thread it took 1.12
-// times OpenBLAS's time (1.04 at 1024 x 1024, 0.94 to 1.03 at the
-// encoder's products: cpu_kernels_bench's BM_GemmVsOpenBlas).
+// block of 96 rows, where OpenBLAS's blocking for L2 wins
+// (cpu_kernels_bench's BM_GemmVsOpenBlas measures the crossing).
 constexpr int64_t kOwnGemmMaxB = int64_t{4} << 20;
 // Rows of B per task of a parallel pack.
 constexpr int64_t kPackGrainRows = 64;
@@ -111,8 +110,8 @@ namespace {
 // C (rows x cols, leading dimension ldc) = A B by BLAS, A and B as `shape`
 // strides them. OpenBLAS computes a row-major product as the column-major one of
 // the transposes, so our rows are its columns, which its kernels take 4 at
-// a time: a count of rows not a multiple of 4 goes through its edge code at
-// up to 15% more time (a 31-token sentence cost more than a 32-token one).
+// a time: a count of rows not a multiple of 4 goes through its slower edge
+// code (a 31-token sentence would cost more than a 32-token one).
 // Short, ragged blocks of contiguous rows are therefore padded with zero
 // rows in a scratch copy and their product copied back; a single row is a
 // matrix-vector product (blas_gemm), which has no edge code.

@@ -91,9 +91,8 @@ class Code final : public JitCode {
 // MachineLICM hoists a loop-invariant instruction out of a loop nest only
 // where it would run anyway (LLVM's `avoid-speculation`): the vector loop
 // of a dynamic row, which a short row skips, then reloads every constant of
-// its exp on every iteration (softmax's exp loop: 35 instructions where
-// the static kernel's has 26; dynamic/static 1.10 before, 0.93 after, in
-// cpu_kernels_bench). What MachineLICM hoists is
+// its exp on every iteration, and a dynamic kernel runs slower than its
+// static twin. What MachineLICM hoists is
 // safe to run speculatively either way, so the JIT turns the guard off,
 // unless the process chose it itself. LLVM's options are the process's:
 // this one changes where code runs, never what it computes.

@@ -3,11 +3,9 @@
 //
 // Steps run one after another, so a temporary whose last step has run
 // leaves its bytes to those first written later: the arena is about the
-// most that is live at once, not the sum of every temporary (the MiniLM-size
-// encoder at 32 sentences of 128 tokens: 206 temporaries, 761 MB summed,
-// an arena of 69 MB; summed, the arena passed what the pool keeps and was
-// faulted in afresh on every call, 900 ms a call against 650 now). Sizes
-// arrive per call (the shape functions
+// most that is live at once, not the sum of every temporary, and stays
+// small enough for the pool to keep it between calls (a new block is
+// faulted in afresh). Sizes arrive per call (the shape functions
 // on its symbols), so the layout is made per call: a pass over the steps,
 // placing each temporary at its first step in the best-fitting freed
 // range (else at the arena's end) and freeing it after its last, in

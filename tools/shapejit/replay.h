@@ -5,8 +5,8 @@
 // config (each with its own Jit, cache and sites) before the next call is
 // read, so machine noise falls on all of them alike and the trace is read
 // once, a line at a time. The config that runs a call first changes from
-// call to call (the first finds colder caches: a fixed order cost the first
-// config 6% of kernel time on the decoder workload). Inputs have the recorded dtypes and shapes and
+// call to call (the first finds colder caches, and a fixed order would
+// charge them to one config). Inputs have the recorded dtypes and shapes and
 // read zeros (index inputs are then valid). A call that raises GraphBreak is
 // charged what the interpreter would pay: it runs the graph on the reference
 // interpreter, timed as part of the call.
