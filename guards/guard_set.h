@@ -68,7 +68,6 @@ class GuardSet {
 
   int num_inputs() const { return num_inputs_; }
   const std::vector<Guard>& guards() const { return guards_; }
-  std::vector<Guard>& mutable_guards() { return guards_; }
 
   bool check(Args args) const {
     if (static_cast<int>(args.size()) != num_inputs_) return false;

@@ -130,9 +130,9 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     for (const Expr& d : b.shape) shape.push_back(eval(d, values));
     bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
   }
-  const pool::ArenaPlanner::Layout layout = arena_.place(bytes);
-  const std::vector<size_t>& at = layout.at;
-  const std::shared_ptr<void> arena = layout.bytes ? pool_->take(layout.bytes) : nullptr;
+  const pool::ArenaPlanner::Placement placed = arena_.place(bytes);
+  const std::vector<size_t>& at = placed.at;
+  const std::shared_ptr<void> arena = placed.bytes ? pool_->take(placed.bytes) : nullptr;
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     switch (b.kind) {

@@ -16,11 +16,11 @@ ArenaPlanner::ArenaPlanner(const std::vector<std::pair<int, int>>& life) {
   }
 }
 
-ArenaPlanner::Layout ArenaPlanner::place(const std::vector<size_t>& bytes) const {
+ArenaPlanner::Placement ArenaPlanner::place(const std::vector<size_t>& bytes) const {
   struct Range {
     size_t at, size;
   };
-  Layout out;
+  Placement out;
   out.at.assign(bytes.size(), 0);
   std::vector<Range> free;  // by offset, no two adjacent
   auto rounded = [&](int i) { return (bytes[i] + 63) / 64 * 64; };

@@ -6,7 +6,7 @@
 // most that is live at once, not the sum of every temporary, and stays
 // small enough for the pool to keep it between calls (a new block is
 // faulted in afresh). Sizes arrive per call (the shape functions
-// on its symbols), so the layout is made per call: a pass over the steps,
+// on its symbols), so the placement is made per call: a pass over the steps,
 // placing each temporary at its first step in the best-fitting freed
 // range (else at the arena's end) and freeing it after its last, in
 // microseconds for a few hundred temporaries.
@@ -24,13 +24,13 @@ class ArenaPlanner {
   // not a temporary (loops::buffer_lifetimes, inputs and outputs cleared).
   explicit ArenaPlanner(const std::vector<std::pair<int, int>>& life);
 
-  struct Layout {
+  struct Placement {
     std::vector<size_t> at;  // per buffer: its offset, 64-byte aligned
     size_t bytes = 0;        // the arena
   };
   // Offsets for temporaries of `bytes[i]` bytes (per buffer; ignored for
   // non-temporaries).
-  Layout place(const std::vector<size_t>& bytes) const;
+  Placement place(const std::vector<size_t>& bytes) const;
 
  private:
   std::vector<std::vector<int>> born_, dead_;  // per step: temporaries first and last used there

@@ -58,7 +58,7 @@ Expected<Tensor> run_node(const NodeCtx& c) {
     case ir::OpClass::kEmbedding:
     case ir::OpClass::kNonzero:
     case ir::OpClass::kMaskedSelect: return run_indexing(c);
-    default: return run_layout(c);
+    default: return run_view(c);
   }
 }
 

@@ -48,7 +48,7 @@ Expected<ir::Tensor> run_pointwise(const NodeCtx& c);
 Expected<ir::Tensor> run_reduction(const NodeCtx& c);
 Expected<ir::Tensor> run_normalization(const NodeCtx& c);
 Expected<ir::Tensor> run_matmul(const NodeCtx& c);
-Expected<ir::Tensor> run_layout(const NodeCtx& c);
+Expected<ir::Tensor> run_view(const NodeCtx& c);
 Expected<ir::Tensor> run_indexing(const NodeCtx& c);
 
 // Runs the graph's live nodes (those an output depends on); see Kernel::run.

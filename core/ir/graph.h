@@ -54,7 +54,6 @@ struct Scalar {
   bool is_float = false;
   int64_t i = 0;
   double f = 0;
-  double as_double() const { return is_float ? f : static_cast<double>(i); }
 };
 
 // Attributes; `present` says which were given (or defaulted by
@@ -85,7 +84,6 @@ struct Graph {
   std::vector<std::string> value_names;  // inputs, then node results
 
   int num_values() const { return static_cast<int>(value_names.size()); }
-  bool is_input(int v) const { return v < static_cast<int>(inputs.size()); }
   Hash128 canonical_hash() const;
 };
 

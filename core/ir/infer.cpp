@@ -363,7 +363,7 @@ Status infer_rule(detail::Ctx& c) {
     case OpClass::kMatmul: return detail::infer_matmul(c);
     case OpClass::kSymSize:
     case OpClass::kSymBinary: return detail::infer_symint(c);
-    default: return detail::infer_layout(c);
+    default: return detail::infer_views(c);
   }
 }
 

@@ -1,4 +1,4 @@
-// Helpers shared by the shape rules (infer.cpp, infer_layout.cpp). Internal.
+// Helpers shared by the shape rules (infer.cpp, infer_views.cpp). Internal.
 #pragma once
 
 #include <string>
@@ -31,6 +31,6 @@ struct Ctx {
   std::string str(Expr e) const { return env.str(e); }
 };
 
-Status infer_layout(Ctx& c);  // reshape, permute, ..., nonzero, masked_select
+Status infer_views(Ctx& c);  // reshape, permute, ..., nonzero, masked_select
 
 }  // namespace shapejit::ir::detail

@@ -27,7 +27,7 @@ TEST(Arena, LiveTemporariesNeverShareBytes) {
       }
       bytes[i] = rng() % 8 == 0 ? 0 : rng() % 100000;
     }
-    const ArenaPlanner::Layout l = ArenaPlanner(life).place(bytes);
+    const ArenaPlanner::Placement l = ArenaPlanner(life).place(bytes);
     size_t sum = 0, widest = 0;
     for (int s = 0; s < steps; ++s) {
       size_t live = 0;
@@ -56,13 +56,13 @@ TEST(Arena, ALayerStackTakesItsWidestStepNotItsSum) {
   // the next: two are live at a time.
   std::vector<std::pair<int, int>> life;
   for (int i = 0; i < 6; ++i) life.push_back({i, i + 1});
-  const ArenaPlanner::Layout l = ArenaPlanner(life).place(std::vector<size_t>(6, 1000));
+  const ArenaPlanner::Placement l = ArenaPlanner(life).place(std::vector<size_t>(6, 1000));
   EXPECT_EQ(l.bytes, 2 * rounded(1000));
   EXPECT_EQ(l.at[0], l.at[2]);  // the first layer's bytes go to the third
   EXPECT_NE(l.at[0], l.at[1]);
   // What one step reads and writes never share bytes, even when the read
   // is its last.
-  const ArenaPlanner::Layout two = ArenaPlanner({{0, 1}, {1, 2}}).place({64, 64});
+  const ArenaPlanner::Placement two = ArenaPlanner({{0, 1}, {1, 2}}).place({64, 64});
   EXPECT_NE(two.at[0], two.at[1]);
 }
 

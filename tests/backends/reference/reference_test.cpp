@@ -238,7 +238,7 @@ TEST_P(HandChecked, MatmulFollowsNumPy) {
         }
 }
 
-TEST_P(HandChecked, LayoutOps) {
+TEST_P(HandChecked, ViewOps) {
   Tensor x = from_values(DType::kI32, {2, 3}, std::vector<int64_t>{0, 1, 2, 3, 4, 5});
   EXPECT_EQ(values_of<int64_t>(run1(one_op("transpose", {{"i32", {2, 3}}}, "", R"({"dim0": 0, "dim1": 1})"), {x})),
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));

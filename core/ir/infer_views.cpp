@@ -1,4 +1,5 @@
-// Shape rules for layout, indexing, creation and data-dependent ops.
+// Shape rules for views (reshape, permute, ...), indexing, creation and
+// data-dependent ops.
 #include <algorithm>
 
 #include "core/ir/infer_util.h"
@@ -175,7 +176,7 @@ Status infer_creation(Ctx& c) {
 
 }  // namespace
 
-Status infer_layout(Ctx& c) {
+Status infer_views(Ctx& c) {
   ValueType& r = c.result();
   const OpClass cls = op_info(c.node.op).cls;
   if (cls == OpClass::kConcat) return infer_concat(c);

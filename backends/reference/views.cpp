@@ -1,4 +1,4 @@
-// Layout ops as views where strides allow (permute, transpose, expand,
+// View ops as views where strides allow (permute, transpose, expand,
 // slice, squeeze, unsqueeze, reshape of dense data), copies otherwise;
 // concat; creation (full, arange); gathers and data-dependent selections.
 #include <cstring>
@@ -54,7 +54,7 @@ Tensor arange(const NodeCtx& c, const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-Expected<Tensor> run_layout(const NodeCtx& c) {
+Expected<Tensor> run_view(const NodeCtx& c) {
   const std::vector<int64_t> shape = c.out_shape();
   const ir::Attrs& a = c.node.attrs;
   switch (c.node.op) {
