@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cache tiers' measurements (README, issue 14), on the decoder trace of
+"""The cache tiers' measurements (bench/results/README.md, issue 14), on the decoder trace of
 the main job (scripts/run.sh makes it; this script makes it when missing).
 
   python3 bench/cache/measure.py [--requests N] [--only tiers|async|outage]

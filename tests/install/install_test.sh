@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the build into a fresh prefix, then builds and runs consumers
-# against the installed tree only (tests/install/consumer):
+# Installs the build into a fresh prefix, then builds and runs the C and C++
+# examples (examples/c_and_cpp) against the installed tree only:
 #   - with CMake: find_package(shapejit) -> shapejit::shapejit, a C program
 #     (#include <shapejit/shapejit.h>) and a C++ one (#include <shapejit/jit.h>);
 #   - with pkg-config: the C program, `cc main.c $(pkg-config --cflags --libs shapejit)`.
@@ -24,14 +24,14 @@ if [ -e "$prefix/include/jit" ] || [ -e "$prefix/include/core" ]; then
   echo "install: tree folders at the top of include/"; exit 1
 fi
 
-cmake -S "$src/tests/install/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S "$src/examples/c_and_cpp" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$work/build" >/dev/null
-"$work/build/consumer"
-"$work/build/consumer_cpp"
+"$work/build/hello_c"
+"$work/build/hello_cpp"
 
-# pkg-config, for builds without CMake: the C consumer.
+# pkg-config, for builds without CMake: the C program.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 # shellcheck disable=SC2046
-"${CC:-cc}" -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs shapejit)
-"$work/consumer_pc"
+"${CC:-cc}" -o "$work/hello_pc" "$src/examples/c_and_cpp/hello.c" $(pkg-config --cflags --libs shapejit)
+"$work/hello_pc"

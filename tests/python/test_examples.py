@@ -1,5 +1,5 @@
-"""The examples, on small sizes: the encoder against NumPy, the decoder serving
-loop against the same loop in NumPy."""
+"""The examples, on small sizes: the quickstart and the encoder against NumPy,
+the decoder serving loop against the same loop in NumPy."""
 import pathlib
 import sys
 
@@ -7,6 +7,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples")
 
 import decoder_serving  # noqa: E402
 import encoder  # noqa: E402
+import quickstart  # noqa: E402
+
+
+def test_quickstart_compiles_once_for_every_batch():
+    stats, worst = quickstart.main()
+    assert stats["compiles"] == 1 and stats["calls"] == 3
+    assert worst < 1e-4
 
 
 def test_encoder_matches_numpy_and_compiles_once(capsys):

@@ -10,7 +10,7 @@ int main() {
   namespace sj = shapejit;
   auto created = sj::runtime::Jit::create(R"({"log": {"recompiles": false}})");
   if (!created.is_ok()) {
-    std::fprintf(stderr, "consumer++: %s\n", created.status().to_string().c_str());
+    std::fprintf(stderr, "hello_cpp: %s\n", created.status().to_string().c_str());
     return 1;
   }
   std::unique_ptr<sj::runtime::Jit> jit = std::move(created).value();
@@ -33,23 +33,23 @@ int main() {
       return t.output(y);
     }, outputs);
     if (!s.is_ok() || outputs.size() != 1) {
-      std::fprintf(stderr, "consumer++: call failed: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "hello_cpp: call failed: %s\n", s.to_string().c_str());
       return 1;
     }
     const DLTensor y = outputs[0].dl();
     for (int64_t i = 0; i < n; ++i) {
       const float got = static_cast<const float*>(y.data)[i];
       if (got != 2.0f * static_cast<float>(i) + 1.0f) {
-        std::fprintf(stderr, "consumer++: y[%lld] = %g\n", static_cast<long long>(i), got);
+        std::fprintf(stderr, "hello_cpp: y[%lld] = %g\n", static_cast<long long>(i), got);
         return 1;
       }
     }
   }
   const sj::runtime::SiteStats stats = site.stats();
   if (stats.traces != 1) {
-    std::fprintf(stderr, "consumer++: %llu traces for three sizes, expected 1\n", static_cast<unsigned long long>(stats.traces));
+    std::fprintf(stderr, "hello_cpp: %llu traces for three sizes, expected 1\n", static_cast<unsigned long long>(stats.traces));
     return 1;
   }
-  std::printf("consumer++: 3 calls right, %llu compile(s)\n", static_cast<unsigned long long>(stats.compiles));
+  std::printf("hello_cpp: 3 calls right, %llu compile(s)\n", static_cast<unsigned long long>(stats.compiles));
   return 0;
 }

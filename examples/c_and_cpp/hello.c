@@ -24,7 +24,7 @@ int main(void) {
   sj_jit* jit = NULL;
   sj_site* site = NULL;
   if (sj_create("{\"log\": {\"recompiles\": false}}", &jit) != SJ_OK || sj_site_get(jit, "f", &site) != SJ_OK) {
-    fprintf(stderr, "consumer: %s\n", sj_last_error());
+    fprintf(stderr, "hello_c: %s\n", sj_last_error());
     return 1;
   }
   for (int64_t n = 3; n <= 5; ++n) {
@@ -44,13 +44,13 @@ int main(void) {
     DLManagedTensor** out = NULL;
     int32_t num_out = 0;
     if (sj_call(site, args, 1, trace, NULL, &out, &num_out) != SJ_OK || num_out != 1) {
-      fprintf(stderr, "consumer: call failed: %s\n", sj_last_error());
+      fprintf(stderr, "hello_c: call failed: %s\n", sj_last_error());
       return 1;
     }
     const float* y = (const float*)out[0]->dl_tensor.data;
     for (int64_t i = 0; i < n; ++i) {
       if (y[i] != 2.0f * (float)i + 1.0f) {
-        fprintf(stderr, "consumer: y[%lld] = %g\n", (long long)i, y[i]);
+        fprintf(stderr, "hello_c: y[%lld] = %g\n", (long long)i, y[i]);
         return 1;
       }
     }
@@ -58,7 +58,7 @@ int main(void) {
   }
   char* stats = NULL;
   if (sj_stats_json(jit, &stats) != SJ_OK) return 1;
-  printf("consumer: 3 calls right; stats %.60s...\n", stats);
+  printf("hello_c: 3 calls right; stats %.60s...\n", stats);
   sj_free_string(stats);
   sj_destroy(jit);
   return 0;
