@@ -18,109 +18,150 @@
 //      rescales the row's accumulator, the tile's own sum.
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops {
 
-AttentionPlan plan_attention(const ir::SpecializedGraph& sg, const LowerOptions& options, BufferPlan& buffers) {
-  AttentionPlan found;
-  if (!options.fuse_attention || !options.blas || options.tile <= 0) return found;
-  const ir::Graph& g = *sg.graph;
-  const std::vector<ir::ValueType>& types = sg.types;
-  const std::vector<int>& producer = buffers.producer;
-  std::vector<bool>& need = buffers.need;
-  auto shape = [&](int v) -> const std::vector<Expr>& { return types[v].shape; };
-  const int nv = g.num_values();
-  std::vector<std::vector<int>> users(nv);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const ir::Operand& o : g.nodes[i].in) {
-      if (o.is_value() && types[o.value].is_tensor) users[o.value].push_back(static_cast<int>(i));
+namespace {
+
+// Finds softmax(f(q @ k)) @ v at a final matmul: the graph, its types, who
+// reads each value, and the buffer plan so far.
+class AttentionFinder {
+ public:
+  AttentionFinder(const ir::SpecializedGraph& sg, const BufferPlan& buffers)
+      : g_(*sg.graph), types_(sg.types), producer_(buffers.producer), need_(buffers.need), users_(g_.num_values()),
+        is_output_(g_.num_values(), false) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      for (const ir::Operand& o : g_.nodes[i].in) {
+        if (o.is_value() && types_[o.value].is_tensor) users_[o.value].push_back(static_cast<int>(i));
+      }
+    }
+    for (int v : g_.outputs) is_output_[v] = true;
+  }
+
+  // The pattern ending at matmul `node`, with f's operands from outside
+  // the chain (its leaves).
+  struct Match {
+    Attention attention;
+    std::vector<int> leaves;
+  };
+  std::optional<Match> match(int node) const {
+    const ir::Node& out = g_.nodes[node];
+    if (ir::op_info(out.op).cls != OpClass::kMatmul || !out.in[0].is_value() || !out.in[1].is_value()) return std::nullopt;
+    const int probs = out.in[0].value, v = out.in[1].value, o = out.out[0];
+    const DType dt = types_[o].dtype;
+    if (!ir::is_float(dt) || !made_by(probs, Op::kSoftmax) || is_output_[probs] || users_[probs].size() != 1) return std::nullopt;
+    const std::vector<Expr>& ps = shape(probs);
+    const size_t rank = ps.size();
+    if (rank < 2 || shape(v).size() < 2 || norm_axis(g_.nodes[producer_[probs]].attrs.dim, rank) != rank - 1) return std::nullopt;
+    // The result's batch is the scores' (v broadcasts into it, not beyond).
+    const std::vector<Expr>& os = shape(o);
+    if (os.size() != rank || !std::equal(ps.begin(), ps.end() - 1, os.begin())) return std::nullopt;
+    const int logits = g_.nodes[producer_[probs]].in[0].value;
+    Chain f;
+    walk(logits, ps, dt, f);
+    if (!f.ok || f.scores < 0 || is_output_[f.scores]) return std::nullopt;
+    // Every use of the scores and of f's values is f's own (or the softmax's).
+    std::vector<bool> in_chain(g_.num_values(), false);
+    for (int u : f.values) in_chain[u] = true;
+    auto used_inside = [&](int u) {
+      for (int user : users_[u]) {
+        const int r = g_.nodes[user].out[0];
+        if (!(u == logits ? user == producer_[probs] : in_chain[r])) return false;
+      }
+      return true;
+    };
+    bool ok = used_inside(f.scores);
+    for (int u : f.values) ok = ok && !is_output_[u] && !need_[u] && used_inside(u);
+    for (int leaf : f.leaves) ok = ok && !reaches(leaf, f.scores);
+    const ir::Node& mm = g_.nodes[producer_[f.scores]];
+    if (!ok || !mm.in[0].is_value() || !mm.in[1].is_value() || shape(mm.in[0].value).size() < 2 || shape(mm.in[1].value).size() < 2) {
+      return std::nullopt;
+    }
+    return Match{{f.scores, probs, logits, mm.in[0].value, mm.in[1].value, v}, std::move(f.leaves)};
+  }
+
+  // A leaf of f that is the same for every query row (a padding mask made
+  // an additive bias: [b, 1, 1, s]) and is computed pointwise.
+  bool same_for_every_query_row(int leaf) const {
+    const std::vector<Expr>& ls = shape(leaf);
+    const bool per_row = ls.size() >= 2 && ls[ls.size() - 2].as_const() != 1;
+    return producer_[leaf] >= 0 && !per_row && ir::is_pointwise(ir::op_info(g_.nodes[producer_[leaf]].op).cls);
+  }
+
+ private:
+  // f: pointwise values of the scores' shape and dtype, down to one matmul.
+  struct Chain {
+    int scores = -1;
+    bool ok = true;
+    std::vector<int> values, leaves;
+  };
+  void walk(int u, const std::vector<Expr>& scores_shape, DType dt, Chain& f) const {
+    if (!f.ok) return;
+    if (producer_[u] < 0 || shape(u) != scores_shape || types_[u].dtype != dt) {
+      f.leaves.push_back(u);
+      return;
+    }
+    const OpClass cls = ir::op_info(g_.nodes[producer_[u]].op).cls;
+    if (cls == OpClass::kMatmul) {
+      if (f.scores >= 0 && f.scores != u) f.ok = false;
+      f.scores = u;
+      return;
+    }
+    if (!ir::is_pointwise(cls)) {
+      f.leaves.push_back(u);
+      return;
+    }
+    f.values.push_back(u);
+    for (const ir::Operand& in : g_.nodes[producer_[u]].in) {
+      if (in.is_value() && types_[in.value].is_tensor) walk(in.value, scores_shape, dt, f);
     }
   }
-  std::vector<bool> is_output(nv, false);
-  for (int v : g.outputs) is_output[v] = true;
-  auto made_by = [&](int v, Op op) { return producer[v] >= 0 && g.nodes[producer[v]].op == op; };
+
   // Whether `from` is computed from `target` (through any ops).
-  auto reaches = [&](int from, int target) {
-    std::vector<bool> seen(nv, false);
+  bool reaches(int from, int target) const {
+    std::vector<bool> seen(g_.num_values(), false);
     std::function<bool(int)> go = [&](int v) {
       if (v == target) return true;
-      if (seen[v] || producer[v] < 0) return false;
+      if (seen[v] || producer_[v] < 0) return false;
       seen[v] = true;
-      for (const ir::Operand& o : g.nodes[producer[v]].in) {
+      for (const ir::Operand& o : g_.nodes[producer_[v]].in) {
         if (o.is_value() && go(o.value)) return true;
       }
       return false;
     };
     return go(from);
-  };
+  }
 
-  for (size_t node = 0; node < g.nodes.size(); ++node) {
-    const ir::Node& out = g.nodes[node];
-    if (ir::op_info(out.op).cls != OpClass::kMatmul || !out.in[0].is_value() || !out.in[1].is_value()) continue;
-    const int probs = out.in[0].value, v = out.in[1].value, o = out.out[0];
-    const DType dt = types[o].dtype;
-    if (!ir::is_float(dt) || !made_by(probs, Op::kSoftmax) || is_output[probs] || users[probs].size() != 1) continue;
-    const std::vector<Expr>& ps = shape(probs);
-    const size_t rank = ps.size();
-    if (rank < 2 || shape(v).size() < 2 || norm_axis(g.nodes[producer[probs]].attrs.dim, rank) != rank - 1) continue;
-    // The result's batch is the scores' (v broadcasts into it, not beyond).
-    const std::vector<Expr>& os = shape(o);
-    if (os.size() != rank || !std::equal(ps.begin(), ps.end() - 1, os.begin())) continue;
-    const int logits = g.nodes[producer[probs]].in[0].value;
-    // f: pointwise values of the scores' shape, down to one matmul.
-    int scores = -1;
-    bool ok = true;
-    std::vector<int> chain, leaves;
-    std::function<void(int)> walk = [&](int u) {
-      if (!ok) return;
-      if (producer[u] < 0 || shape(u) != ps || types[u].dtype != dt) {
-        leaves.push_back(u);
-        return;
-      }
-      const OpClass cls = ir::op_info(g.nodes[producer[u]].op).cls;
-      if (cls == OpClass::kMatmul) {
-        if (scores >= 0 && scores != u) ok = false;
-        scores = u;
-        return;
-      }
-      if (!ir::is_pointwise(cls)) {
-        leaves.push_back(u);
-        return;
-      }
-      chain.push_back(u);
-      for (const ir::Operand& in : g.nodes[producer[u]].in) {
-        if (in.is_value() && types[in.value].is_tensor) walk(in.value);
-      }
-    };
-    walk(logits);
-    if (!ok || scores < 0 || is_output[scores]) continue;
-    // Every use of the scores and of f's values is f's own (or the softmax's).
-    std::vector<bool> in_chain(nv, false);
-    for (int u : chain) in_chain[u] = true;
-    auto used_inside = [&](int u) {
-      for (int user : users[u]) {
-        const int r = g.nodes[user].out[0];
-        if (!(u == logits ? user == producer[probs] : in_chain[r])) return false;
-      }
-      return true;
-    };
-    for (int u : chain) ok = ok && !is_output[u] && !need[u] && used_inside(u);
-    ok = ok && used_inside(scores);
-    for (int leaf : leaves) ok = ok && !reaches(leaf, scores);
-    const ir::Node& mm = g.nodes[producer[scores]];
-    if (!ok || !mm.in[0].is_value() || !mm.in[1].is_value() || shape(mm.in[0].value).size() < 2 || shape(mm.in[1].value).size() < 2) continue;
-    found[static_cast<int>(node)] = {scores, probs, logits, mm.in[0].value, mm.in[1].value, v};
-    need[scores] = need[probs] = false;
-    // A computed operand of f that is the same for every query row (a
-    // padding mask made an additive bias: [b, 1, 1, s]) gets a buffer of
-    // its own, computed once, not once per head and row in the tiles (an
-    // int64 mask's conversion alone has no AVX2 instruction).
-    for (int leaf : leaves) {
-      const std::vector<Expr>& ls = shape(leaf);
-      const bool per_row = ls.size() >= 2 && ls[ls.size() - 2].as_const() != 1;
-      if (producer[leaf] >= 0 && !per_row && ir::is_pointwise(ir::op_info(g.nodes[producer[leaf]].op).cls)) need[leaf] = true;
+  bool made_by(int v, Op op) const { return producer_[v] >= 0 && g_.nodes[producer_[v]].op == op; }
+  const std::vector<Expr>& shape(int v) const { return types_[v].shape; }
+
+  const ir::Graph& g_;
+  const std::vector<ir::ValueType>& types_;
+  const std::vector<int>& producer_;
+  const std::vector<bool>& need_;
+  std::vector<std::vector<int>> users_;
+  std::vector<bool> is_output_;
+};
+
+}  // namespace
+
+AttentionPlan plan_attention(const ir::SpecializedGraph& sg, const LowerOptions& options, BufferPlan& buffers) {
+  AttentionPlan found;
+  if (!options.fuse_attention || !options.blas || options.tile <= 0) return found;
+  const AttentionFinder finder(sg, buffers);
+  for (size_t node = 0; node < sg.graph->nodes.size(); ++node) {
+    std::optional<AttentionFinder::Match> m = finder.match(static_cast<int>(node));
+    if (!m) continue;
+    found[static_cast<int>(node)] = m->attention;
+    buffers.need[m->attention.scores] = buffers.need[m->attention.probs] = false;
+    // A leaf the same for every query row gets a buffer of its own, computed
+    // once, not once per head and row in the tiles (an int64 mask's
+    // conversion alone has no AVX2 instruction).
+    for (int leaf : m->leaves) {
+      if (finder.same_for_every_query_row(leaf)) buffers.need[leaf] = true;
     }
   }
   return found;

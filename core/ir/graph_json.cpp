@@ -102,23 +102,13 @@ Status parse_node_attrs(const json& j, const std::string& ptr, Node& node) {
   return Status::ok();
 }
 
-Expected<Graph> graph_from_json(const json& j, const std::string& base) {
-  if (!j.is_object()) return err(base, "a graph is an object, got " + kind_of(j));
-  SJ_TRY(check_keys(j, base, {"inputs", "nodes", "outputs"}));
-  Graph g;
-  std::unordered_map<std::string, int> names;
-  auto define = [&](const std::string& name, const std::string& ptr) -> Status {
-    if (name.empty()) return err(ptr, "a value name must not be empty");
-    if (!names.emplace(name, g.num_values()).second) return err(ptr, "value '" + name + "' is defined twice");
-    g.value_names.push_back(name);
-    return Status::ok();
-  };
+namespace {
 
-  if (!j.contains("inputs") || !j["inputs"].is_array()) return err(base + "/inputs", "expected a list of inputs");
-  const json& inputs = j["inputs"];
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string p = base + "/inputs/" + std::to_string(i);
-    const json& in = inputs[i];
+// Builds a Graph from its JSON, a section at a time, each value defined
+// once and read only after it is defined; errors name the JSON pointer.
+class GraphReader {
+ public:
+  Status input(const json& in, const std::string& p) {
     if (!in.is_object()) return err(p, "an input is an object, got " + kind_of(in));
     SJ_TRY(check_keys(in, p, {"name", "dtype", "shape"}));
     if (!in.contains("name") || !in["name"].is_string()) return err(p + "/name", "expected a string");
@@ -142,14 +132,11 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
       }
     }
     SJ_TRY(define(spec.name, p + "/name"));
-    g.inputs.push_back(std::move(spec));
+    g_.inputs.push_back(std::move(spec));
+    return Status::ok();
   }
 
-  if (!j.contains("nodes") || !j["nodes"].is_array()) return err(base + "/nodes", "expected a list of nodes");
-  const json& nodes = j["nodes"];
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    const std::string p = base + "/nodes/" + std::to_string(k);
-    const json& jn = nodes[k];
+  Status node(const json& jn, const std::string& p) {
     if (!jn.is_object()) return err(p, "a node is an object, got " + kind_of(jn));
     SJ_TRY(check_keys(jn, p, {"op", "in", "out", "attrs"}));
     if (!jn.contains("op") || !jn["op"].is_string()) return err(p + "/op", "expected an op name");
@@ -157,13 +144,56 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
     if (!op) return err(p + "/op", "unknown op '" + jn["op"].get<std::string>() + "'");
     Node node{*op, {}, {}, {}};
     const OpInfo& info = op_info(*op);
+    SJ_TRY(operands(jn, p, info, node));
+    if (jn.contains("attrs")) SJ_TRY(parse_node_attrs(jn["attrs"], p + "/attrs", node));
+    uint32_t missing = info.required & ~node.attrs.present;
+    for (uint32_t b = 1; b <= kAttrApproximate; b <<= 1) {
+      if (missing & b) return err(p + "/attrs", std::string("op '") + info.name + "' needs attribute '" + attr_name(static_cast<AttrBit>(b)) + "'");
+    }
+    normalize_attrs(node);
+    if (!jn.contains("out")) return err(p + "/out", "expected a result name");
+    const json& out = jn["out"];
+    std::string name;
+    if (out.is_string()) {
+      name = out.get<std::string>();
+    } else if (out.is_array() && out.size() == 1 && out[0].is_string()) {
+      name = out[0].get<std::string>();
+    } else {
+      return err(p + "/out", std::string("op '") + info.name + "' has one result: expected a name or a list of one name");
+    }
+    node.out.push_back(g_.num_values());
+    SJ_TRY(define(name, p + "/out"));
+    g_.nodes.push_back(std::move(node));
+    return Status::ok();
+  }
+
+  Status output(const json& o, const std::string& p) {
+    if (!o.is_string()) return err(p, "expected a value name");
+    auto it = names_.find(o.get<std::string>());
+    if (it == names_.end()) return err(p, "unknown value '" + o.get<std::string>() + "'");
+    g_.outputs.push_back(it->second);
+    return Status::ok();
+  }
+
+  Graph finish() && { return std::move(g_); }
+
+ private:
+  Status define(const std::string& name, const std::string& ptr) {
+    if (name.empty()) return err(ptr, "a value name must not be empty");
+    if (!names_.emplace(name, g_.num_values()).second) return err(ptr, "value '" + name + "' is defined twice");
+    g_.value_names.push_back(name);
+    return Status::ok();
+  }
+
+  // A node's operands: names of earlier values, or literals; as many as its op takes.
+  Status operands(const json& jn, const std::string& p, const OpInfo& info, Node& node) const {
     if (!jn.contains("in") || !jn["in"].is_array()) return err(p + "/in", "expected a list of operands");
     const json& ins = jn["in"];
     for (size_t i = 0; i < ins.size(); ++i) {
       const std::string pi = p + "/in/" + std::to_string(i);
       if (ins[i].is_string()) {
-        auto it = names.find(ins[i].get<std::string>());
-        if (it == names.end()) return err(pi, "unknown value '" + ins[i].get<std::string>() + "' (not defined earlier)");
+        auto it = names_.find(ins[i].get<std::string>());
+        if (it == names_.end()) return err(pi, "unknown value '" + ins[i].get<std::string>() + "' (not defined earlier)");
         node.in.push_back(Operand::of(it->second));
       } else if (auto literal = json_int64(ins[i])) {
         node.in.push_back(Operand::integer(*literal));
@@ -175,46 +205,36 @@ Expected<Graph> graph_from_json(const json& j, const std::string& base) {
         return err(pi, "an operand is a value name or a number, got " + kind_of(ins[i]));
       }
     }
-    int n = static_cast<int>(node.in.size());
+    const int n = static_cast<int>(node.in.size());
     if (n < info.min_in || (info.max_in >= 0 && n > info.max_in)) {
       std::string want = info.max_in < 0 ? "at least " + std::to_string(info.min_in)
                          : info.min_in == info.max_in ? std::to_string(info.min_in)
                                                       : std::to_string(info.min_in) + " to " + std::to_string(info.max_in);
       return err(p + "/in", std::string("op '") + info.name + "' takes " + want + " operands, got " + std::to_string(n));
     }
-    if (jn.contains("attrs")) SJ_TRY(parse_node_attrs(jn["attrs"], p + "/attrs", node));
-    uint32_t missing = info.required & ~node.attrs.present;
-    for (uint32_t b = 1; b <= kAttrApproximate; b <<= 1) {
-      if (missing & b) return err(p + "/attrs", std::string("op '") + info.name + "' needs attribute '" + attr_name(static_cast<AttrBit>(b)) + "'");
-    }
-    normalize_attrs(node);
-    if (!jn.contains("out")) return err(p + "/out", "expected a result name");
-    const json& out = jn["out"];
-    std::vector<std::string> out_names;
-    if (out.is_string()) {
-      out_names.push_back(out.get<std::string>());
-    } else if (out.is_array() && out.size() == 1 && out[0].is_string()) {
-      out_names.push_back(out[0].get<std::string>());
-    } else {
-      return err(p + "/out", std::string("op '") + info.name + "' has one result: expected a name or a list of one name");
-    }
-    for (const std::string& name : out_names) {
-      node.out.push_back(g.num_values());
-      SJ_TRY(define(name, p + "/out"));
-    }
-    g.nodes.push_back(std::move(node));
+    return Status::ok();
   }
 
+  Graph g_;
+  std::unordered_map<std::string, int> names_;
+};
+
+}  // namespace
+
+Expected<Graph> graph_from_json(const json& j, const std::string& base) {
+  if (!j.is_object()) return err(base, "a graph is an object, got " + kind_of(j));
+  SJ_TRY(check_keys(j, base, {"inputs", "nodes", "outputs"}));
+  GraphReader r;
+  if (!j.contains("inputs") || !j["inputs"].is_array()) return err(base + "/inputs", "expected a list of inputs");
+  const json& inputs = j["inputs"];
+  for (size_t i = 0; i < inputs.size(); ++i) SJ_TRY(r.input(inputs[i], base + "/inputs/" + std::to_string(i)));
+  if (!j.contains("nodes") || !j["nodes"].is_array()) return err(base + "/nodes", "expected a list of nodes");
+  const json& nodes = j["nodes"];
+  for (size_t k = 0; k < nodes.size(); ++k) SJ_TRY(r.node(nodes[k], base + "/nodes/" + std::to_string(k)));
   if (!j.contains("outputs") || !j["outputs"].is_array()) return err(base + "/outputs", "expected a list of value names");
-  const json& outs = j["outputs"];
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const std::string p = base + "/outputs/" + std::to_string(i);
-    if (!outs[i].is_string()) return err(p, "expected a value name");
-    auto it = names.find(outs[i].get<std::string>());
-    if (it == names.end()) return err(p, "unknown value '" + outs[i].get<std::string>() + "'");
-    g.outputs.push_back(it->second);
-  }
-  return g;
+  const json& outputs = j["outputs"];
+  for (size_t i = 0; i < outputs.size(); ++i) SJ_TRY(r.output(outputs[i], base + "/outputs/" + std::to_string(i)));
+  return std::move(r).finish();
 }
 
 Expected<Graph> parse_graph(std::string_view text) {
