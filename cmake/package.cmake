@@ -37,6 +37,11 @@ set(SHAPEJIT_PC_FLAGS "")
 if(SHAPEJIT_SANITIZE)
   target_link_options(shapejit_package INTERFACE -fsanitize=${SHAPEJIT_SANITIZE})
   set(SHAPEJIT_PC_FLAGS " -fsanitize=${SHAPEJIT_SANITIZE}")
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    # A C program linked by the C driver gets the sanitizers' C++ runtime
+    # too (UBSan's vptr checks in the library's C++ code need it).
+    string(APPEND SHAPEJIT_PC_FLAGS " -fsanitize-link-c++-runtime")
+  endif()
 endif()
 
 install(TARGETS shapejit_package EXPORT shapejit-targets ARCHIVE DESTINATION lib COMPONENT devel)
