@@ -170,6 +170,25 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
     case Op::kSqrt: return fn("sqrtf", "sqrt");
     case Op::kSin: return fn("sinf", "sin");
     case Op::kCos: return fn("cosf", "cos");
+    case Op::kTan: return fn("tanf", "tan");
+    case Op::kAsin: return fn("asinf", "asin");
+    case Op::kAcos: return fn("acosf", "acos");
+    case Op::kAtan: return fn("atanf", "atan");
+    case Op::kSinh: return fn("sinhf", "sinh");
+    case Op::kCosh: return fn("coshf", "cosh");
+    case Op::kAsinh: return fn("asinhf", "asinh");
+    case Op::kAcosh: return fn("acoshf", "acosh");
+    case Op::kAtanh: return fn("atanhf", "atanh");
+    case Op::kLog1p: return fn("log1pf", "log1p");
+    case Op::kExpm1: return fn("expm1f", "expm1");
+    case Op::kLog2: return fn("log2f", "log2");
+    case Op::kLog10: return fn("log10f", "log10");
+    case Op::kExp2: return fn("exp2f", "exp2");
+    case Op::kCbrt: return fn("cbrtf", "cbrt");
+    case Op::kFloor: return fn("floorf", "floor");
+    case Op::kCeil: return fn("ceilf", "ceil");
+    case Op::kTrunc: return fn("truncf", "trunc");
+    case Op::kRint: return fn("rintf", "rint");
     case Op::kRsqrt: return "(" + one() + " / " + fn("sqrtf", "sqrt") + ")";
     case Op::kTanh: return fn("tanhf", "tanh");
     case Op::kErf: return fn("erff", "erf");
@@ -191,6 +210,8 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
     case Op::kPow:
       if (fl) return std::string(single ? "powf(" : "pow(") + arg(0) + ", " + arg(1) + ")";
       return "((" + std::string(ctype(dt)) + ")sj_ipow((i64)" + arg(0) + ", (i64)" + arg(1) + "))";
+    case Op::kAtan2: return wrap(single ? "atan2f" : "atan2");
+    case Op::kHypot: return wrap(single ? "hypotf" : "hypot");
     case Op::kMaximum:
       if (fl) return wrap("sj_fmaximum");
       return "(" + arg(0) + " < " + arg(1) + " ? " + arg(1) + " : " + arg(0) + ")";

@@ -39,16 +39,7 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
       return b_.CreateSelect(b_.CreateICmpEQ(y, ::llvm::ConstantInt::get(t, -1)), b_.CreateNeg(x), q);
     }
     case Op::kPow: {
-      if (fl) {
-        ::llvm::Type* ft = arg[0]->getType();
-        ::llvm::FunctionCallee f = m_.getOrInsertFunction(dt == DType::kF32 ? "powf" : "pow", ft, ft, ft);
-        if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
-          fn->setDoesNotAccessMemory();
-          fn->setDoesNotThrow();
-          fn->setWillReturn();
-        }
-        return b_.CreateCall(f, {arg[0], arg[1]});
-      }
+      if (fl) return math("powf", "pow", arg[0], arg[1]);
       fail_if(b_.CreateICmpSLT(arg[1], ::llvm::ConstantInt::get(t, 0)));
       ::llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
       if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
@@ -59,6 +50,8 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
       ::llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)});
       return b_.CreateTrunc(r, t);
     }
+    case Op::kAtan2: return math("atan2f", "atan2", arg[0], arg[1]);
+    case Op::kHypot: return math("hypotf", "hypot", arg[0], arg[1]);
     case Op::kMaximum:
     case Op::kMinimum: {
       ::llvm::Value *x = arg[0], *y = arg[1];

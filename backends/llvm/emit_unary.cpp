@@ -1,7 +1,8 @@
 // Pointwise ops, the unary family (neg, abs, relu, the transcendentals,
-// sigmoid, silu, gelu). exp, tanh and float erf are inline vector arithmetic
-// (fast_math.h); log, sin, cos and double erf are libm calls, bit-identical
-// to the reference.
+// sigmoid, silu, gelu, and the rest of NumPy's float functions). exp, tanh
+// and float erf are inline vector arithmetic (fast_math.h); log, sin, cos,
+// double erf and the other transcendentals are libm calls, bit-identical to
+// the reference; floor, ceil, trunc and rint are exact.
 #include <llvm/IR/Module.h>
 
 #include "backends/llvm/emitter.h"
@@ -12,14 +13,16 @@ namespace shapejit::backends::llvm {
 ::llvm::Value* StepEmitter::intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
 
 // A libm function, declared as the C library has it; no errno is read.
-::llvm::Value* StepEmitter::math(const char* f32, const char* f64, ::llvm::Value* x) {
-  bool single = x->getType()->isFloatTy();
-  ::llvm::FunctionCallee f = m_.getOrInsertFunction(single ? f32 : f64, x->getType(), x->getType());
+::llvm::Value* StepEmitter::math(const char* f32, const char* f64, ::llvm::Value* x, ::llvm::Value* y) {
+  ::llvm::Type* t = x->getType();
+  const bool single = t->isFloatTy();
+  ::llvm::FunctionCallee f = y ? m_.getOrInsertFunction(single ? f32 : f64, t, t, t) : m_.getOrInsertFunction(single ? f32 : f64, t, t);
   if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
     fn->setDoesNotAccessMemory();
     fn->setDoesNotThrow();
     fn->setWillReturn();
   }
+  if (y) return b_.CreateCall(f, {x, y});
   return b_.CreateCall(f, {x});
 }
 
@@ -49,6 +52,26 @@ namespace shapejit::backends::llvm {
     case Op::kSqrt: return intrinsic(::llvm::Intrinsic::sqrt, arg[0]);
     case Op::kSin: return math("sinf", "sin", arg[0]);
     case Op::kCos: return math("cosf", "cos", arg[0]);
+    case Op::kTan: return math("tanf", "tan", arg[0]);
+    case Op::kAsin: return math("asinf", "asin", arg[0]);
+    case Op::kAcos: return math("acosf", "acos", arg[0]);
+    case Op::kAtan: return math("atanf", "atan", arg[0]);
+    case Op::kSinh: return math("sinhf", "sinh", arg[0]);
+    case Op::kCosh: return math("coshf", "cosh", arg[0]);
+    case Op::kAsinh: return math("asinhf", "asinh", arg[0]);
+    case Op::kAcosh: return math("acoshf", "acosh", arg[0]);
+    case Op::kAtanh: return math("atanhf", "atanh", arg[0]);
+    case Op::kLog1p: return math("log1pf", "log1p", arg[0]);
+    case Op::kExpm1: return math("expm1f", "expm1", arg[0]);
+    case Op::kLog2: return math("log2f", "log2", arg[0]);
+    case Op::kLog10: return math("log10f", "log10", arg[0]);
+    case Op::kExp2: return math("exp2f", "exp2", arg[0]);
+    case Op::kCbrt: return math("cbrtf", "cbrt", arg[0]);
+    // Exact roundings: one vector instruction each (roundps), so intrinsics.
+    case Op::kFloor: return intrinsic(::llvm::Intrinsic::floor, arg[0]);
+    case Op::kCeil: return intrinsic(::llvm::Intrinsic::ceil, arg[0]);
+    case Op::kTrunc: return intrinsic(::llvm::Intrinsic::trunc, arg[0]);
+    case Op::kRint: return intrinsic(::llvm::Intrinsic::roundeven, arg[0]);
     case Op::kRsqrt: return b_.CreateFDiv(fconst(1), intrinsic(::llvm::Intrinsic::sqrt, arg[0]));
     case Op::kTanh: return emit_tanh(b_, arg[0]).value;
     case Op::kErf: return dt == DType::kF32 ? emit_erf_f32(b_, arg[0]) : math("erff", "erf", arg[0]);

@@ -72,7 +72,8 @@ class StepEmitter {
   ::llvm::Value* unary(const Inst& inst, const Operands& arg);    // emit_unary.cpp
   ::llvm::Value* arith(const Inst& inst, const Operands& arg);    // emit_arith.cpp
   ::llvm::Value* compare(const Inst& inst, const Operands& arg);  // emit_arith.cpp: comparisons, and, or, where
-  ::llvm::Value* math(const char* f32, const char* f64, ::llvm::Value* x);
+  // libm's function of x (or of x and y), by the float's width.
+  ::llvm::Value* math(const char* f32, const char* f64, ::llvm::Value* x, ::llvm::Value* y = nullptr);
   ::llvm::Value* intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x);
   ::llvm::Value* is_nan(::llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
   void fail_if(::llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }

@@ -119,6 +119,25 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
       case Op::kSin: return map1<T, T>(x, dt, [](T v) { return std::sin(v); });
       case Op::kCos: return map1<T, T>(x, dt, [](T v) { return std::cos(v); });
       case Op::kErf: return map1<T, T>(x, dt, [](T v) { return std::erf(v); });
+      case Op::kTan: return map1<T, T>(x, dt, [](T v) { return std::tan(v); });
+      case Op::kAsin: return map1<T, T>(x, dt, [](T v) { return std::asin(v); });
+      case Op::kAcos: return map1<T, T>(x, dt, [](T v) { return std::acos(v); });
+      case Op::kAtan: return map1<T, T>(x, dt, [](T v) { return std::atan(v); });
+      case Op::kSinh: return map1<T, T>(x, dt, [](T v) { return std::sinh(v); });
+      case Op::kCosh: return map1<T, T>(x, dt, [](T v) { return std::cosh(v); });
+      case Op::kAsinh: return map1<T, T>(x, dt, [](T v) { return std::asinh(v); });
+      case Op::kAcosh: return map1<T, T>(x, dt, [](T v) { return std::acosh(v); });
+      case Op::kAtanh: return map1<T, T>(x, dt, [](T v) { return std::atanh(v); });
+      case Op::kLog1p: return map1<T, T>(x, dt, [](T v) { return std::log1p(v); });
+      case Op::kExpm1: return map1<T, T>(x, dt, [](T v) { return std::expm1(v); });
+      case Op::kLog2: return map1<T, T>(x, dt, [](T v) { return std::log2(v); });
+      case Op::kLog10: return map1<T, T>(x, dt, [](T v) { return std::log10(v); });
+      case Op::kExp2: return map1<T, T>(x, dt, [](T v) { return std::exp2(v); });
+      case Op::kCbrt: return map1<T, T>(x, dt, [](T v) { return std::cbrt(v); });
+      case Op::kFloor: return map1<T, T>(x, dt, [](T v) { return std::floor(v); });
+      case Op::kCeil: return map1<T, T>(x, dt, [](T v) { return std::ceil(v); });
+      case Op::kTrunc: return map1<T, T>(x, dt, [](T v) { return std::trunc(v); });
+      case Op::kRint: return map1<T, T>(x, dt, [](T v) { return std::rint(v); });
       case Op::kGelu:
         if (tanh_form) {
           return map1<T, T>(x, dt, [](T v) {
@@ -146,6 +165,15 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
       case Op::kDiv: return map2<T, T>(a, b, shape, dt, floor_div<T>);
       case Op::kMaximum: return map2<T, T>(a, b, shape, dt, nan_max<T>);
       case Op::kMinimum: return map2<T, T>(a, b, shape, dt, nan_min<T>);
+      case Op::kAtan2:
+      case Op::kHypot:
+        if constexpr (std::is_integral_v<T>) {
+          return c.error("takes float tensors");
+        } else if (c.node.op == Op::kAtan2) {
+          return map2<T, T>(a, b, shape, dt, [](T y, T x) { return std::atan2(y, x); });
+        } else {
+          return map2<T, T>(a, b, shape, dt, [](T x, T y) { return std::hypot(x, y); });
+        }
       case Op::kPow:
         if constexpr (std::is_integral_v<T>) {
           bool negative = false;

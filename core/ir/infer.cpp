@@ -153,6 +153,9 @@ Status infer_elementwise(Ctx& c) {
     case OpClass::kArith: {
       auto [dt, shape] = SJ_TRY(elementwise(c, 0, 2, true));
       if (dt == DType::kBool) return c.error("takes numeric tensors, got bool (cast first)");
+      if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot) && !is_float(dt)) {
+        return c.error(std::string("takes float tensors, got ") + dtype_name(dt));
+      }
       r.dtype = dt;
       r.shape = shape;
       return Status::ok();

@@ -12,8 +12,11 @@ namespace shapejit::ir {
 
 enum class Op : uint8_t {
   kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kRelu, kSilu, kSin, kCos, kErf, kGelu,
+  // Float functions NumPy has (libm's; floor, ceil, trunc and rint round exactly).
+  kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kLog1p,
+  kExpm1, kLog2, kLog10, kExp2, kCbrt, kFloor, kCeil, kTrunc, kRint,
   kCast, kNot,
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot,
   kAnd, kOr,
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,

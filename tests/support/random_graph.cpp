@@ -71,8 +71,9 @@ class Builder {
     const size_t r = x.shape.size();
     switch (pick(0, 13)) {
       case 0: {
-        static const char* kUnary[] = {"neg", "abs", "exp", "tanh", "sigmoid", "relu", "silu", "sin", "cos", "erf", "gelu"};
-        node(kUnary[pick(0, 10)], {x.name}, nullptr, x.dtype, x.shape);
+        static const char* kUnary[] = {"neg", "abs", "exp", "tanh", "sigmoid", "relu", "silu", "sin", "cos", "erf", "gelu",
+                                       "atan", "sinh", "cbrt", "floor", "rint", "expm1"};
+        node(kUnary[pick(0, 16)], {x.name}, nullptr, x.dtype, x.shape);
         break;
       }
       case 1:

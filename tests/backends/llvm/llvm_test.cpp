@@ -25,7 +25,8 @@ using namespace llvm_test;
 
 TEST(Llvm, UnaryOpsEveryDtype) {
   std::mt19937 rng(1);
-  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu", "sin", "cos", "erf", "gelu"}) {
+  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu", "sin", "cos", "erf", "gelu",
+                         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log1p", "expm1", "log2", "log10", "exp2", "cbrt", "floor", "ceil", "trunc", "rint"}) {
     bool ints = std::string(op) == "neg" || std::string(op) == "abs" || std::string(op) == "relu";
     for (const char* t : kNumeric) {
       if (!ir::is_float(dt(t)) && !ints) continue;
@@ -100,6 +101,12 @@ TEST(Llvm, BinaryOpsEveryDtypeWithBroadcasting) {
       if (dt(t) != DType::kBool) {
         expect_agrees(one_op(op, {{t, {6}}}, "2"), {random_tensor(dt(t), {6}, rng)}, std::string(op) + " literal " + t);
       }
+    }
+  }
+  for (const char* op : {"atan2", "hypot"}) {
+    for (const char* t : kFloats) {
+      expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng), random_tensor(dt(t), {4, 1}, rng)},
+                    std::string(op) + " " + t);
     }
   }
   // An integer to a negative power is an error: the reference's words.

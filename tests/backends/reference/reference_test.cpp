@@ -53,6 +53,12 @@ TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
       {"silu", [](double x) { return x / (1 + std::exp(-x)); }}, {"sin", [](double x) { return std::sin(x); }},
       {"cos", [](double x) { return std::cos(x); }}, {"erf", [](double x) { return std::erf(x); }},
       {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+      {"tan", [](double x) { return std::tan(x); }},     {"atan", [](double x) { return std::atan(x); }},
+      {"sinh", [](double x) { return std::sinh(x); }},   {"cosh", [](double x) { return std::cosh(x); }},
+      {"asinh", [](double x) { return std::asinh(x); }}, {"expm1", [](double x) { return std::expm1(x); }},
+      {"exp2", [](double x) { return std::exp2(x); }},   {"cbrt", [](double x) { return std::cbrt(x); }},
+      {"floor", [](double x) { return std::floor(x); }}, {"ceil", [](double x) { return std::ceil(x); }},
+      {"trunc", [](double x) { return std::trunc(x); }}, {"rint", [](double x) { return std::nearbyint(x); }},
   };
   for (DType dt : {DType::kF32, DType::kF64}) {
     for (const Case& c : cases) {
@@ -64,6 +70,25 @@ TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
   }
   Tensor g = run1(one_op("gelu", {{"f64", {1}}}, "", R"({"approximate": "tanh"})"), {from_values(DType::kF64, {1}, std::vector<double>{1.0})});
   EXPECT_NEAR(values_of<double>(g)[0], 0.8411919906082768, 1e-12);
+  // Functions with a domain, inside it; rint rounds half to even.
+  const std::vector<double> unit = {-1, -0.5, 0, 0.25, 1}, big = {1, 1.5, 2, 10, 100}, halves = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5};
+  struct Domain {
+    const char* op;
+    double (*f)(double);
+    const std::vector<double>* xs;
+  } domains[] = {{"asin", [](double x) { return std::asin(x); }, &unit},   {"acos", [](double x) { return std::acos(x); }, &unit},
+                 {"atanh", [](double x) { return std::atanh(x); }, &unit}, {"log1p", [](double x) { return std::log1p(x); }, &unit},
+                 {"acosh", [](double x) { return std::acosh(x); }, &big},  {"log2", [](double x) { return std::log2(x); }, &big},
+                 {"log10", [](double x) { return std::log10(x); }, &big},  {"rint", [](double x) { return std::nearbyint(x); }, &halves}};
+  for (const Domain& d : domains) {
+    const int64_t n = static_cast<int64_t>(d.xs->size());
+    Tensor y = run1(one_op(d.op, {{"f64", {n}}}), {from_values(DType::kF64, {n}, *d.xs)});
+    std::vector<double> expect;
+    for (double x : *d.xs) expect.push_back(d.f(x));
+    EXPECT_TRUE(testing::tensors_close(y, from_values(DType::kF64, {n}, expect), 1e-12, 0)) << d.op;
+  }
+  EXPECT_EQ(values_of<double>(run1(one_op("rint", {{"f64", {3}}}), {from_values(DType::kF64, {3}, std::vector<double>{0.5, 1.5, -2.5})})),
+            (std::vector<double>{0, 2, -2}));
   Tensor l = run1(one_op("log", {{"f64", {3}}}), {from_values(DType::kF64, {3}, std::vector<double>{1, 0, -1})});
   auto lv = values_of<double>(l);
   EXPECT_EQ(lv[0], 0);
