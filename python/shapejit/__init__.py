@@ -19,6 +19,7 @@ calls dispatch on guards in C++. `f.stats()`, `f.explain()`, and recompile
 lines on the "shapejit" logger tell what happened.
 """
 from ._shapejit import GraphBreak, ShapeError
+from ._coverage import coverage
 from ._frozen import freeze, frozen, frozen_stats, thaw
 from ._jit import get_jit, jit, record
 from ._tracing import SymBool, SymInt, Tensor

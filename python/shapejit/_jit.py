@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from . import _shapejit
+from . import _numpy, _shapejit
 from . import _tracing as T
 from ._tracing import SymInt, Tensor
 
@@ -143,7 +143,7 @@ def trace(tracer, fn, args, kwargs, captures):
     it = iter(inputs)
     targs = tuple(_substitute(a, it) for a in args)
     tkwargs = {k: _substitute(v, it) for k, v in kwargs.items()}
-    with st:
+    with st, _numpy.creation_functions():
         out = fn(*targs, **tkwargs)
         leaves = []
         spec = None if isinstance(out, Tensor) else _flat_out(st, out, leaves)

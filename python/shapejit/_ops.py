@@ -469,3 +469,8 @@ T._FUNCTIONS.update({
 })
 if hasattr(np, "astype"):
     T._FUNCTIONS[np.astype] = astype
+
+from . import _numpy  # noqa: E402  (the rest of NumPy's table, over these functions)
+
+T._UFUNCS.update(_numpy.UFUNCS)
+T._FUNCTIONS.update(_numpy.FUNCTIONS)

@@ -7,7 +7,7 @@ is traced (``sym_add``...), and only an observation specializes it:
 ``int(n)``, ``range(n)`` and indexing read the value (``guard_int``); a
 comparison returns a ``SymBool`` whose truth (``if n > 512:``) guards the
 predicate alone (``guard_bool``). What cannot be traced (a branch on tensor
-data, ``t.item()``, ``np.asarray(t)``, a NumPy call with no op) is a graph
+data, ``t.item()``, ``t.tolist()``, a NumPy call with no op) is a graph
 break: the call runs eagerly on NumPy arrays.
 
 Dtypes follow NumPy's promotion: two tensors of different dtypes meet at
@@ -393,6 +393,15 @@ class SymInt:
     def __int__(self): return self._st.tr.guard_int(self._id)
     __index__ = __int__
     def __float__(self): return float(int(self))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # NumPy's math on a size (np.sqrt(n), np.float32(n) * x) needs the
+        # number: each size is read, an observation like int(n). A tensor
+        # among the inputs takes the call itself, the size traced.
+        if any(isinstance(x, Tensor) for x in inputs):
+            return NotImplemented
+        inputs = tuple(int(x) if isinstance(x, SymInt) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
     def __bool__(self): return bool(self != 0)
     def __hash__(self): return hash(int(self))
     def __repr__(self): return f"SymInt(v{self._id})"
@@ -603,6 +612,42 @@ class Tensor:
     def copy(self):
         return self
 
+    # NumPy's methods that are its functions (_numpy has them).
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _np_fns().var(self, axis, dtype, out, ddof, keepdims, **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _np_fns().std(self, axis, dtype, out, ddof, keepdims, **kw)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _np_fns().any(self, axis, out, keepdims, **kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _np_fns().all(self, axis, out, keepdims, **kw)
+
+    def round(self, decimals=0, out=None):
+        return _np_fns().around(self, decimals, out)
+
+    def repeat(self, repeats, axis=None):
+        return _np_fns().repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None):
+        from . import _ops
+        return _ops.take(self, indices, axis)
+
+    def dot(self, other):
+        from . import _ops
+        return _ops.dot(self, other)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return _np_fns().diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return _np_fns().trace(self, offset, axis1, axis2, dtype, out)
+
+    def ptp(self, axis=None, out=None, keepdims=False):
+        return _np_fns().ptp(self, axis, out, keepdims)
+
     def __getitem__(self, key):
         return getitem(self, key)
 
@@ -625,6 +670,15 @@ class Tensor:
         return impl(*args, **kwargs)
 
 
+# The methods that read tensor data: a graph break, whatever the arguments.
+BREAKING_METHODS = {"item", "tolist", "__array__", "__bool__", "__float__", "__int__", "__index__"}
+
+
+def _np_fns():
+    from . import _numpy
+    return _numpy
+
+
 def _shape_operand(s):
     if isinstance(s, SymInt):
         return s
@@ -641,7 +695,7 @@ def _normalize_index(key, rank):
             out.extend([slice(None)] * (rank - n_real))
         else:
             out.append(k)
-    if Ellipsis not in key:
+    if not any(k is Ellipsis for k in key):  # `in` would compare a tensor with ==
         out.extend([slice(None)] * (rank - n_real))
     return out
 
@@ -658,6 +712,8 @@ def getitem(x: Tensor, key):
             return emit(st, "embedding", [x, idx])
         flat = emit(st, "index_select", [x, idx.reshape(-1)], {"dim": 0})
         return flat.reshape(*idx.shape, *x.shape[1:])
+    if isinstance(key, range):
+        return getitem(x, _arange_of(st, key))
     if isinstance(key, list):
         return getitem(x, as_tensor(st, key, "i64", index=True))
     items = _normalize_index(key, x.ndim)
@@ -672,14 +728,18 @@ def getitem(x: Tensor, key):
         elif isinstance(k, slice):
             if k != slice(None):
                 step = 1 if k.step is None else k.step
-                if not isinstance(step, SymInt) and operator.index(step) < 1:
-                    _break(st, "a slice with a step below 1 has no op")
+                if not isinstance(step, SymInt) and operator.index(step) < 0:
+                    x = emit(st, "index_select", [x, _backward(x, dim, k)], {"dim": dim})
+                    dim += 1
+                    continue
+                if not isinstance(step, SymInt) and operator.index(step) == 0:
+                    raise ValueError("slice step cannot be zero")
                 start = 0 if k.start is None else _shape_operand(k.start)
                 stop = _END if k.stop is None else _shape_operand(k.stop)
                 x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
             dim += 1
-        elif isinstance(k, (Tensor, np.ndarray, list)):
-            idx = as_tensor(st, k, "i64", index=True)
+        elif isinstance(k, (Tensor, np.ndarray, list, range)):
+            idx = _arange_of(st, k) if isinstance(k, range) else as_tensor(st, k, "i64", index=True)
             if idx.ndim != 1 or idx._dtype == "bool":
                 _break(st, "advanced indexing beyond one integer index array per dim")
             x = emit(st, "index_select", [x, idx], {"dim": dim})
@@ -704,6 +764,37 @@ def getitem(x: Tensor, key):
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
     return x
+
+
+def _arange_of(st, r: range):
+    """A range's indices as a tensor (sizes in it stay traced only where Python kept them)."""
+    return emit(st, "arange", [r.start, r.stop, r.step], {"dtype": "i64"})
+
+
+def _clamp_size(st, v, lo, hi):
+    """max(lo, min(v, hi)), traced where a bound is a SymInt."""
+    low = emit(st, "sym_min", [v, hi]) if isinstance(v, SymInt) or isinstance(hi, SymInt) else min(v, hi)
+    return emit(st, "sym_max", [low, lo]) if isinstance(low, SymInt) else max(low, lo)
+
+
+def _backward(x, dim, k: slice):
+    """The indices a slice with a negative step takes along `dim`, as Python's
+    slice.indices gives them: bounds count from the end when negative and
+    clamp to [-1, n - 1]."""
+    st = x._st
+    n = x.shape[dim]
+
+    def bound(v, default):
+        if v is None:
+            return default
+        if isinstance(v, SymInt):
+            return _clamp_size(st, v, -1, n - 1)
+        v = operator.index(v)
+        return _clamp_size(st, v + n if v < 0 else v, -1, n - 1)
+
+    start = bound(k.start, n - 1)
+    stop = bound(k.stop, -1)
+    return emit(st, "arange", [start, stop, operator.index(k.step)], {"dtype": "i64"})
 
 
 # -- functions of tensors (the traced side of shapejit's functions) -----------

@@ -1,0 +1,126 @@
+"""What of NumPy a jitted function can use without a graph break.
+
+The list is the Python array API standard (2023.12) as NumPy names it, then
+the NumPy functions model code uses beyond it, then the ndarray's methods
+and operators. Each entry's status comes from the table the tracing values
+answer NumPy with (`_numpy`, `_ops`), so it cannot drift from the code; the
+test suite (tests/python/test_coverage.py) runs every entry marked compiled
+against NumPy itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _numpy
+from . import _tracing as T
+
+# Array API standard 2023.12, by NumPy's names (np.concat is NumPy 2's).
+ARRAY_API = [
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_left_shift",
+    "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos",
+    "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "not_equal",
+    "positive", "pow", "real", "remainder", "round", "sign", "signbit", "sin", "sinh", "square", "sqrt", "subtract",
+    "tan", "tanh", "trunc",
+    "arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "meshgrid", "ones",
+    "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "astype",
+    "take", "take_along_axis",
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
+    "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "argmax", "argmin", "nonzero", "searchsorted", "where",
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "argsort", "sort",
+    "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    "all", "any",
+]
+
+# NumPy beyond the standard, as model code uses it.
+NUMPY = [
+    "concatenate", "split", "array_split", "hsplit", "vsplit", "dsplit", "hstack", "vstack", "dstack",
+    "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "swapaxes", "transpose", "ravel", "rollaxis",
+    "fliplr", "flipud", "pad", "tri", "identity", "diag", "diagonal", "trace", "outer", "inner", "dot", "vdot",
+    "einsum", "linalg.norm", "diff", "cumsum", "cumprod", "ptp", "average", "median", "count_nonzero",
+    "nansum", "nanmean", "nanmax", "nanmin", "amax", "amin", "fmax", "fmin", "fabs", "rint", "fix", "around",
+    "nan_to_num", "deg2rad", "rad2deg", "radians", "degrees", "exp2", "cbrt", "reciprocal", "float_power",
+    "logaddexp2", "arctan2", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "power",
+    "true_divide", "mod", "absolute", "conjugate", "isclose", "argwhere", "extract", "full_like", "clip",
+]
+
+# The ndarray's methods and operators (x.name, or the operator's symbol).
+NDARRAY = [
+    "x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)", "~x",
+    "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "x & y", "x | y", "x ^ y",
+    "x[i]", "x[a:b]", "x[::-1]", "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]",
+    "x.T", "x.shape", "x.ndim", "x.size", "x.dtype", "len(x)",
+    "x.reshape", "x.transpose", "x.swapaxes", "x.squeeze", "x.flatten", "x.ravel", "x.astype", "x.copy",
+    "x.sum", "x.mean", "x.max", "x.min", "x.argmax", "x.argmin", "x.var", "x.std", "x.any", "x.all",
+    "x.clip", "x.round", "x.repeat", "x.take", "x.dot", "x.diagonal", "x.trace", "x.cumsum", "x.prod",
+    "x.nonzero",
+]
+
+_OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",
+              "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "~x", "x[i]", "x[a:b]", "x[::-1]",
+              "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]", "x.T", "x.shape", "x.ndim", "x.size",
+              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y"}
+# bool & | ^ are ops; on integers they are bitwise, which has none yet.
+_PARTIAL = {"x & y": "bool only", "x | y": "bool only", "x ^ y": "bool only", "~x": "bool and integers"}
+
+
+# Traced, but a graph with them runs on the reference interpreter: their
+# output's size depends on the data, which the compiling backends do not
+# take yet.
+_DATA_DEPENDENT = {"nonzero", "argwhere", "extract", "x[bool_mask]"}
+_DATA_NOTE = "data-dependent: runs on the reference interpreter"
+
+
+def _numpy_callable(name):
+    obj = np
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _traced(name):
+    if name in _numpy.creation_names():
+        return True
+    f = _numpy_callable(name)
+    return f is not None and (f in T._UFUNCS or f in T._FUNCTIONS)
+
+
+def _method(name):
+    attr = name[2:]
+    return callable(getattr(T.Tensor, attr, None)) and attr not in T.BREAKING_METHODS
+
+
+def coverage():
+    """Every entry of the list and whether a jitted function compiles it:
+    {"numpy": {name: status}, "array_api": {...}, "ndarray": {...}}, a status
+    being "compiled", "compiled (<which arguments>)" or "graph break"."""
+    def status(ok, note=None):
+        if not ok:
+            return "graph break"
+        return "compiled" + (f" ({note})" if note else "")
+    out = {"array_api": {}, "numpy": {}, "ndarray": {}}
+    def note(name):
+        return _DATA_NOTE if name in _DATA_DEPENDENT else _PARTIAL.get(name)
+    for name in ARRAY_API:
+        out["array_api"][name] = status(_traced(name), note(name))
+    for name in NUMPY:
+        out["numpy"][name] = status(_traced(name), note(name))
+    for name in NDARRAY:
+        ok = name in _OPERATORS or (name.startswith("x.") and _method(name))
+        out["ndarray"][name] = status(ok, note(name))
+    return out
+
+
+def coverage_counts():
+    """(compiled, total) over every list; an entry that runs on the
+    reference interpreter does not count as compiled."""
+    table = coverage()
+    statuses = [s for part in table.values() for s in part.values()]
+    return sum(1 for s in statuses if s.startswith("compiled") and _DATA_NOTE not in s), len(statuses)
