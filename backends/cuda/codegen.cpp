@@ -162,6 +162,7 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
   switch (inst.op) {
     case Op::kCast: return convert(arg(0), arg_dt(0), dt);
     case Op::kNot: return "(!" + arg(0) + ")";
+    case Op::kInvert: return "((" + std::string(ctype(dt)) + ")~" + arg(0) + ")";
     case Op::kNeg: return fl ? "(-" + arg(0) + ")" : "sj_neg(" + arg(0) + ")";
     case Op::kAbs: return fl ? fn("fabsf", "fabs") : "sj_abs(" + arg(0) + ")";
     case Op::kRelu: return "(" + arg(0) + " < 0 ? (" + ctype(dt) + ")0 : " + arg(0) + ")";
@@ -210,6 +211,16 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
     case Op::kPow:
       if (fl) return std::string(single ? "powf(" : "pow(") + arg(0) + ", " + arg(1) + ")";
       return "((" + std::string(ctype(dt)) + ")sj_ipow((i64)" + arg(0) + ", (i64)" + arg(1) + "))";
+    case Op::kBitAnd: return bin("&");
+    case Op::kBitOr: return bin("|");
+    case Op::kBitXor: return bin("^");
+    case Op::kShiftLeft:
+    case Op::kShiftRight: {
+      const std::string bits = dt == DType::kI32 ? "32" : "64", x = arg(0), y = arg(1), c = ctype(dt);
+      const std::string in_range = "(" + y + " >= 0 && " + y + " < " + bits + ")";
+      if (inst.op == Op::kShiftLeft) return "(" + in_range + " ? (" + c + ")((unsigned long long)" + x + " << " + y + ") : (" + c + ")0)";
+      return "(" + in_range + " ? (" + c + ")(" + x + " >> " + y + ") : (" + c + ")(" + x + " < 0 ? -1 : 0))";
+    }
     case Op::kAtan2: return wrap(single ? "atan2f" : "atan2");
     case Op::kHypot: return wrap(single ? "hypotf" : "hypot");
     case Op::kMaximum:

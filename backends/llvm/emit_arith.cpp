@@ -50,6 +50,22 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
       ::llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)});
       return b_.CreateTrunc(r, t);
     }
+    case Op::kBitAnd: return b_.CreateAnd(arg[0], arg[1]);
+    case Op::kBitOr: return b_.CreateOr(arg[0], arg[1]);
+    case Op::kBitXor: return b_.CreateXor(arg[0], arg[1]);
+    case Op::kShiftLeft:
+    case Op::kShiftRight: {
+      // Counts outside [0, width) give NumPy's 0 (or -1 shifting a negative
+      // right); LLVM's shift of them would be poison, so they shift by 0.
+      ::llvm::Value *x = arg[0], *y = arg[1];
+      const uint64_t bits = t->getIntegerBitWidth();
+      ::llvm::Value* zero = ::llvm::ConstantInt::get(t, 0);
+      ::llvm::Value* in_range = b_.CreateICmpULT(y, ::llvm::ConstantInt::get(t, bits));  // unsigned: negatives too
+      ::llvm::Value* count = b_.CreateSelect(in_range, y, zero);
+      if (inst.op == Op::kShiftLeft) return b_.CreateSelect(in_range, b_.CreateShl(x, count), zero);
+      ::llvm::Value* fill = b_.CreateSelect(b_.CreateICmpSLT(x, zero), ::llvm::ConstantInt::get(t, -1, true), zero);
+      return b_.CreateSelect(in_range, b_.CreateAShr(x, count), fill);
+    }
     case Op::kAtan2: return math("atan2f", "atan2", arg[0], arg[1]);
     case Op::kHypot: return math("hypotf", "hypot", arg[0], arg[1]);
     case Op::kMaximum:

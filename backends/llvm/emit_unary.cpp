@@ -38,6 +38,7 @@ namespace shapejit::backends::llvm {
       ::llvm::Value* x = arg[0];
       return b_.CreateSelect(b_.CreateICmpSLT(x, ::llvm::ConstantInt::get(t, 0)), b_.CreateNeg(x), x);
     }
+    case Op::kInvert: return b_.CreateNot(arg[0]);
     case Op::kRelu: {
       ::llvm::Value* x = arg[0];
       ::llvm::Value* neg = fl ? b_.CreateFCmpOLT(x, fconst(0)) : b_.CreateICmpSLT(x, ::llvm::ConstantInt::get(t, 0));

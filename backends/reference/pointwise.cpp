@@ -101,6 +101,7 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
       case Op::kNeg: return map1<T, T>(x, dt, [](T v) { return wrap_sub<T>(0, v); });
       case Op::kAbs: return map1<T, T>(x, dt, [](T v) { return v < 0 ? wrap_sub<T>(0, v) : v; });
       case Op::kRelu: return map1<T, T>(x, dt, [](T v) { return v < 0 ? T(0) : v; });
+      case Op::kInvert: return map1<T, T>(x, dt, [](T v) { return static_cast<T>(~v); });
       default: return c.error("no integer kernel");
     }
   } else {
@@ -152,6 +153,21 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
   }
 }
 
+// NumPy's: a shift by a negative count or by the width or more gives 0,
+// or -1 for a negative value shifted right; left shifts wrap.
+template <typename T>
+T bitwise(Op op, T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  switch (op) {
+    case Op::kBitAnd: return static_cast<T>(x & y);
+    case Op::kBitOr: return static_cast<T>(x | y);
+    case Op::kBitXor: return static_cast<T>(x ^ y);
+    case Op::kShiftLeft: return y < 0 || y >= kBits ? T(0) : static_cast<T>(static_cast<U>(x) << y);
+    default: return y < 0 || y >= kBits ? T(x < 0 ? -1 : 0) : static_cast<T>(x >> y);
+  }
+}
+
 template <typename T>
 Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const std::vector<int64_t>& shape) {
   const DType dt = a.dtype();
@@ -165,6 +181,16 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
       case Op::kDiv: return map2<T, T>(a, b, shape, dt, floor_div<T>);
       case Op::kMaximum: return map2<T, T>(a, b, shape, dt, nan_max<T>);
       case Op::kMinimum: return map2<T, T>(a, b, shape, dt, nan_min<T>);
+      case Op::kBitAnd:
+      case Op::kBitOr:
+      case Op::kBitXor:
+      case Op::kShiftLeft:
+      case Op::kShiftRight:
+        if constexpr (std::is_integral_v<T>) {
+          return map2<T, T>(a, b, shape, dt, [op = c.node.op](T x, T y) { return bitwise<T>(op, x, y); });
+        } else {
+          return c.error("takes integer tensors");
+        }
       case Op::kAtan2:
       case Op::kHypot:
         if constexpr (std::is_integral_v<T>) {

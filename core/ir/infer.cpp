@@ -129,6 +129,12 @@ Status infer_elementwise(Ctx& c) {
   switch (info.cls) {
     case OpClass::kUnary: {
       const ValueType* x = SJ_TRY(c.tensor(0));
+      if (c.node.op == Op::kInvert) {
+        if (!is_int(x->dtype)) return c.error(std::string("takes integer tensors, got ") + dtype_name(x->dtype));
+        r.dtype = x->dtype;
+        r.shape = x->shape;
+        return Status::ok();
+      }
       bool numeric_ok = c.node.op == Op::kNeg || c.node.op == Op::kAbs || c.node.op == Op::kRelu;
       if (x->dtype == DType::kBool || (!numeric_ok && !is_float(x->dtype))) {
         return c.error(std::string("takes ") + (numeric_ok ? "numeric" : "float") + " tensors, got " + dtype_name(x->dtype));
@@ -156,6 +162,7 @@ Status infer_elementwise(Ctx& c) {
       if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot) && !is_float(dt)) {
         return c.error(std::string("takes float tensors, got ") + dtype_name(dt));
       }
+      if (is_bitwise(c.node.op) && !is_int(dt)) return c.error(std::string("takes integer tensors, got ") + dtype_name(dt));
       r.dtype = dt;
       r.shape = shape;
       return Status::ok();

@@ -17,6 +17,7 @@ enum class Op : uint8_t {
   kExpm1, kLog2, kLog10, kExp2, kCbrt, kFloor, kCeil, kTrunc, kRint,
   kCast, kNot,
   kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot,
+  kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kInvert,  // integers only
   kAnd, kOr,
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,
@@ -66,6 +67,8 @@ const OpInfo& op_info(Op op);
 // Unary, cast, not, arithmetic, logical, comparison and where: one result
 // element from the broadcast operands' elements at the same index.
 bool is_pointwise(OpClass c);
+// bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift: integers only.
+inline bool is_bitwise(Op op) { return op >= Op::kBitAnd && op <= Op::kShiftRight; }
 inline const char* op_name(Op op) { return op_info(op).name; }
 std::optional<Op> parse_op(std::string_view name);
 const char* attr_name(AttrBit bit);

@@ -52,7 +52,7 @@ NUMPY = [
 # The ndarray's methods and operators (x.name, or the operator's symbol).
 NDARRAY = [
     "x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)", "~x",
-    "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "x & y", "x | y", "x ^ y",
+    "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "x & y", "x | y", "x ^ y", "x << y", "x >> y",
     "x[i]", "x[a:b]", "x[::-1]", "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]",
     "x.T", "x.shape", "x.ndim", "x.size", "x.dtype", "len(x)",
     "x.reshape", "x.transpose", "x.swapaxes", "x.squeeze", "x.flatten", "x.ravel", "x.astype", "x.copy",
@@ -64,9 +64,8 @@ NDARRAY = [
 _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",
               "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "~x", "x[i]", "x[a:b]", "x[::-1]",
               "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]", "x.T", "x.shape", "x.ndim", "x.size",
-              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y"}
-# bool & | ^ are ops; on integers they are bitwise, which has none yet.
-_PARTIAL = {"x & y": "bool only", "x | y": "bool only", "x ^ y": "bool only", "~x": "bool and integers"}
+              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y"}
+_PARTIAL = {}
 
 
 # Traced, but a graph with them runs on the reference interpreter: their

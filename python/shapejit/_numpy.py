@@ -1064,6 +1064,9 @@ UFUNCS = {
     np.arctan2: arctan2, np.hypot: hypot, np.float_power: float_power, np.logaddexp: logaddexp,
     np.logaddexp2: logaddexp2, np.deg2rad: deg2rad, np.radians: deg2rad, np.rad2deg: rad2deg,
     np.degrees: rad2deg, np.conjugate: lambda x: x,
+    np.bitwise_and: lambda a, b: T.bitwise("and", a, b), np.bitwise_or: lambda a, b: T.bitwise("or", a, b),
+    np.bitwise_xor: lambda a, b: T.bitwise("xor", a, b), np.invert: lambda x: ~_t(_st(x), x),
+    np.left_shift: lambda a, b: T.bitwise("left_shift", a, b), np.right_shift: lambda a, b: T.bitwise("right_shift", a, b),
 }
 FUNCTIONS = {
     np.round: around, np.around: around, np.fix: _rounding("trunc"), np.real: lambda x: x,

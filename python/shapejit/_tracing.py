@@ -248,6 +248,21 @@ def binary(op, a, b):
     return emit(st, op, [a, b])
 
 
+_LOGICAL = {"and": "and", "or": "or", "xor": "ne"}
+
+
+def bitwise(op, a, b):
+    """NumPy's &, |, ^, <<, >>: logical on bools, bitwise on integers."""
+    st = _state_of(a, b)
+    a, b = promote(st, a, b)
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype
+    if dt == "bool" and op in _LOGICAL:
+        return emit(st, _LOGICAL[op], [as_tensor(st, a), as_tensor(st, b)])
+    if dt not in ("i32", "i64"):
+        raise TypeError(f"ufunc '{op}' not supported for the input types ({_DTYPES[dt]})")
+    return emit(st, op if op in ("left_shift", "right_shift") else "bitwise_" + op, [a, b])
+
+
 def _float(x):
     st = _state_of(x)
     x = as_tensor(st, x)
@@ -515,21 +530,20 @@ class Tensor:
     def __invert__(self):
         if self._dtype == "bool":
             return emit(self._st, "not", [self])
-        return emit(self._st, "sub", [emit(self._st, "neg", [self]), 1])  # NumPy's ~x on integers
+        if self._dtype not in ("i32", "i64"):
+            raise TypeError(f"ufunc 'invert' not supported for the input types ({self.dtype})")
+        return emit(self._st, "invert", [self])
 
-    def _logical(self, op, o, reverse=False):
-        st = self._st
-        o = as_tensor(st, o)
-        if self._dtype != "bool" or o._dtype != "bool":
-            _break(st, f"bitwise '{op}' on integer tensors has no op")
-        return emit(st, op, [o, self] if reverse else [self, o])
-
-    def __and__(self, o): return self._logical("and", o)
-    def __rand__(self, o): return self._logical("and", o, True)
-    def __or__(self, o): return self._logical("or", o)
-    def __ror__(self, o): return self._logical("or", o, True)
-    def __xor__(self, o): return self._logical("ne", o)
-    def __rxor__(self, o): return self._logical("ne", o, True)
+    def __and__(self, o): return bitwise("and", self, o)
+    def __rand__(self, o): return bitwise("and", o, self)
+    def __or__(self, o): return bitwise("or", self, o)
+    def __ror__(self, o): return bitwise("or", o, self)
+    def __xor__(self, o): return bitwise("xor", self, o)
+    def __rxor__(self, o): return bitwise("xor", o, self)
+    def __lshift__(self, o): return bitwise("left_shift", self, o)
+    def __rlshift__(self, o): return bitwise("left_shift", o, self)
+    def __rshift__(self, o): return bitwise("right_shift", self, o)
+    def __rrshift__(self, o): return bitwise("right_shift", o, self)
 
     def __setitem__(self, key, value):
         raise TypeError("shapejit: traced tensors are immutable; build the result with where() or concatenate()")
@@ -573,8 +587,8 @@ class Tensor:
         x = self
         if op == "mean" and x._dtype not in ("f32", "f64"):
             x = x.astype("f64")
-        if op == "sum" and x._dtype == "bool":
-            x = x.astype("i64")
+        if op == "sum" and x._dtype in ("bool", "i32"):
+            x = x.astype("i64")  # NumPy sums small integers as its int64
         if dtype is not None:
             x = x.astype(dtype)
         return emit(self._st, op, [x], {"axes": _axes(axis, self.ndim), "keepdim": bool(keepdims)})

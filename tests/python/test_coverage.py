@@ -79,7 +79,7 @@ NONZERO = [(a, np.where(b == 0, 1, b)) for a, b in INT_PAIRS]
 def reductions(name):
     f = getattr(np, name)
     cases = []
-    for x in [arr((3, 5), F32), arr((4, 2, 3), F64), arr((1, 6), F64), arr((5,), I64)]:
+    for x in [arr((3, 5), F32), arr((4, 2, 3), F64), arr((1, 6), F64), arr((5,), I64), arr((2, 3), I32)]:
         cases.append((lambda x, f=f: f(x), (x,)))
         cases.append((lambda x, f=f: f(x, axis=-1), (x,)))
         cases.append((lambda x, f=f: f(x, axis=0, keepdims=True), (x,)))
@@ -261,7 +261,16 @@ RECIPES["+x"] = lambda: [(lambda x: +x, (A,))]
 RECIPES["abs(x)"] = lambda: [(lambda x: abs(x), (x,)) for x in (A, AI)]
 RECIPES["~x"] = lambda: [(lambda x: ~x, (x,)) for x in (arr((5,), bool), AI)]
 for _n, _op in [("x & y", operator.and_), ("x | y", operator.or_), ("x ^ y", operator.xor)]:
-    RECIPES[_n] = (lambda op: lambda: [(lambda x, y, op=op: op(x, y), BOOL_PAIRS[0]), (lambda x, op=op: op(x > 0, x < 1), (A,))])(_op)
+    RECIPES[_n] = (lambda op: lambda: [(lambda x, y, op=op: op(x, y), BOOL_PAIRS[0]), (lambda x, op=op: op(x > 0, x < 1), (A,)),
+                                       (lambda x, y, op=op: op(x, y), INT_PAIRS[0]), (lambda x, y, op=op: op(x, y), INT_PAIRS[1])])(_op)
+SHIFTS = [(arr((3, 4), I64), np.array([0, 3, 63, 64])), (np.array([-8, 5, 1], np.int32), np.array([2, 40, -1], np.int32))]
+RECIPES["x << y"] = lambda: [(lambda x, y: x << y, p) for p in SHIFTS]
+RECIPES["x >> y"] = lambda: [(lambda x, y: x >> y, p) for p in SHIFTS]
+for _n in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+    RECIPES[_n] = (lambda name: lambda: binary(name, INT_PAIRS + BOOL_PAIRS))(_n)
+RECIPES["bitwise_left_shift"] = lambda: binary("bitwise_left_shift", SHIFTS)
+RECIPES["bitwise_right_shift"] = lambda: binary("bitwise_right_shift", SHIFTS)
+RECIPES["bitwise_invert"] = lambda: unary("bitwise_invert", INTS + BOOLS)
 RECIPES["x[i]"] = lambda: [(lambda x: x[1], (A,)), (lambda x: x[-1, 2], (A,))]
 RECIPES["x[a:b]"] = lambda: [(lambda x: x[1:3], (A,)), (lambda x: x[:, 1::2], (A,)), (lambda x: x[-3:-1], (arr((5,), F64),))]
 RECIPES["x[::-1]"] = lambda: [(lambda x: x[::-1], (A,)), (lambda x: x[:, ::-2], (A,)), (lambda x: x[3:0:-1], (arr((5,), F64),)),

@@ -58,6 +58,12 @@ inline std::vector<Case> every_op() {
     for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}) {
       cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
     }
+    if (std::string(t)[0] == 'i') {
+      for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}) {
+        cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
+      }
+      cases.push_back(op_case("invert", {{t, {"n"}}}, {{9}}));
+    }
     for (const char* op : {"sum", "max", "min"}) {
       cases.push_back(op_case(op, {{t, {"n", "k", "m"}}}, {{3, 5, 33}}, "", R"({"axes": [1, 2], "keepdim": true})"));
       cases.push_back(op_case(op, {{t, {"n", "m"}}}, {{7, 9}}));

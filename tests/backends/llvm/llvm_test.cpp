@@ -103,6 +103,14 @@ TEST(Llvm, BinaryOpsEveryDtypeWithBroadcasting) {
       }
     }
   }
+  // Integer bitwise ops; counts from -4 to 72 reach past the width both ways.
+  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}) {
+    for (const char* t : {"i32", "i64"}) {
+      expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng, -50, 50), random_tensor(dt(t), {4, 1}, rng, -1, 18)},
+                    std::string(op) + " " + t);
+    }
+  }
+  for (const char* t : {"i32", "i64"}) expect_agrees(one_op("invert", {{t, {9}}}), {random_tensor(dt(t), {9}, rng, -50, 50)}, "invert");
   for (const char* op : {"atan2", "hypot"}) {
     for (const char* t : kFloats) {
       expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng), random_tensor(dt(t), {4, 1}, rng)},

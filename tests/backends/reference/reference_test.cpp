@@ -96,6 +96,18 @@ TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
   EXPECT_TRUE(std::isnan(lv[2]));
 }
 
+TEST_P(HandChecked, ShiftsPastTheWidthAreNumPys) {
+  const std::string shl = one_op("left_shift", {{"i64", {3}}, {"i64", {3}}}), shr = one_op("right_shift", {{"i64", {3}}, {"i64", {3}}});
+  const Tensor x = from_values(DType::kI64, {3}, std::vector<int64_t>{1, -8, 5});
+  EXPECT_EQ(values_of<int64_t>(run1(shl, {x, from_values(DType::kI64, {3}, std::vector<int64_t>{100, 2, -1})})), (std::vector<int64_t>{0, -32, 0}));
+  EXPECT_EQ(values_of<int64_t>(run1(shr, {x, from_values(DType::kI64, {3}, std::vector<int64_t>{100, 100, -1})})), (std::vector<int64_t>{0, -1, 0}));
+  EXPECT_EQ(values_of<int32_t>(run1(one_op("invert", {{"i32", {2}}}), {from_values(DType::kI32, {2}, std::vector<int32_t>{5, -1})})),
+            (std::vector<int32_t>{-6, 0}));
+  EXPECT_EQ(run_status(one_op("bitwise_and", {{"f32", {2}}, {"f32", {2}}}), {from_values(DType::kF32, {2}, std::vector<float>{1, 2}),
+                                                                             from_values(DType::kF32, {2}, std::vector<float>{1, 2})}).code(),
+            Code::kInvalidArgument);
+}
+
 TEST_P(HandChecked, IntegerOpsWrapAndFloorDivide) {
   const int32_t mn = std::numeric_limits<int32_t>::min();
   Tensor a = from_values(DType::kI32, {5}, std::vector<int64_t>{-7, 7, -7, 5, mn});
