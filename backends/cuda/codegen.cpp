@@ -61,6 +61,7 @@ AccForm acc_form(const loops::Reduction& r) {
   else extreme = low ? "SJ_I64_MIN" : "9223372036854775807LL";
   switch (r.combine) {
     case Combine::kSum: return {ct, "(" + ct + ")0", "sj_sum"};
+    case Combine::kProd: return {ct, "(" + ct + ")1", "sj_prod"};
     case Combine::kMax: return {ct, extreme, "sj_max"};
     case Combine::kMin: return {ct, extreme, "sj_min"};
     case Combine::kMaxSkipNaN: return {ct, extreme, "sj_max_skip_nan"};

@@ -84,6 +84,9 @@ template <class T> __device__ __forceinline__ T sj_fminimum(T x, T y) { return (
 template <class T> __device__ __forceinline__ T sj_sum(T a, T b) { return a + b; }
 __device__ __forceinline__ int sj_sum(int a, int b) { return sj_add(a, b); }
 __device__ __forceinline__ i64 sj_sum(i64 a, i64 b) { return sj_add(a, b); }
+template <class T> __device__ __forceinline__ T sj_prod(T a, T b) { return a * b; }
+__device__ __forceinline__ int sj_prod(int a, int b) { return sj_mul(a, b); }
+__device__ __forceinline__ i64 sj_prod(i64 a, i64 b) { return sj_mul(a, b); }
 template <class T> __device__ __forceinline__ T sj_max(T a, T b) { return (b > a || b != b) ? b : a; }
 template <class T> __device__ __forceinline__ T sj_min(T a, T b) { return (b < a || b != b) ? b : a; }
 template <class T> __device__ __forceinline__ T sj_max_skip_nan(T a, T b) { return a < b ? b : a; }

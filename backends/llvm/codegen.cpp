@@ -180,6 +180,7 @@ std::vector<::llvm::Value*> StepEmitter::body(const loops::Phase& ph) {
   const bool fl = ir::is_float(dt);
   const bool low = c == Combine::kMax || c == Combine::kMaxSkipNaN || c == Combine::kArgmax;
   if (c == Combine::kSum) return ::llvm::Constant::getNullValue(t);
+  if (c == Combine::kProd) return fl ? ::llvm::ConstantFP::get(t, 1.0) : ::llvm::ConstantInt::get(t, 1);
   if (fl) return ::llvm::ConstantFP::getInfinity(t, low);
   if (dt == DType::kBool) return ::llvm::ConstantInt::get(t, low ? 0 : 1);
   ::llvm::APInt v = low ? ::llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()) : ::llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth());
@@ -234,6 +235,19 @@ void StepEmitter::combine(const loops::Reduction& r, size_t k, int phase, const 
         ::llvm::FastMathFlags f;
         f.setAllowReassoc();
         add->setFastMathFlags(f);
+      }
+      break;
+    }
+    case Combine::kProd: {
+      if (!fl) {
+        next = b_.CreateMul(acc, v);
+        break;
+      }
+      next = b_.CreateFMul(acc, v);  // reassociated, as sums are
+      if (auto* mul = ::llvm::dyn_cast<::llvm::Instruction>(next)) {
+        ::llvm::FastMathFlags f;
+        f.setAllowReassoc();
+        mul->setFastMathFlags(f);
       }
       break;
     }

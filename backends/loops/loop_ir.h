@@ -65,6 +65,7 @@ struct Inst {
 
 enum class Combine : uint8_t {
   kSum,         // float sums accumulate in f64, integer sums wrap in i64
+  kProd,        // products: as sums, in f64 or wrapping in i64
   kMax,         // NaN propagates
   kMin,         // NaN propagates
   kMaxSkipNaN,  // softmax's max: NaN is skipped, -inf when empty

@@ -35,17 +35,18 @@ ReduceLoops reduce_loops(const std::function<Expr()>& new_symbol, LoopStep& step
   return r;
 }
 
-// How sum, mean, max and min accumulate: sums in f64 (floats) or i64, as
-// the reference does; max and min in the input's type.
+// How sum, mean, prod, max and min accumulate: sums and products in f64
+// (floats) or i64, as the reference does, from an identity (so an empty
+// axis is fine); max and min in the input's type, with none.
 struct Accumulation {
-  bool sum;
+  bool sum;  // a sum or a product: f64 or i64, and an identity
   DType dtype;
   Combine combine;
 };
 Accumulation accumulation(Op op, DType dt) {
-  const bool sum = op == Op::kSum || op == Op::kMean;
+  const bool sum = op == Op::kSum || op == Op::kMean || op == Op::kProd;
   return {sum, sum ? (ir::is_float(dt) ? DType::kF64 : DType::kI64) : dt,
-          sum ? Combine::kSum : op == Op::kMax ? Combine::kMax : Combine::kMin};
+          op == Op::kProd ? Combine::kProd : sum ? Combine::kSum : op == Op::kMax ? Combine::kMax : Combine::kMin};
 }
 
 std::vector<int> axes_of(const ir::Attrs& a, size_t rank, bool all_by_default) {
@@ -141,7 +142,7 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   Inst identity{InstKind::kConst, acc_dt};
   ir::visit_dtype(acc_dt, [&]<typename T>() {
     const bool low = n.op == Op::kMax;
-    T v = T(0);
+    T v = n.op == Op::kProd ? T(1) : T(0);
     if (!sum) v = std::numeric_limits<T>::has_infinity ? (low ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
                                                        : (low ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
     identity.value.is_float = ir::is_float(acc_dt);
@@ -154,7 +155,10 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   extents.push_back(cols);
   Phase& p1 = add_phase(ls, vars, extents);
   BodyBuilder b1(*this, p1);
-  const Op combine = c == Combine::kSum ? Op::kAdd : c == Combine::kMax ? Op::kMaximum : Op::kMinimum;
+  const Op combine = c == Combine::kSum    ? Op::kAdd
+                     : c == Combine::kProd ? Op::kMul
+                     : c == Combine::kMax  ? Op::kMaximum
+                                           : Op::kMinimum;
   p1.stores.push_back({acc, at, b1.op(combine, acc_dt, {load_acc(b1), b1.cast(b1.value(x, x_idx), acc_dt)})});
   SJ_TRY(check_budget(p1, node));
   Phase& p2 = add_phase(ls, {j}, {cols});

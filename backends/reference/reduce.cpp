@@ -87,6 +87,16 @@ Expected<Tensor> reduce(const NodeCtx& c, const Tensor& x, const std::vector<int
         ir::for_each_offset<1>(s.inner_shape, {s.x_inner.data()}, [&](const std::array<int64_t, 1>& o) { acc += static_cast<uint64_t>(row[o[0]]); });
         po[k++] = static_cast<T>(acc);
       }
+    } else if (op == Op::kProd) {
+      if constexpr (std::is_floating_point_v<T>) {
+        double acc = 1;
+        ir::for_each_offset<1>(s.inner_shape, {s.x_inner.data()}, [&](const std::array<int64_t, 1>& o) { acc *= row[o[0]]; });
+        po[k++] = static_cast<T>(acc);
+      } else {
+        uint64_t acc = 1;  // wraps, as integer products do
+        ir::for_each_offset<1>(s.inner_shape, {s.x_inner.data()}, [&](const std::array<int64_t, 1>& o) { acc *= static_cast<uint64_t>(row[o[0]]); });
+        po[k++] = static_cast<T>(acc);
+      }
     } else {
       bool first = true;
       T acc{};

@@ -216,7 +216,9 @@ Status infer_reduction(Ctx& c) {
   switch (op_info(c.node.op).cls) {
     case OpClass::kReduce: {
       if (c.node.op == Op::kMean && !is_float(x->dtype)) return c.error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
-      if (c.node.op == Op::kSum && x->dtype == DType::kBool) return c.error("takes numeric tensors, got bool (cast first)");
+      if ((c.node.op == Op::kSum || c.node.op == Op::kProd) && x->dtype == DType::kBool) {
+        return c.error("takes numeric tensors, got bool (cast first)");
+      }
       std::vector<int> axes = SJ_TRY(axes_of(c, a.axes, a.has(kAttrAxes), x->shape.size()));
       r.dtype = x->dtype;
       for (size_t i = 0; i < x->shape.size(); ++i) {

@@ -72,6 +72,7 @@ constexpr OpInfo kOps[] = {
     {Op::kMean, "mean", OpClass::kReduce, 1, 1, kReduceAttrs, 0},
     {Op::kMax, "max", OpClass::kReduce, 1, 1, kReduceAttrs, 0},
     {Op::kMin, "min", OpClass::kReduce, 1, 1, kReduceAttrs, 0},
+    {Op::kProd, "prod", OpClass::kReduce, 1, 1, kReduceAttrs, 0},
     {Op::kArgmax, "argmax", OpClass::kArgmax, 1, 1, kAttrDim | kAttrKeepdim, kAttrDim},
     {Op::kSoftmax, "softmax", OpClass::kSoftmax, 1, 1, kAttrDim, 0},
     {Op::kLogSoftmax, "log_softmax", OpClass::kSoftmax, 1, 1, kAttrDim, 0},

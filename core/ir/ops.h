@@ -21,7 +21,7 @@ enum class Op : uint8_t {
   kAnd, kOr,
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,
-  kSum, kMean, kMax, kMin, kArgmax,
+  kSum, kMean, kMax, kMin, kProd, kArgmax,
   kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm,
   kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,

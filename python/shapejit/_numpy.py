@@ -314,6 +314,12 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return T.unary("sqrt", var(x, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
+def prod(x, axis=None, dtype=None, out=None, keepdims=False, *, initial=None, where=None):
+    st = _st(x)
+    _no(st, "np.prod", out=out, initial=initial, where=where)
+    return _t(st, x).prod(axis=axis, dtype=dtype, keepdims=keepdims)
+
+
 def ptp(x, axis=None, out=None, keepdims=False):
     st = _st(x)
     _no(st, "np.ptp", out=out)
@@ -1071,7 +1077,7 @@ UFUNCS = {
 FUNCTIONS = {
     np.round: around, np.around: around, np.fix: _rounding("trunc"), np.real: lambda x: x,
     np.nan_to_num: nan_to_num, np.isclose: isclose, np.imag: imag,
-    np.var: var, np.std: std, np.ptp: ptp, np.any: any, np.all: all, np.count_nonzero: count_nonzero,
+    np.var: var, np.std: std, np.ptp: ptp, np.prod: prod, np.any: any, np.all: all, np.count_nonzero: count_nonzero,
     np.average: average, np.nansum: nansum, np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.hstack: hstack, np.vstack: vstack, np.dstack: dstack, np.column_stack: column_stack,

@@ -587,8 +587,8 @@ class Tensor:
         x = self
         if op == "mean" and x._dtype not in ("f32", "f64"):
             x = x.astype("f64")
-        if op == "sum" and x._dtype in ("bool", "i32"):
-            x = x.astype("i64")  # NumPy sums small integers as its int64
+        if op in ("sum", "prod") and x._dtype in ("bool", "i32"):
+            x = x.astype("i64")  # NumPy sums and multiplies small integers as its int64
         if dtype is not None:
             x = x.astype(dtype)
         return emit(self._st, op, [x], {"axes": _axes(axis, self.ndim), "keepdim": bool(keepdims)})
@@ -598,6 +598,9 @@ class Tensor:
 
     def mean(self, axis=None, dtype=None, keepdims=False):
         return self._reduce("mean", axis, keepdims, dtype)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        return self._reduce("prod", axis, keepdims, dtype)
 
     def max(self, axis=None, keepdims=False):
         return self._reduce("max", axis, keepdims)

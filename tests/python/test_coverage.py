@@ -234,7 +234,7 @@ RECIPES["diff"] = lambda: [(lambda a: np.diff(a), (M,)), (lambda a: np.diff(a, 2
 for _n in ["argmax", "argmin"]:
     RECIPES[_n] = (lambda name: lambda: [(lambda a, f=getattr(np, name): f(a), (x,)) for x in (M, INTS[0])] +
                    [(lambda a, f=getattr(np, name): f(a, axis=1), (M,))])(_n)
-for _n in ["sum", "mean", "max", "min", "amax", "amin", "std", "var", "ptp", "nansum", "nanmax", "nanmin", "nanmean"]:
+for _n in ["sum", "mean", "max", "min", "amax", "amin", "std", "var", "ptp", "nansum", "nanmax", "nanmin", "nanmean", "prod"]:
     RECIPES[_n] = (lambda name: lambda: reductions(name))(_n)
 RECIPES["var"] = lambda: reductions("var") + [(lambda x: np.var(x, ddof=1), (M,))]
 RECIPES["std"] = lambda: reductions("std") + [(lambda x: np.std(x, axis=0, ddof=1), (M,))]
@@ -295,7 +295,7 @@ RECIPES["x.flatten"] = lambda: [(lambda x: x.flatten(), (A,))]
 RECIPES["x.ravel"] = lambda: [(lambda x: x.ravel(), (A,))]
 RECIPES["x.astype"] = lambda: [(lambda x: x.astype(np.int32), (A,))]
 RECIPES["x.copy"] = lambda: [(lambda x: x.copy() + 1, (A,))]
-for _m in ["sum", "mean", "max", "min", "var", "std", "any", "all"]:
+for _m in ["sum", "mean", "max", "min", "var", "std", "any", "all", "prod"]:
     RECIPES[f"x.{_m}"] = (lambda m: lambda: [(lambda x, m=m: getattr(x, m)(), (A,)), (lambda x, m=m: getattr(x, m)(axis=0), (A,)),
                                              (lambda x, m=m: getattr(x, m)(axis=1, keepdims=True), (AI,))])(_m)
 for _m in ["argmax", "argmin"]:

@@ -64,7 +64,7 @@ inline std::vector<Case> every_op() {
       }
       cases.push_back(op_case("invert", {{t, {"n"}}}, {{9}}));
     }
-    for (const char* op : {"sum", "max", "min"}) {
+    for (const char* op : {"sum", "max", "min", "prod"}) {
       cases.push_back(op_case(op, {{t, {"n", "k", "m"}}}, {{3, 5, 33}}, "", R"({"axes": [1, 2], "keepdim": true})"));
       cases.push_back(op_case(op, {{t, {"n", "m"}}}, {{7, 9}}));
     }

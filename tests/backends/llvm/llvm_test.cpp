@@ -213,6 +213,26 @@ TEST(Llvm, ReductionsOverAxes) {
   expect_agrees(one_op("argmax", {{"f32", {2, 0}}}, "", R"({"dim": 1})"), {random_tensor(DType::kF32, {2, 0}, rng)}, "argmax empty");
 }
 
+// prod: as sum, from 1, in f64 (floats, near 1 here so that no order of
+// the products overflows) or wrapping in i64; over axes, kept columns,
+// and whole (chunks across threads).
+TEST(Llvm, ProductsOverAxesColumnsAndWhole) {
+  std::mt19937 rng(25);
+  auto input = [&](const char* t, const std::vector<int64_t>& shape) {
+    return ir::is_float(dt(t)) ? random_tensor(dt(t), shape, rng, 0.8, 1.2) : random_tensor(dt(t), shape, rng, -2, 2);
+  };
+  for (const char* t : {"f32", "f64", "i32", "i64"}) {
+    for (const std::string a : {"[0]", "[1]", "[2]", "[0, 2]", "[-1]"}) {
+      expect_agrees(one_op("prod", {{t, {3, 5, 33}}}, "", R"({"axes": )" + a + "}"), {input(t, {3, 5, 33})}, std::string("prod ") + t + " " + a, 1e-5, 1e-5);
+    }
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{4, 0}, {0, 4}, {300, 700}, {100000}, {1}, {0}}) {
+      expect_agrees(one_op("prod", {{t, shape}}), {input(t, shape)}, std::string("prod ") + t + " " + shape_str(shape), 1e-5, 1e-5);
+    }
+    expect_agrees(one_op("prod", {{t, {300, 700}}}, "", R"({"axes": [0], "keepdim": true})"), {input(t, {300, 700})}, std::string("prod columns ") + t,
+                  1e-5, 1e-5);
+  }
+}
+
 // A reduction over every axis splits into chunks of 16384 elements across
 // threads, then reduces the chunks' partials (full_reduce_step): chunk
 // edges, a dense input merged to one loop and a transposed one that is

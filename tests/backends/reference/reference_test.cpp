@@ -96,6 +96,15 @@ TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
   EXPECT_TRUE(std::isnan(lv[2]));
 }
 
+TEST_P(HandChecked, ProductsAreOneOverNothingAndWrapForIntegers) {
+  EXPECT_EQ(values_of<double>(run1(one_op("prod", {{"f64", {2, 3}}}, "", R"({"axes": [1]})"),
+                                   {from_values(DType::kF64, {2, 3}, std::vector<double>{1, 2, 3, -1, 0.5, 4})})),
+            (std::vector<double>{6, -2}));
+  EXPECT_EQ(values_of<double>(run1(one_op("prod", {{"f32", {0}}}), {from_values(DType::kF32, {0}, std::vector<double>{})})), (std::vector<double>{1}));
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("prod", {{"i64", {2}}}), {from_values(DType::kI64, {2}, std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 30})})),
+            (std::vector<int64_t>{0}));  // 2^70 wraps to 0
+}
+
 TEST_P(HandChecked, ShiftsPastTheWidthAreNumPys) {
   const std::string shl = one_op("left_shift", {{"i64", {3}}, {"i64", {3}}}), shr = one_op("right_shift", {{"i64", {3}}, {"i64", {3}}});
   const Tensor x = from_values(DType::kI64, {3}, std::vector<int64_t>{1, -8, 5});
