@@ -542,6 +542,7 @@ loops::LowerOptions lower_options(bool blas) {
   options.strided_operands = false;  // until cuBLAS takes the strides
   options.fuse_attention = false;
   options.softmax_sum_pass = false;
+  options.scans = false;  // the CPU runs graphs with a cumsum, copying the data
   return options;
 }
 

@@ -369,7 +369,10 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
 
 std::vector<std::string> step_names(const loops::LoopProgram& p) {
   std::vector<std::string> names;
-  for (size_t i = 0; i < p.steps.size(); ++i) names.push_back(p.steps[i].kind != loops::Step::Kind::kMatmul ? "step_" + std::to_string(i) : "");
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const loops::Step::Kind k = p.steps[i].kind;
+    names.push_back(k == loops::Step::Kind::kLoops || k == loops::Step::Kind::kAttention ? "step_" + std::to_string(i) : "");
+  }
   return names;
 }
 

@@ -18,9 +18,11 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "backends/backend.h"
 #include "backends/llvm/gemm.h"
@@ -88,6 +90,8 @@ class LlvmKernel final : public Kernel {
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as its product is whole. False when the epilogue failed a check.
   bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const;
+  // cumsum or cumprod (loops::ScanStep), outer lines split across threads.
+  void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
   // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
   // generated code. False when that code failed a check.
   template <typename T>
@@ -148,6 +152,10 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (step.kind == loops::Step::Kind::kMatmul) {
       StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
+      continue;
+    }
+    if (step.kind == loops::Step::Kind::kScan) {
+      scan(step.scan, bufs.data(), values);
       continue;
     }
     if (step.kind == loops::Step::Kind::kAttention) {
@@ -312,6 +320,56 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, grain), [&](const tbb::blocked_range<int64_t>& r) { finish(r.begin(), r.end()); });
   }
   return failed == 0;
+}
+
+// Lines [o0, o1) of a scan viewed as [outer, n, inner]: row k of each is
+// row k - 1 combined with the input's row k, so the inner loop runs along
+// contiguous elements. Integers wrap.
+// Integers accumulate as their unsigned kind, so that overflow wraps.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <typename T>
+void scan_lines(ir::Op op, const T* in, T* out, int64_t o0, int64_t o1, int64_t n, int64_t inner) {
+  using Acc = typename Wrapping<T>::type;
+  const bool sum = op == ir::Op::kCumsum;
+  for (int64_t o = o0; o < o1; ++o) {
+    const T* x = in + o * n * inner;
+    T* y = out + o * n * inner;
+    for (int64_t k = 0; k < n; ++k, x += inner, y += inner) {
+      if (k == 0) {
+        std::copy(x, x + inner, y);
+        continue;
+      }
+      const T* prev = y - inner;
+      if (sum) {
+        for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) + static_cast<Acc>(x[i]));
+      } else {
+        for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) * static_cast<Acc>(x[i]));
+      }
+    }
+  }
+}
+
+void LlvmKernel::scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const {
+  const int64_t outer = eval(c.outer, values), n = eval(c.n, values), inner = eval(c.inner, values);
+  if (outer == 0 || n == 0 || inner == 0) return;
+  const int64_t grain = std::max<int64_t>(1, kWorkPerTask / (n * inner));
+  ir::visit_dtype(p_.buffers[c.out].dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* in = reinterpret_cast<const T*>(bufs[c.in]);
+      T* out = reinterpret_cast<T*>(bufs[c.out]);
+      if (outer <= grain) return scan_lines(c.op, in, out, 0, outer, n, inner);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, outer, grain),
+                        [&](const tbb::blocked_range<int64_t>& r) { scan_lines(c.op, in, out, r.begin(), r.end(), n, inner); });
+    }
+  });
 }
 
 // An operand of an attention step on a call: its strides, and its offset

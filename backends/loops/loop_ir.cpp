@@ -23,6 +23,12 @@ std::string LoopProgram::dump(bool labels) const {
       operand("b", st.matmul.b);
       continue;
     }
+    if (st.kind == Step::Kind::kScan) {
+      const ScanStep& c = st.scan;
+      s += std::string("  ") + ir::op_name(c.op) + " b" + std::to_string(c.in) + " -> b" + std::to_string(c.out) + " [" + c.outer.str() + ", " +
+           c.n.str() + ", " + c.inner.str() + "]\n";
+      continue;
+    }
     if (st.kind == Step::Kind::kAttention) {
       const AttentionStep& a = st.attention;
       s += "  attention into b" + std::to_string(a.out) + ", t " + a.t.str() + ", s " + a.s.str() + ", tile b" + std::to_string(a.tile) +
@@ -145,6 +151,10 @@ std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
         use_loops(step.loops, at);
         break;
       }
+      case Step::Kind::kScan:
+        use(step.scan.in, at);
+        use(step.scan.out, at);
+        break;
     }
   }
   return life;

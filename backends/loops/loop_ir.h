@@ -174,13 +174,25 @@ struct AttentionStep {
   sym::Expr t, s, d, dv;
 };
 
+// out = cumsum or cumprod of `in` along one dim, both dense: viewed as
+// [outer, n, inner], each of the outer * inner lines of n elements is
+// scanned in order, in the element type (NumPy's), integers wrapping. A
+// backend runs it as a library routine, not generated code: a scan's
+// loop-carried sum is nothing a loop vectorizer takes.
+struct ScanStep {
+  ir::Op op = ir::Op::kCumsum;  // or kCumprod
+  int in = -1, out = -1;
+  sym::Expr outer, n, inner;
+};
+
 struct Step {
-  enum class Kind : uint8_t { kLoops, kMatmul, kAttention };
+  enum class Kind : uint8_t { kLoops, kMatmul, kAttention, kScan };
   explicit Step(Kind k) : kind(k) {}
   Kind kind;
   LoopStep loops;  // kLoops; kAttention: its tile's code
   MatmulStep matmul;
   AttentionStep attention;
+  ScanStep scan;
   std::string label;  // the graph node it comes from, for messages
 };
 

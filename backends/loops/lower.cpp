@@ -10,6 +10,7 @@
 //                             merge_dims.cpp and tile.cpp (the loops)
 //        reduce_steps.cpp     reductions, argmax, softmax, norms
 //        matmul_step.cpp      matmuls (BLAS or loops)
+//        scan_step.cpp        cumsum and cumprod (a backend's routine)
 //   5. (here)             copies for outputs that are inputs or listed twice
 #include "backends/loops/lower.h"
 
@@ -87,6 +88,7 @@ Expected<LoopProgram> Lowering::run() && {
       case OpClass::kRmsNorm: SJ_TRY(norm_step(node, buffer)); break;
       case OpClass::kMatmul: SJ_TRY(attention_.count(node) ? attention_step(node, buffer) : matmul_step(node, buffer)); break;
       case OpClass::kConcat: SJ_TRY(concat_step(node, buffer)); break;
+      case OpClass::kScan: SJ_TRY(scan_step(node, buffer)); break;
       default: SJ_TRY(materialize(v, buffer, node)); break;
     }
     buffer_of_[v] = buffer;
@@ -100,7 +102,7 @@ Expected<LoopProgram> Lowering::run() && {
   // Which steps have runtime checks (gather bounds, integer pow): a gather
   // is folded into whatever step reads it, a reduction's or a norm's too.
   for (Step& st : p_.steps) {
-    if (st.kind == Step::Kind::kMatmul) continue;
+    if (st.kind == Step::Kind::kMatmul || st.kind == Step::Kind::kScan) continue;
     for (const Phase& ph : st.loops.phases) {
       for (const Inst& i : ph.body) {
         st.loops.may_fail |= i.kind == InstKind::kCheckIndex || (i.kind == InstKind::kOp && i.op == Op::kPow && ir::is_int(i.dtype));

@@ -39,6 +39,9 @@ struct LowerOptions {
   // width; off (a GPU: no lanes to lose, and a pass can be a launch), exp
   // is in f64 and the sum beside it.
   bool softmax_sum_pass = true;
+  // cumsum and cumprod as scan steps (loop_ir.h ScanStep), which the
+  // backend runs itself; off, a graph with one is unsupported.
+  bool scans = true;
 };
 
 // kUnsupported for graphs with data-dependent shapes (nonzero,

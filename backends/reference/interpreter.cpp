@@ -49,7 +49,8 @@ Expected<Tensor> run_node(const NodeCtx& c) {
     case ir::OpClass::kCompare:
     case ir::OpClass::kWhere: return run_pointwise(c);
     case ir::OpClass::kReduce:
-    case ir::OpClass::kArgmax: return run_reduction(c);
+    case ir::OpClass::kArgmax:
+    case ir::OpClass::kScan: return run_reduction(c);
     case ir::OpClass::kSoftmax:
     case ir::OpClass::kLayerNorm:
     case ir::OpClass::kRmsNorm: return run_normalization(c);

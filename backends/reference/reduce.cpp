@@ -214,9 +214,52 @@ Tensor normalize(const NodeCtx& c, const Tensor& x, const std::vector<int>& axes
 
 }  // namespace
 
+// cumsum, cumprod along `dim`, accumulating in the element type (as NumPy
+// does): integers wrap.
+// Integers accumulate as their unsigned kind, so that overflow wraps.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <typename T>
+Tensor scan(Op op, const Tensor& x, int dim) {
+  Tensor out = Tensor::empty(x.dtype(), x.shape());
+  const Tensor in = x.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= x.shape()[d];
+  for (size_t d = static_cast<size_t>(dim) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  const int64_t n = x.shape()[dim];
+  const T* px = in.ptr<T>();
+  T* po = out.ptr<T>();
+  using Acc = typename Wrapping<T>::type;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      Acc acc = op == Op::kCumsum ? Acc(0) : Acc(1);
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t at = (o * n + k) * inner + i;
+        acc = op == Op::kCumsum ? Acc(acc + static_cast<Acc>(px[at])) : Acc(acc * static_cast<Acc>(px[at]));
+        po[at] = static_cast<T>(acc);
+      }
+    }
+  }
+  return out;
+}
+
 Expected<Tensor> run_reduction(const NodeCtx& c) {
   const Tensor& x = c.tensor(0);
   const ir::Attrs& a = c.node.attrs;
+  if (c.node.op == Op::kCumsum || c.node.op == Op::kCumprod) {
+    const int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
+    return ir::visit_dtype(x.dtype(), [&]<typename T>() -> Expected<Tensor> {
+      if constexpr (std::is_same_v<T, bool>) return c.error("takes numeric tensors");
+      else return scan<T>(c.node.op, x, dim);
+    });
+  }
   if (c.node.op == Op::kArgmax) {
     int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
     return ir::visit_dtype(x.dtype(), [&]<typename T>() { return argmax<T>(c, x, dim); });

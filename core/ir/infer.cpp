@@ -237,6 +237,13 @@ Status infer_reduction(Ctx& c) {
       }
       return Status::ok();
     }
+    case OpClass::kScan: {  // cumsum, cumprod: along `dim`, in the input's dtype
+      if (x->dtype == DType::kBool) return c.error("takes numeric tensors, got bool (cast first)");
+      SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));
+      r.dtype = x->dtype;
+      r.shape = x->shape;
+      return Status::ok();
+    }
     case OpClass::kSoftmax: {
       if (!is_float(x->dtype)) return c.error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
       SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));
@@ -369,6 +376,7 @@ Status infer_rule(detail::Ctx& c) {
     case OpClass::kWhere: return detail::infer_elementwise(c);
     case OpClass::kReduce:
     case OpClass::kArgmax:
+    case OpClass::kScan:
     case OpClass::kSoftmax:
     case OpClass::kLayerNorm:
     case OpClass::kRmsNorm: return detail::infer_reduction(c);

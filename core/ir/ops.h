@@ -22,6 +22,7 @@ enum class Op : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,
   kSum, kMean, kMax, kMin, kProd, kArgmax,
+  kCumsum, kCumprod,
   kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm,
   kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
@@ -34,7 +35,7 @@ enum class Op : uint8_t {
 
 enum class OpClass : uint8_t {
   kUnary, kCast, kNot, kArith, kLogical, kCompare, kWhere,
-  kReduce, kArgmax, kSoftmax, kLayerNorm, kRmsNorm, kMatmul,
+  kReduce, kArgmax, kScan, kSoftmax, kLayerNorm, kRmsNorm, kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
   kIndexSelect, kEmbedding, kFull, kArange, kNonzero, kMaskedSelect,
   kSymSize, kSymBinary,

@@ -57,7 +57,7 @@ NDARRAY = [
     "x.T", "x.shape", "x.ndim", "x.size", "x.dtype", "len(x)",
     "x.reshape", "x.transpose", "x.swapaxes", "x.squeeze", "x.flatten", "x.ravel", "x.astype", "x.copy",
     "x.sum", "x.mean", "x.max", "x.min", "x.argmax", "x.argmin", "x.var", "x.std", "x.any", "x.all",
-    "x.clip", "x.round", "x.repeat", "x.take", "x.dot", "x.diagonal", "x.trace", "x.cumsum", "x.prod",
+    "x.clip", "x.round", "x.repeat", "x.take", "x.dot", "x.diagonal", "x.trace", "x.cumsum", "x.cumprod", "x.prod",
     "x.nonzero",
 ]
 

@@ -320,6 +320,46 @@ def prod(x, axis=None, dtype=None, out=None, keepdims=False, *, initial=None, wh
     return _t(st, x).prod(axis=axis, dtype=dtype, keepdims=keepdims)
 
 
+def _scan(op, x, axis, dtype):
+    st = _st(x)
+    x = _t(st, x)
+    if dtype is not None:
+        x = x.astype(dtype)
+    elif x._dtype in ("bool", "i32"):
+        x = x.astype("i64")  # NumPy accumulates small integers as int64
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    return _emit(st, op, [x], {"dim": _axis(axis, x.ndim)})
+
+
+def cumsum(x, axis=None, dtype=None, out=None):
+    _no(_st(x), "np.cumsum", out=out)
+    return _scan("cumsum", x, axis, dtype)
+
+
+def cumprod(x, axis=None, dtype=None, out=None):
+    _no(_st(x), "np.cumprod", out=out)
+    return _scan("cumprod", x, axis, dtype)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    st = _st(x)
+    _no(st, "np.cumulative_sum", out=out)
+    xt = _t(st, x)
+    if axis is None:
+        if xt.ndim > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+        axis = 0
+    y = _scan("cumsum", xt, axis, dtype)
+    if not include_initial:
+        return y
+    a = _axis(axis, y.ndim)
+    shape = list(y.shape)
+    shape[a] = 1
+    zero = _emit(st, "full", [T._shape_operand(s) for s in shape], {"value": _fill(0, y), "dtype": y._dtype})
+    return _emit(st, "concat", [zero, y], {"dim": a})
+
+
 def ptp(x, axis=None, out=None, keepdims=False):
     st = _st(x)
     _no(st, "np.ptp", out=out)
@@ -1077,7 +1117,7 @@ UFUNCS = {
 FUNCTIONS = {
     np.round: around, np.around: around, np.fix: _rounding("trunc"), np.real: lambda x: x,
     np.nan_to_num: nan_to_num, np.isclose: isclose, np.imag: imag,
-    np.var: var, np.std: std, np.ptp: ptp, np.prod: prod, np.any: any, np.all: all, np.count_nonzero: count_nonzero,
+    np.var: var, np.std: std, np.ptp: ptp, np.prod: prod, np.cumsum: cumsum, np.cumprod: cumprod, np.any: any, np.all: all, np.count_nonzero: count_nonzero,
     np.average: average, np.nansum: nansum, np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.hstack: hstack, np.vstack: vstack, np.dstack: dstack, np.column_stack: column_stack,
@@ -1089,7 +1129,7 @@ FUNCTIONS = {
     np.take_along_axis: take_along_axis, np.linalg.norm: norm, np.diff: diff, np.meshgrid: meshgrid,
     np.empty_like: empty_like,
 }
-for _name, _f in (("unstack", unstack), ("matrix_transpose", matrix_transpose), ("vecdot", vecdot),
+for _name, _f in (("unstack", unstack), ("matrix_transpose", matrix_transpose), ("vecdot", vecdot), ("cumulative_sum", cumulative_sum),
                   ("permute_dims", lambda x, axes=None: _t(_st(x), x).transpose(*(axes or ())))):
     if hasattr(np, _name):  # NumPy 2's; vecdot and matmul are ufuncs there
         (UFUNCS if isinstance(getattr(np, _name), np.ufunc) else FUNCTIONS)[getattr(np, _name)] = _f

@@ -665,6 +665,12 @@ class Tensor:
     def ptp(self, axis=None, out=None, keepdims=False):
         return _np_fns().ptp(self, axis, out, keepdims)
 
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return _np_fns().cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return _np_fns().cumprod(self, axis, dtype, out)
+
     def __getitem__(self, key):
         return getitem(self, key)
 

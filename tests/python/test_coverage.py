@@ -243,6 +243,16 @@ RECIPES["nanmean"] = lambda: [(lambda x: np.nanmean(x, axis=0), (np.array([[1.0,
 for _n in ["all", "any"]:
     RECIPES[_n] = (lambda name: lambda: reductions(name) + [(lambda x, f=getattr(np, name): f(x, axis=1), (arr((3, 4), bool),)),
                                                            (lambda x, f=getattr(np, name): f(x), (arr((0,), F64),))])(_n)
+SCAN_INPUTS = [arr((3, 5), F32, 0.5, 1.5), arr((4, 2, 3), F64, 0.5, 1.5), arr((6,), I32), arr((2, 3), I64), arr((0, 2), F64),
+               arr((3, 4), bool), arr((4, 6), F64, 0.5, 1.5)[:, ::2]]
+for _n in ["cumsum", "cumprod"]:
+    RECIPES[_n] = (lambda name: lambda: [(lambda x, f=getattr(np, name): f(x), (x,)) for x in SCAN_INPUTS] +
+                   [(lambda x, f=getattr(np, name): f(x, axis=-1), (x,)) for x in SCAN_INPUTS[:2]] +
+                   [(lambda x, f=getattr(np, name): f(x * 2 + 1, axis=0), (SCAN_INPUTS[1],))])(_n)
+    RECIPES[f"x.{_n}"] = (lambda name: lambda: [(lambda x, m=name: getattr(x, m)(axis=1), (x,)) for x in SCAN_INPUTS[:2]])(_n)
+RECIPES["cumulative_sum"] = lambda: [(lambda x: np.cumulative_sum(x, axis=1), (SCAN_INPUTS[0],)),
+                                     (lambda x: np.cumulative_sum(x, include_initial=True), (SCAN_INPUTS[2],)),
+                                     (lambda x: np.cumulative_sum(x, axis=0, include_initial=True), (SCAN_INPUTS[3],))]
 RECIPES["count_nonzero"] = lambda: [(lambda x: np.count_nonzero(x > 0), (M,)), (lambda x: np.count_nonzero(x, axis=0), (INTS[0],))]
 RECIPES["average"] = lambda: [(lambda x: np.average(x), (M,)), (lambda x, w: np.average(x, axis=1, weights=w), (M, arr((6,), F64, 0.1, 1)))]
 

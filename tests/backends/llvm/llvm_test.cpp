@@ -233,6 +233,32 @@ TEST(Llvm, ProductsOverAxesColumnsAndWhole) {
   }
 }
 
+// cumsum and cumprod: along each dim, every dtype, with 0 and 1, a strided
+// input and a fused producer (computed into the scan's dense operand).
+TEST(Llvm, ScansAlongEveryDim) {
+  std::mt19937 rng(26);
+  for (const char* op : {"cumsum", "cumprod"}) {
+    for (const char* t : {"f32", "f64", "i32", "i64"}) {
+      auto input = [&](const std::vector<int64_t>& shape) {
+        return std::string(op) == "cumprod" && ir::is_float(dt(t)) ? random_tensor(dt(t), shape, rng, 0.8, 1.2) : random_tensor(dt(t), shape, rng);
+      };
+      for (int d : {0, 1, 2, -1}) {
+        expect_agrees(one_op(op, {{t, {3, 5, 33}}}, "", R"({"dim": )" + std::to_string(d) + "}"), {input({3, 5, 33})},
+                      std::string(op) + " " + t + " dim " + std::to_string(d), 1e-5, 1e-5);
+      }
+      for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{0, 4}, {4, 0}, {1, 1}, {100000}}) {
+        expect_agrees(one_op(op, {{t, shape}}, "", R"({"dim": 0})"), {input(shape)}, std::string(op) + " " + t + " " + shape_str(shape), 1e-5, 1e-5);
+      }
+    }
+  }
+  Tensor strided = random_tensor(DType::kF32, {60, 8}, rng).view({8, 60}, {1, 8});
+  expect_agrees(one_op("cumsum", {{"f32", {8, 60}}}, "", R"({"dim": 1})"), {strided}, "cumsum of a transposed view", 1e-5, 1e-5);
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f64", "shape": ["n", "m"]}],
+    "nodes": [{"op": "mul", "in": ["x", 2.0], "out": "d"}, {"op": "cumsum", "in": ["d"], "out": "y", "attrs": {"dim": 1}},
+              {"op": "exp", "in": ["y"], "out": "z"}], "outputs": ["z"]})",
+                {random_tensor(DType::kF64, {5, 9}, rng)}, "cumsum between pointwise ops");
+}
+
 // A reduction over every axis splits into chunks of 16384 elements across
 // threads, then reduces the chunks' partials (full_reduce_step): chunk
 // edges, a dense input merged to one loop and a transposed one that is

@@ -168,6 +168,24 @@ TEST(Lower, ScoresAnotherOpReadsAreNotFusedIntoAttention) {
   EXPECT_EQ(steps_of(p, Kind::kAttention), 0);
 }
 
+TEST(Lower, AScanIsAStepOfItsOwnOverADenseOperand) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "transpose", "in": ["x"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "cumsum", "in": ["t"], "out": "y", "attrs": {"dim": 0}}], "outputs": ["y"]})";
+  const LoopProgram p = lowered(g, {{3, 4}});
+  ASSERT_EQ(kinds(p), (std::vector<Kind>{Kind::kLoops, Kind::kScan}));  // the transposed view made dense, then the scan
+  const ScanStep& s = p.steps[1].scan;
+  EXPECT_EQ(constant(s.outer), 1);
+  EXPECT_EQ(constant(s.n), 4);
+  EXPECT_EQ(constant(s.inner), 3);
+  LowerOptions gpu;
+  gpu.scans = false;
+  const bench::Specialized sg = bench::specialize(g, {{3, 4}}, false);
+  Expected<LoopProgram> none = lower(*sg.graph, gpu);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_NE(none.status().message().find("no scan"), std::string::npos) << none.status().message();
+}
+
 TEST(Lower, DataDependentShapesAreUnsupportedNamingTheNode) {
   const bench::Specialized sg = bench::specialize(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
     "nodes": [{"op": "gt", "in": ["x", 0.0], "out": "m"}, {"op": "nonzero", "in": ["m"], "out": "y"}], "outputs": ["y"]})",

@@ -105,6 +105,15 @@ TEST_P(HandChecked, ProductsAreOneOverNothingAndWrapForIntegers) {
             (std::vector<int64_t>{0}));  // 2^70 wraps to 0
 }
 
+TEST_P(HandChecked, ScansRunInOrderAlongTheirDim) {
+  const Tensor x = from_values(DType::kI64, {2, 3}, std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("cumsum", {{"i64", {2, 3}}}, "", R"({"dim": 1})"), {x})), (std::vector<int64_t>{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("cumsum", {{"i64", {2, 3}}}, "", R"({"dim": 0})"), {x})), (std::vector<int64_t>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("cumprod", {{"i64", {2, 3}}}, "", R"({"dim": -1})"), {x})), (std::vector<int64_t>{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(run_status(one_op("cumsum", {{"bool", {2}}}, "", R"({"dim": 0})"), {from_values(DType::kBool, {2}, std::vector<int>{1, 0})}).code(),
+            Code::kInvalidArgument);
+}
+
 TEST_P(HandChecked, ShiftsPastTheWidthAreNumPys) {
   const std::string shl = one_op("left_shift", {{"i64", {3}}, {"i64", {3}}}), shr = one_op("right_shift", {{"i64", {3}}, {"i64", {3}}});
   const Tensor x = from_values(DType::kI64, {3}, std::vector<int64_t>{1, -8, 5});
