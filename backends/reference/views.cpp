@@ -129,7 +129,9 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       });
       for (size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] < 0 || ids[i] >= limit) {
-          return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")");
+          const Status s = c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " +
+                                   std::to_string(limit) + ")");
+          return Status(s.code(), s.message(), Detail::kIndex);
         }
       }
       Tensor out = Tensor::empty(x.dtype(), shape);

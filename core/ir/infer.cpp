@@ -26,22 +26,27 @@ Status Ctx::error(const std::string& msg) const {
   return invalid(where + "): " + msg);
 }
 
+Status Ctx::type_error(const std::string& msg) const {
+  const Status s = error(msg);
+  return Status(s.code(), s.message(), Detail::kType);
+}
+
 bool Ctx::is_tensor(size_t i) const { return node.in[i].is_value() && types[node.in[i].value].is_tensor; }
 
 Expected<const ValueType*> Ctx::tensor(size_t i) const {
   const Operand& o = node.in[i];
-  if (!o.is_value()) return error("operand " + std::to_string(i) + " must be a tensor, got a literal");
+  if (!o.is_value()) return type_error("operand " + std::to_string(i) + " must be a tensor, got a literal");
   const ValueType& t = types[o.value];
-  if (!t.is_tensor) return error("operand " + std::to_string(i) + " must be a tensor, got SymInt '" + g.value_names[o.value] + "'");
+  if (!t.is_tensor) return type_error("operand " + std::to_string(i) + " must be a tensor, got SymInt '" + g.value_names[o.value] + "'");
   return &t;
 }
 
 Expected<Expr> Ctx::symint(size_t i) const {
   const Operand& o = node.in[i];
   if (o.kind == Operand::Kind::kInt) return Expr(o.i);
-  if (o.kind == Operand::Kind::kFloat) return error("operand " + std::to_string(i) + " must be an integer or a SymInt, got a float literal");
+  if (o.kind == Operand::Kind::kFloat) return type_error("operand " + std::to_string(i) + " must be an integer or a SymInt, got a float literal");
   const ValueType& t = types[o.value];
-  if (t.is_tensor) return error("operand " + std::to_string(i) + " must be an integer or a SymInt, got tensor '" + g.value_names[o.value] + "'");
+  if (t.is_tensor) return type_error("operand " + std::to_string(i) + " must be an integer or a SymInt, got tensor '" + g.value_names[o.value] + "'");
   return env.resolve(t.scalar);
 }
 
@@ -90,10 +95,10 @@ namespace {
 Status check_literal(const Ctx& c, const Operand& o, DType t) {
   if (o.kind == Operand::Kind::kFloat && !is_float(t)) {
     if (std::isfinite(o.f) && o.f == std::trunc(o.f)) return Status::ok();
-    return c.error("float literal " + std::to_string(o.f) + " cannot take the tensor's dtype " + dtype_name(t));
+    return c.type_error("float literal " + std::to_string(o.f) + " cannot take the tensor's dtype " + dtype_name(t));
   }
   if (t == DType::kBool && o.kind == Operand::Kind::kInt && o.i != 0 && o.i != 1) {
-    return c.error("literal " + std::to_string(o.i) + " cannot be a bool");
+    return c.type_error("literal " + std::to_string(o.i) + " cannot be a bool");
   }
   return Status::ok();
 }
@@ -110,7 +115,7 @@ Expected<std::pair<DType, std::vector<Expr>>> elementwise(Ctx& c, size_t first, 
     if (!o.is_value()) continue;
     const ValueType* t = SJ_TRY(c.tensor(i));
     if (dt && *dt != t->dtype) {
-      return c.error(std::string("operands have dtypes ") + dtype_name(*dt) + " and " + dtype_name(t->dtype) + "; insert a cast");
+      return c.type_error(std::string("operands have dtypes ") + dtype_name(*dt) + " and " + dtype_name(t->dtype) + "; insert a cast");
     }
     dt = t->dtype;
     shape = SJ_TRY(c.broadcast(shape, t->shape));
@@ -130,14 +135,14 @@ Status infer_elementwise(Ctx& c) {
     case OpClass::kUnary: {
       const ValueType* x = SJ_TRY(c.tensor(0));
       if (c.node.op == Op::kInvert) {
-        if (!is_int(x->dtype)) return c.error(std::string("takes integer tensors, got ") + dtype_name(x->dtype));
+        if (!is_int(x->dtype)) return c.type_error(std::string("takes integer tensors, got ") + dtype_name(x->dtype));
         r.dtype = x->dtype;
         r.shape = x->shape;
         return Status::ok();
       }
       bool numeric_ok = c.node.op == Op::kNeg || c.node.op == Op::kAbs || c.node.op == Op::kRelu;
       if (x->dtype == DType::kBool || (!numeric_ok && !is_float(x->dtype))) {
-        return c.error(std::string("takes ") + (numeric_ok ? "numeric" : "float") + " tensors, got " + dtype_name(x->dtype));
+        return c.type_error(std::string("takes ") + (numeric_ok ? "numeric" : "float") + " tensors, got " + dtype_name(x->dtype));
       }
       r.dtype = x->dtype;
       r.shape = x->shape;
@@ -151,18 +156,18 @@ Status infer_elementwise(Ctx& c) {
     }
     case OpClass::kNot: {
       const ValueType* x = SJ_TRY(c.tensor(0));
-      if (x->dtype != DType::kBool) return c.error(std::string("takes bool, got ") + dtype_name(x->dtype));
+      if (x->dtype != DType::kBool) return c.type_error(std::string("takes bool, got ") + dtype_name(x->dtype));
       r.dtype = DType::kBool;
       r.shape = x->shape;
       return Status::ok();
     }
     case OpClass::kArith: {
       auto [dt, shape] = SJ_TRY(elementwise(c, 0, 2, true));
-      if (dt == DType::kBool) return c.error("takes numeric tensors, got bool (cast first)");
+      if (dt == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
       if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot) && !is_float(dt)) {
-        return c.error(std::string("takes float tensors, got ") + dtype_name(dt));
+        return c.type_error(std::string("takes float tensors, got ") + dtype_name(dt));
       }
-      if (is_bitwise(c.node.op) && !is_int(dt)) return c.error(std::string("takes integer tensors, got ") + dtype_name(dt));
+      if (is_bitwise(c.node.op) && !is_int(dt)) return c.type_error(std::string("takes integer tensors, got ") + dtype_name(dt));
       r.dtype = dt;
       r.shape = shape;
       return Status::ok();
@@ -170,7 +175,7 @@ Status infer_elementwise(Ctx& c) {
     case OpClass::kLogical: {
       for (size_t i = 0; i < 2; ++i) {
         const ValueType* t = SJ_TRY(c.tensor(i));
-        if (t->dtype != DType::kBool) return c.error(std::string("takes bool tensors, got ") + dtype_name(t->dtype));
+        if (t->dtype != DType::kBool) return c.type_error(std::string("takes bool tensors, got ") + dtype_name(t->dtype));
       }
       auto [dt, shape] = SJ_TRY(elementwise(c, 0, 2, true));
       r.dtype = dt;
@@ -185,7 +190,7 @@ Status infer_elementwise(Ctx& c) {
     }
     case OpClass::kWhere: {
       const ValueType* cond = SJ_TRY(c.tensor(0));
-      if (cond->dtype != DType::kBool) return c.error(std::string("condition must be bool, got ") + dtype_name(cond->dtype));
+      if (cond->dtype != DType::kBool) return c.type_error(std::string("condition must be bool, got ") + dtype_name(cond->dtype));
       auto [dt, shape] = SJ_TRY(elementwise(c, 1, 2, false));
       r.dtype = dt;
       r.shape = SJ_TRY(c.broadcast(cond->shape, shape));
@@ -215,9 +220,9 @@ Status infer_reduction(Ctx& c) {
   const Attrs& a = c.attrs();
   switch (op_info(c.node.op).cls) {
     case OpClass::kReduce: {
-      if (c.node.op == Op::kMean && !is_float(x->dtype)) return c.error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
+      if (c.node.op == Op::kMean && !is_float(x->dtype)) return c.type_error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
       if ((c.node.op == Op::kSum || c.node.op == Op::kProd) && x->dtype == DType::kBool) {
-        return c.error("takes numeric tensors, got bool (cast first)");
+        return c.type_error("takes numeric tensors, got bool (cast first)");
       }
       std::vector<int> axes = SJ_TRY(axes_of(c, a.axes, a.has(kAttrAxes), x->shape.size()));
       r.dtype = x->dtype;
@@ -238,14 +243,14 @@ Status infer_reduction(Ctx& c) {
       return Status::ok();
     }
     case OpClass::kScan: {  // cumsum, cumprod: along `dim`, in the input's dtype
-      if (x->dtype == DType::kBool) return c.error("takes numeric tensors, got bool (cast first)");
+      if (x->dtype == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
       SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));
       r.dtype = x->dtype;
       r.shape = x->shape;
       return Status::ok();
     }
     case OpClass::kSoftmax: {
-      if (!is_float(x->dtype)) return c.error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
+      if (!is_float(x->dtype)) return c.type_error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
       SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));
       r.dtype = x->dtype;
       r.shape = x->shape;
@@ -253,12 +258,12 @@ Status infer_reduction(Ctx& c) {
     }
     case OpClass::kLayerNorm:
     case OpClass::kRmsNorm: {
-      if (!is_float(x->dtype)) return c.error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
+      if (!is_float(x->dtype)) return c.type_error(std::string("takes float tensors, got ") + dtype_name(x->dtype));
       std::vector<int> axes = SJ_TRY(axes_of(c, a.axes, true, x->shape.size()));
       for (size_t i = 1; i < c.node.in.size(); ++i) {
         const ValueType* p = SJ_TRY(c.tensor(i));
         const char* what = i == 1 ? "weight" : "bias";
-        if (p->dtype != x->dtype) return c.error(std::string(what) + " has dtype " + dtype_name(p->dtype) + ", the input " + dtype_name(x->dtype));
+        if (p->dtype != x->dtype) return c.type_error(std::string(what) + " has dtype " + dtype_name(p->dtype) + ", the input " + dtype_name(x->dtype));
         if (p->shape.size() != axes.size()) {
           return c.error(std::string(what) + " must have the normalized dims' shape (rank " + std::to_string(axes.size()) + "), got rank " + std::to_string(p->shape.size()));
         }
@@ -279,8 +284,8 @@ Status infer_reduction(Ctx& c) {
 Status infer_matmul(Ctx& c) {
   const ValueType* a = SJ_TRY(c.tensor(0));
   const ValueType* b = SJ_TRY(c.tensor(1));
-  if (a->dtype != b->dtype) return c.error(std::string("operands have dtypes ") + dtype_name(a->dtype) + " and " + dtype_name(b->dtype));
-  if (a->dtype == DType::kBool) return c.error("takes numeric tensors, got bool");
+  if (a->dtype != b->dtype) return c.type_error(std::string("operands have dtypes ") + dtype_name(a->dtype) + " and " + dtype_name(b->dtype));
+  if (a->dtype == DType::kBool) return c.type_error("takes numeric tensors, got bool");
   if (a->shape.empty() || b->shape.empty()) return c.error("operands must have rank >= 1");
   std::vector<Expr> sa = a->shape, sb = b->shape;
   bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;

@@ -19,6 +19,8 @@ struct Ctx {
   sym::ShapeEnv& env;
 
   Status error(const std::string& msg) const;
+  // An operand of the wrong kind or dtype (Detail::kType).
+  Status type_error(const std::string& msg) const;
   const Attrs& attrs() const { return node.attrs; }
   ValueType& result() const { return types[node.out[0]]; }
 

@@ -105,7 +105,7 @@ Status infer_concat(Ctx& c) {
   r.shape = first->shape;
   for (size_t i = 1; i < c.node.in.size(); ++i) {
     const ValueType* t = SJ_TRY(c.tensor(i));
-    if (t->dtype != first->dtype) return c.error("operand " + std::to_string(i) + " has dtype " + dtype_name(t->dtype) + ", operand 0 " + dtype_name(first->dtype));
+    if (t->dtype != first->dtype) return c.type_error("operand " + std::to_string(i) + " has dtype " + dtype_name(t->dtype) + ", operand 0 " + dtype_name(first->dtype));
     if (t->shape.size() != first->shape.size()) return c.error("operand " + std::to_string(i) + " has rank " + std::to_string(t->shape.size()) + ", operand 0 rank " + std::to_string(first->shape.size()));
     for (size_t k = 0; k < t->shape.size(); ++k) {
       if (static_cast<int>(k) == d) continue;
@@ -122,7 +122,7 @@ Status infer_index(Ctx& c) {
   ValueType& r = c.result();
   const ValueType* x = SJ_TRY(c.tensor(0));
   const ValueType* idx = SJ_TRY(c.tensor(1));
-  if (!is_int(idx->dtype)) return c.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx->dtype));
+  if (!is_int(idx->dtype)) return c.type_error(std::string("indices must be i32 or i64, got ") + dtype_name(idx->dtype));
   r.dtype = x->dtype;
   if (c.node.op == Op::kIndexSelect) {
     if (idx->shape.size() != 1) return c.error("index must be 1-D, got rank " + std::to_string(idx->shape.size()));
@@ -148,7 +148,7 @@ Status infer_creation(Ctx& c) {
     }
     return Status::ok();
   }
-  if (r.dtype == DType::kBool) return c.error("arange cannot produce bool");
+  if (r.dtype == DType::kBool) return c.type_error("arange cannot produce bool");
   Expr start = c.env.resolve(SJ_TRY(c.symint(0))), stop = c.env.resolve(SJ_TRY(c.symint(1))), step = c.env.resolve(SJ_TRY(c.symint(2)));
   r.aux = {start, step};
   if (start.is_const() && stop.is_const() && step.is_const()) {
@@ -239,7 +239,7 @@ Status infer_views(Ctx& c) {
     }
     case OpClass::kMaskedSelect: {
       const ValueType* mask = SJ_TRY(c.tensor(1));
-      if (mask->dtype != DType::kBool) return c.error(std::string("mask must be bool, got ") + dtype_name(mask->dtype));
+      if (mask->dtype != DType::kBool) return c.type_error(std::string("mask must be bool, got ") + dtype_name(mask->dtype));
       std::vector<Expr> shape = SJ_TRY(c.broadcast(x.shape, mask->shape));
       r.dtype = x.dtype;
       r.shape = {c.env.new_unbacked(numel(shape))};

@@ -35,14 +35,24 @@ enum class Code {
 
 const char* code_name(Code code);
 
+// Which bad input, where a front end raises errors by type (Python's
+// TypeError for an operand of the wrong type or dtype, IndexError for an
+// index out of range); the code says the rest.
+enum class Detail : uint8_t {
+  kNone,
+  kType,   // an operand of the wrong kind or dtype
+  kIndex,  // an index out of range, found at run time
+};
+
 // An ok Status is one null pointer, so returning it through the dispatch
 // path costs nothing; an error carries its message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message)
-      : code_(code), message_(code == Code::kOk ? nullptr : std::make_unique<std::string>(std::move(message))) {}
-  Status(const Status& o) : code_(o.code_), message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
+  Status(Code code, std::string message, Detail detail = Detail::kNone)
+      : code_(code), detail_(detail), message_(code == Code::kOk ? nullptr : std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& o)
+      : code_(o.code_), detail_(o.detail_), message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
   Status& operator=(const Status& o) {
     if (this != &o) *this = Status(o);
     return *this;
@@ -54,6 +64,7 @@ class [[nodiscard]] Status {
 
   bool is_ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  Detail detail() const { return detail_; }
   const std::string& message() const {
     static const std::string kEmpty;
     return message_ ? *message_ : kEmpty;
@@ -62,12 +73,13 @@ class [[nodiscard]] Status {
   // Prefixes the message with a place ("graph: /nodes/3: ...").
   Status with_context(const std::string& where) const {
     if (is_ok()) return *this;
-    return Status(code_, where + ": " + message());
+    return Status(code_, where + ": " + message(), detail_);
   }
   std::string to_string() const;
 
  private:
   Code code_ = Code::kOk;
+  Detail detail_ = Detail::kNone;
   std::unique_ptr<std::string> message_;
 };
 

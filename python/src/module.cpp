@@ -5,7 +5,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <regex>
 
 #include "backends/frozen.h"
 #include "jit/runtime/trace_recorder.h"
@@ -18,27 +17,16 @@ namespace shapejit::python {
 PyObject* shape_error = nullptr;
 PyObject* graph_break_error = nullptr;
 
-namespace {
-
-// Whether an inference error is about dtypes (a TypeError in Python): the
-// op set's messages name the dtype they got ("takes float tensors, got i32").
-bool about_dtypes(const std::string& m) {
-  static const std::regex got(R"(got (a |tensor )?(f32|f64|i32|i64|bool)\b)");
-  return m.find("dtype") != std::string::npos || m.find("literal") != std::string::npos || std::regex_search(m, got);
-}
-
-}  // namespace
-
 void raise(const Status& s, bool shape) {
   const std::string& m = s.message();
   PyObject* type = PyExc_RuntimeError;
   switch (s.code()) {
     case Code::kInvalidArgument:
-      type = about_dtypes(m) ? PyExc_TypeError : shape ? shape_error : PyExc_ValueError;
+      type = s.detail() == Detail::kType ? PyExc_TypeError : shape ? shape_error : PyExc_ValueError;
       break;
     case Code::kGraphBreak: type = graph_break_error; break;
     case Code::kUnsupported: type = PyExc_TypeError; break;
-    case Code::kRuntime: type = m.find("out of range") != std::string::npos ? PyExc_IndexError : PyExc_RuntimeError; break;
+    case Code::kRuntime: type = s.detail() == Detail::kIndex ? PyExc_IndexError : PyExc_RuntimeError; break;
     case Code::kIo: type = PyExc_OSError; break;
     default: break;
   }
