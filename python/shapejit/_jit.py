@@ -11,12 +11,11 @@ import threading
 
 import numpy as np
 
-from . import _numpy, _shapejit
+from . import _numpy, _pytree, _shapejit
 from . import _tracing as T
 from ._tracing import SymInt, Tensor
 
 log = logging.getLogger("shapejit")
-_ARRAY = "<array>"
 
 
 # -- arguments -----------------------------------------------------------------
@@ -43,89 +42,50 @@ class _Ident:
         return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
 
 
-def _flat(x, arrays):
+def _argument_leaf(x):
     if isinstance(x, (Tensor, SymInt)):
         raise _Tracing
-    if T.is_array(x):
-        arrays.append(x)
-        return _ARRAY
+    return T.is_array(x)
+
+
+def _argument_key(x):
+    """A value that is not an array: Python's scalars by value, anything else by identity."""
     t = type(x)
     if t in (int, float, bool, str, bytes, complex) or x is None:
         return (t.__name__, x)
     if isinstance(x, np.generic):
         return (t.__name__, x.item())
-    if t in (tuple, list):
-        return (t.__name__, tuple(_flat(e, arrays) for e in x))
-    if t is dict:
-        return ("dict", tuple((k, _flat(v, arrays)) for k, v in x.items()))
-    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
-        return (t, tuple(_flat(e, arrays) for e in x))
     return _Ident(x)
 
 
 def flatten(args, kwargs):
     """(arrays in order, the key of everything else), or None for tracing values."""
-    arrays = []
     try:
-        key = (tuple(_flat(a, arrays) for a in args), tuple((k, _flat(v, arrays)) for k, v in kwargs.items()))
+        return _pytree.flatten((args, kwargs), _argument_leaf, _argument_key)
     except _Tracing:
         return None
-    return arrays, key
-
-
-def _substitute(x, it):
-    if T.is_array(x):
-        return next(it)
-    t = type(x)
-    if t in (tuple, list):
-        return t(_substitute(e, it) for e in x)
-    if t is dict:
-        return {k: _substitute(v, it) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*(_substitute(e, it) for e in x))
-    return x
 
 
 # -- results ---------------------------------------------------------------------
 
-def _flat_out(st, x, leaves):
-    if isinstance(x, SymInt):
-        leaves.append(T.as_tensor(st, x))
-        return ("int",)
-    if isinstance(x, Tensor) or T.is_array(x):
-        leaves.append(T.as_tensor(st, x))
-        return ("array",)
-    t = type(x)
-    if t in (tuple, list):
-        return (t.__name__, tuple(_flat_out(st, e, leaves) for e in x))
-    if t is dict:
-        return ("dict", tuple((k, _flat_out(st, v, leaves)) for k, v in x.items()))
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return ("namedtuple", t, tuple(_flat_out(st, e, leaves) for e in x))
-    return ("const", x)
+def _result_leaf(x):
+    return isinstance(x, (Tensor, SymInt)) or T.is_array(x)
 
 
-def _build(spec, it):
-    kind = spec[0]
-    if kind == "array":
-        return next(it)
-    if kind == "int":
-        return int(next(it))
-    if kind == "const":
-        return spec[1]
-    if kind == "tuple":
-        return tuple(_build(s, it) for s in spec[1])
-    if kind == "list":
-        return [_build(s, it) for s in spec[1]]
-    if kind == "dict":
-        return {k: _build(s, it) for k, s in spec[1]}
-    if kind == "namedtuple":
-        return spec[1](*(_build(s, it) for s in spec[2]))
-    raise AssertionError(spec)
+def _results(st, out):
+    """(spec, tensors) of a traced function's results; sizes among them come
+    back as ints."""
+    leaves, tree = _pytree.flatten(out, _result_leaf, lambda x: x)
+    ints = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt))
+    return (tree, ints), [T.as_tensor(st, leaf) for leaf in leaves]
 
 
 def unflatten(spec, arrays):
-    return _build(spec, iter(arrays))
+    tree, ints = spec
+    arrays = list(arrays)
+    for i in ints:
+        arrays[i] = int(arrays[i])
+    return _pytree.unflatten(tree, arrays)
 
 
 # -- the extension's callbacks ----------------------------------------------------
@@ -141,14 +101,13 @@ def trace(tracer, fn, args, kwargs, captures):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)
     it = iter(inputs)
-    targs = tuple(_substitute(a, it) for a in args)
-    tkwargs = {k: _substitute(v, it) for k, v in kwargs.items()}
+    targs, tkwargs = _pytree.map_leaves(lambda a: next(it), (args, kwargs), T.is_array)
     with st, _numpy.creation_functions():
         out = fn(*targs, **tkwargs)
-        leaves = []
-        spec = None if isinstance(out, Tensor) else _flat_out(st, out, leaves)
-        if spec is None:
-            leaves = [out]
+        if isinstance(out, Tensor):  # the common case, which the extension returns directly
+            spec, leaves = None, [out]
+        else:
+            spec, leaves = _results(st, out)
     if st.found:
         return None, st.found
     for leaf in leaves:
@@ -164,20 +123,8 @@ def _to_numpy(x):
 
 def eager(fn, args, kwargs):
     """The call after a graph break: fn on NumPy arrays."""
-    args = tuple(_substitute_eager(a) for a in args)
-    kwargs = {k: _substitute_eager(v) for k, v in kwargs.items()}
+    args, kwargs = _pytree.map_leaves(_to_numpy, (args, kwargs), T.is_array)
     return fn(*args, **kwargs)
-
-
-def _substitute_eager(x):
-    if T.is_array(x):
-        return _to_numpy(x)
-    t = type(x)
-    if t in (tuple, list):
-        return t(_substitute_eager(e) for e in x)
-    if t is dict:
-        return {k: _substitute_eager(v) for k, v in x.items()}
-    return x
 
 
 # -- Jits, one per config -----------------------------------------------------------

@@ -236,3 +236,28 @@ def test_config_from_a_path(tmp_path):
     f(ones(3))
     assert f.stats()["compiles"] == 2
     assert sj.get_jit(p) is sj.get_jit({"policy": {"mode": "always_static"}})  # one Jit per config
+
+
+def test_namedtuples_are_trees_in_arguments_results_and_eager_calls():
+    import collections
+    P = collections.namedtuple("P", "w b")
+    p = P(np.ones((3, 2), np.float32), np.full((2,), 0.5, np.float32))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def f(p, x):
+        y = x @ p.w + p.b
+        return P(y, y.shape[0])
+
+    got = jit(f)(p, x)
+    assert isinstance(got, P)
+    np.testing.assert_allclose(got.w, x @ p.w + p.b)
+    assert got.b == 2 and isinstance(got.b, int)
+
+    def g(p, x):  # breaks: the eager call gets NumPy arrays inside the namedtuple too
+        if (x @ p.w).sum() > 0:
+            return p.w.T @ np.ones(3, np.float32) + p.b
+        return p.b
+
+    gj = jit(g)
+    np.testing.assert_allclose(gj(p, x), g(p, x))
+    assert gj.stats()["graph_breaks"] == 1

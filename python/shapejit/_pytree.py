@@ -1,0 +1,84 @@
+"""Nested containers of leaves: one walker for a call's arguments and results.
+
+A tree is tuples, lists, dicts and namedtuples, to any depth, over leaves; a
+caller says what a leaf is. `flatten` gives the leaves in order and a
+hashable spec of everything else (a container's kind and, for a dict, its
+keys; for a value that is neither, what `other` makes of it); `unflatten`
+puts leaves back into a spec; `map_leaves` replaces each leaf.
+"""
+from __future__ import annotations
+
+
+def _kind(x):
+    t = type(x)
+    if t is tuple:
+        return "tuple"
+    if t is list:
+        return "list"
+    if t is dict:
+        return "dict"
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return "namedtuple"
+    return None
+
+
+LEAF = ("leaf",)
+
+
+def flatten(x, is_leaf, other):
+    """(leaves, spec). `other(x)` is the spec of a value that is neither a
+    leaf nor a container (it may raise to refuse it)."""
+    leaves = []
+
+    def walk(x):
+        if is_leaf(x):
+            leaves.append(x)
+            return LEAF
+        kind = _kind(x)
+        if kind is None:
+            return ("other", other(x))
+        if kind == "dict":
+            return ("dict", tuple((k, walk(v)) for k, v in x.items()))
+        if kind == "namedtuple":
+            return ("namedtuple", type(x), tuple(walk(e) for e in x))
+        return (kind, tuple(walk(e) for e in x))
+
+    return leaves, walk(x)
+
+
+def unflatten(spec, leaves, value_of=lambda v: v):
+    """The tree of `spec` over `leaves` (an iterable, consumed in order);
+    `value_of` turns an "other" spec entry back into its value."""
+    it = iter(leaves)
+
+    def build(spec):
+        kind = spec[0]
+        if kind == "leaf":
+            return next(it)
+        if kind == "other":
+            return value_of(spec[1])
+        if kind == "tuple":
+            return tuple(build(s) for s in spec[1])
+        if kind == "list":
+            return [build(s) for s in spec[1]]
+        if kind == "dict":
+            return {k: build(s) for k, s in spec[1]}
+        if kind == "namedtuple":
+            return spec[1](*(build(s) for s in spec[2]))
+        raise AssertionError(spec)
+
+    return build(spec)
+
+
+def map_leaves(fn, x, is_leaf):
+    """x with each leaf replaced by fn(leaf); other values as they are."""
+    if is_leaf(x):
+        return fn(x)
+    kind = _kind(x)
+    if kind is None:
+        return x
+    if kind == "dict":
+        return {k: map_leaves(fn, v, is_leaf) for k, v in x.items()}
+    if kind == "namedtuple":
+        return type(x)(*(map_leaves(fn, e, is_leaf) for e in x))
+    return type(x)(map_leaves(fn, e, is_leaf) for e in x)
