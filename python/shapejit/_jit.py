@@ -42,10 +42,38 @@ class _Ident:
         return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
 
 
+# A Python int argument (a position, a length, a count) is a size: the call
+# passes it as the second dim of an empty array, so it is a symbol of the
+# site like any array's dim, under the same policy: kept symbolic until the
+# function reads it as a number, specialized by a guard when it does, backed
+# off after repeated recompiles. One site serves every value; the key holds
+# only its sign. bools and NumPy's integers (whose dtype NumPy promotion
+# keeps) stay values of the key.
+_INT = ("leaf", "int")
+_NEG_INT = ("leaf", "-int")
+_INT_LIMIT = 2**62
+
+
 def _argument_leaf(x):
+    if type(x) is int:
+        if 0 <= x < _INT_LIMIT:
+            return _INT
+        if -_INT_LIMIT < x < 0:
+            return _NEG_INT
+        return False
     if isinstance(x, (Tensor, SymInt)):
         raise _Tracing
     return T.is_array(x)
+
+
+def _int_array(x):
+    return np.empty((0, x if x >= 0 else -x), np.bool_)
+
+
+def _int_of(leaf, t):
+    """The SymInt an int argument is in a trace, from its input tensor."""
+    n = t.shape[1]
+    return n if leaf >= 0 else -n
 
 
 def _argument_key(x):
@@ -61,7 +89,7 @@ def _argument_key(x):
 def flatten(args, kwargs):
     """(arrays in order, the key of everything else), or None for tracing values."""
     try:
-        return _pytree.flatten((args, kwargs), _argument_leaf, _argument_key)
+        return _pytree.flatten((args, kwargs), _argument_leaf, _argument_key, _int_array)
     except _Tracing:
         return None
 
@@ -93,15 +121,20 @@ def unflatten(spec, arrays):
 def trace(tracer, fn, args, kwargs, captures):
     """Runs fn on tracing values; returns (result spec, captures found)."""
     st = T.TraceState(tracer, fn)
-    flat = flatten(args, kwargs)
-    arrays = flat[0]
+    arrays, key = flatten(args, kwargs)
     inputs = [Tensor(st, i) for i in range(len(arrays) + len(captures))]
     st.captures = list(captures)
+    st.roots = _objects(key)
     for a, t in zip(itertools.chain(arrays, captures), inputs):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)
     it = iter(inputs)
-    targs, tkwargs = _pytree.map_leaves(lambda a: next(it), (args, kwargs), T.is_array)
+
+    def traced(leaf):
+        t = next(it)
+        return _int_of(leaf, t) if type(leaf) is int else t
+
+    targs, tkwargs = _pytree.map_leaves(traced, (args, kwargs), _argument_leaf)
     with st, _numpy.creation_functions():
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor):  # the common case, which the extension returns directly
@@ -113,6 +146,21 @@ def trace(tracer, fn, args, kwargs, captures):
     for leaf in leaves:
         tracer.output(leaf._id)
     return spec, []
+
+
+def _objects(spec):
+    """The objects a call's key holds by identity (arrays may hang off them)."""
+    out = []
+
+    def walk(s):
+        if isinstance(s, _Ident):
+            out.append(s.obj)
+        elif isinstance(s, tuple):
+            for e in s:
+                walk(e)
+
+    walk(spec)
+    return out
 
 
 def _to_numpy(x):

@@ -1,10 +1,12 @@
 """Nested containers of leaves: one walker for a call's arguments and results.
 
 A tree is tuples, lists, dicts and namedtuples, to any depth, over leaves; a
-caller says what a leaf is. `flatten` gives the leaves in order and a
-hashable spec of everything else (a container's kind and, for a dict, its
-keys; for a value that is neither, what `other` makes of it); `unflatten`
-puts leaves back into a spec; `map_leaves` replaces each leaf.
+caller says what a leaf is, and may give a leaf a spec of its own (a Python
+int that the call passes as a size, apart from the arrays). `flatten` gives
+the leaves in order and a hashable spec of everything else (a container's
+kind and, for a dict, its keys; for a value that is neither, what `other`
+makes of it); `unflatten` puts leaves back into a spec; `map_leaves`
+replaces each leaf.
 """
 from __future__ import annotations
 
@@ -25,15 +27,22 @@ def _kind(x):
 LEAF = ("leaf",)
 
 
-def flatten(x, is_leaf, other):
-    """(leaves, spec). `other(x)` is the spec of a value that is neither a
-    leaf nor a container (it may raise to refuse it)."""
+def flatten(x, is_leaf, other, convert=None):
+    """(leaves, spec). `is_leaf(x)` is falsy for a value that is not a leaf,
+    True for a plain leaf, or the leaf's own spec (a tuple starting with
+    "leaf"), whose value `convert` turns into the leaf. `other(x)` is the spec
+    of a value that is neither a leaf nor a container (it may raise to refuse
+    it)."""
     leaves = []
 
     def walk(x):
-        if is_leaf(x):
+        leaf = is_leaf(x)
+        if leaf is True:
             leaves.append(x)
             return LEAF
+        if leaf:
+            leaves.append(convert(x) if convert else x)
+            return leaf
         kind = _kind(x)
         if kind is None:
             return ("other", other(x))
@@ -53,7 +62,7 @@ def unflatten(spec, leaves, value_of=lambda v: v):
 
     def build(spec):
         kind = spec[0]
-        if kind == "leaf":
+        if kind == "leaf":  # its own spec too
             return next(it)
         if kind == "other":
             return value_of(spec[1])

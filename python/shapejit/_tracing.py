@@ -66,6 +66,7 @@ class TraceState:
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
         self.captures = []   # the arrays that are inputs after the call's own
+        self.roots = ()      # the objects the call passes (keyed by identity)
         self._sources = None
 
     def __enter__(self):
@@ -104,7 +105,7 @@ class TraceState:
     def source_of(self, array):
         """Where the function reaches `array`: (root, ((is_attr, key), ...)), or None."""
         if self._sources is None:
-            self._sources = _index_sources(self.fn)
+            self._sources = _index_sources(self.fn, self.roots)
         return self._sources.get(id(array))
 
 
@@ -113,8 +114,13 @@ def _same_value(a, b) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
 
 
-def _index_sources(fn, depth=3):
-    """id -> source for every array reachable from fn's closure and globals."""
+_NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+
+
+def _index_sources(fn, roots=(), depth=3):
+    """id -> source for every array reachable from the objects the call
+    passes (`roots`: an instance whose method is jitted, a params object),
+    then fn's closure and globals."""
     fn = getattr(fn, "__func__", fn)
     out = {}
     seen = set()
@@ -132,9 +138,12 @@ def _index_sources(fn, depth=3):
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
                 walk(v, root, steps + ((False, i),), d - 1)
-        elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)) and not callable(obj):
-            for k, v in list(vars(obj).items()):  # a plain object's attributes (params.w)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+            for k, v in list(vars(obj).items()):  # an object's attributes (params.w, self.wq)
                 walk(v, root, steps + ((True, k),), d - 1)
+
+    for obj in roots:
+        walk(obj, obj, (), depth)
 
     code = getattr(fn, "__code__", None)
     if code is not None and getattr(fn, "__closure__", None):

@@ -118,7 +118,7 @@ def test_every_mode_runs_the_same_function():
 
 
 def test_python_values_are_guarded_by_value():
-    f = jit(lambda x, a, scale=1.0: x * a * scale)
+    f = jit(lambda x, a, scale=1.0: x * a * scale)  # floats (an int is a size, below)
     x = ones(2)
     assert f(x, 2.0).tolist() == [2, 2]
     assert f(x, 3.0).tolist() == [3, 3]
@@ -127,6 +127,67 @@ def test_python_values_are_guarded_by_value():
     assert f(x, 2).tolist() == [2, 2]  # an int is another value than the float 2.0
     s = f.stats()
     assert (s["compiles"], s["hits"], s["sites"]) == (4, 1, 4)
+
+
+def test_int_arguments_are_sizes_of_one_site():
+    # A position that grows every call: one site, a symbol like an array's
+    # dim (0 and 1 specialized by the 0/1 rule), so a decode loop compiles a
+    # bounded number of times whatever the count of positions.
+    f = jit(lambda x, pos: x[pos:pos + 2] * 2)
+    x = np.arange(40, dtype=np.float32)
+    for pos in range(30):
+        np.testing.assert_array_equal(f(x, pos), x[pos:pos + 2] * 2)
+    s = f.stats()
+    assert (s["compiles"], s["sites"], s["graph_breaks"]) == (3, 1, 0)
+    # A negative int is its own site (the key holds the sign), as symbolic.
+    for pos in (-3, -4, -7):
+        np.testing.assert_array_equal(f(x, pos), x[pos:pos + 2] * 2)
+    assert f.stats()["sites"] == 2 and f.stats()["compiles"] == 4
+    # ints nested in a pytree, and as keywords
+    g = jit(lambda x, dims, k=1: x.reshape(dims) * k)
+    for n in (2, 3, 4):
+        np.testing.assert_array_equal(g(ones(n * 6), (n, 6), k=n), ones(n, 6) * n)
+    assert g.stats()["sites"] == 1
+
+
+def test_an_int_argument_read_as_a_number_is_guarded_and_backs_off():
+    # range(n) needs the number: specialized, a recompile per new value, then
+    # backed off, where int() is a graph break (the call runs in NumPy).
+    f = jit(lambda x, n: sum(x[i] for i in range(n)))
+    x = np.arange(10, dtype=np.float32)
+    for n in (3, 4, 5, 6, 3):
+        assert f(x, n) == x[:n].sum()
+    s = f.stats()
+    assert s["recompile_reasons"] == {"interpreter needs int": 1}
+    assert s["graph_breaks"] >= 1 and s["sites"] == 1
+    # start_static specializes every int at first and makes it dynamic after
+    # the backoff (TorchDynamo's automatic dynamic shapes do this for ints).
+    g = jit(lambda x, pos: x[pos:] + 1, mode="start_static", backoff_after=1)
+    for pos in (2, 3, 4, 5, 6):
+        np.testing.assert_array_equal(g(x, pos), x[pos:] + 1)
+    assert g.stats()["compiles"] == 2
+
+
+def test_arrays_of_an_instance_are_inputs_read_through_it():
+    class Model:
+        def __init__(self):
+            self.w = np.eye(3, dtype=np.float32)
+            self.blocks = [{"b": np.ones(3, np.float32)}]
+
+        def __call__(self, x, pos):
+            return (x @ self.w + self.blocks[0]["b"])[pos:]
+
+    Model.__call__ = sj.jit(Model.__call__)  # jitted the way a newcomer would
+    m = Model()
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for pos in range(4):
+        np.testing.assert_array_equal(m(x, pos), (x + 1)[pos:])
+    m.w = 2 * np.eye(3, dtype=np.float32)  # rebound: read through self, no recompile
+    m.blocks[0]["b"][:] = 5  # in place: seen
+    np.testing.assert_array_equal(m(x, 2), (2 * x + 5)[2:])
+    s = Model.__call__.stats()
+    assert s["compiles"] == 3 and s["graph_breaks"] == 0
+    assert "2 captured arrays" in Model.__call__.explain()
 
 
 def test_pytrees_in_and_out():
