@@ -335,13 +335,21 @@ Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string&
   if (!(ha && hb)) {
     return Status(Code::kInternal, "cannot decide " + str(a) + " == " + str(b) + " without hints");
   }
-  // Pin a symbol when one side is one; keep the older symbol as the representative.
+  // Pin a symbol when one side is one (and the other does not hold it:
+  // s == min(s, t) is a fact about t); keep the older symbol as the
+  // representative.
+  const auto free_in = [this](const Expr& s, const Expr& e) {
+    for (int id : symbols_of(e)) {
+      if (id == s.symbol_id()) return false;
+    }
+    return true;
+  };
   if (a.is_symbol() && b.is_symbol()) {
     if (a.symbol_id() < b.symbol_id()) std::swap(a, b);
     SJ_TRY(bind(a.symbol_id(), b, origin, label));
-  } else if (b.is_symbol()) {
+  } else if (b.is_symbol() && free_in(b, a)) {
     SJ_TRY(bind(b.symbol_id(), a, origin, label));
-  } else if (a.is_symbol()) {
+  } else if (a.is_symbol() && free_in(a, b)) {
     SJ_TRY(bind(a.symbol_id(), b, origin, label));
   } else {
     record(d, Rel::kEq, true, origin, label);

@@ -70,25 +70,26 @@ def getitem(x: Tensor, key):
             x = emit(st, "index_select", [x, idx], {"dim": dim})
             dim += 1
         else:
-            i = _shape_operand(k)
-            if isinstance(i, int):
-                n = x.shape[dim]
-                if i < 0:
-                    if not bool(n >= -i):
-                        raise IndexError(f"index {i} is out of bounds for a dim of size {int(n)}")
-                    start, stop = i, (i + 1 if i != -1 else _END)
-                else:
-                    if not bool(n > i):
-                        raise IndexError(f"index {i} is out of bounds for a dim of size {int(n)}")
-                    start, stop = i, i + 1
-            else:
-                start, stop = i, i + 1
+            start, stop = _integer_index(x, dim, k)
             x = emit(st, "slice", [x, start, stop, 1], {"dim": dim})
             squeeze.append(dim)
             dim += 1
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
     return x
+
+
+def _integer_index(x, dim, k):
+    """(start, stop) of the slice an integer index takes along `dim`, after
+    NumPy's bounds check (a SymInt's sign and bound guarded as predicates)."""
+    i = _shape_operand(k)
+    n = x.shape[dim]
+    negative = bool(i < 0)
+    if not bool(n >= -i if negative else n > i):
+        raise IndexError(f"index {int(i)} is out of bounds for a dim of size {int(n)}")
+    if negative:
+        return i, (_END if bool(i == -1) else i + 1)  # a stop of 0 would be the start
+    return i, i + 1
 
 
 def _arange_of(st, r: range):
@@ -120,3 +121,111 @@ def _backward(x, dim, k: slice):
     start = bound(k.start, n - 1)
     stop = bound(k.stop, -1)
     return emit(st, "arange", [start, stop, operator.index(k.step)], {"dtype": "i64"})
+
+
+# -- writes: x[key] = value, functionalized ---------------------------------------
+#
+# A write makes the updated array a new value of the graph and moves the
+# tensor to it, so the code after it reads what NumPy would. A basic key
+# (integers and step-1 slices) updates a block: the array is cut along each
+# indexed dim into the part before the block, the block and the part after
+# (slices with Python's bounds, so the three parts tile the dim exactly), and
+# put together again around the block's new value. A boolean mask with a
+# scalar value is a `where`. A write into an input of the call (an argument,
+# or an array read through self or a closure) is kept with the block's
+# offsets, and the caller's array gets it when the call returns.
+
+def setitem(x: Tensor, key, value):
+    st = x._st
+    if x._view:
+        _break(st, "a write through a view (x[a][b] = v, x.T[k] = v): the array it is a view of would change too")
+    v = _assigned(st, x, value)
+    if _is_mask(key):
+        new, write = _write_mask(st, x, as_tensor(st, key), v)
+    else:
+        new, write = _write_block(st, x, _block_key(st, x, key), v)
+    x._id = new._id
+    if x._input is not None:
+        st.writes.append((x._input, *write))
+
+
+def _assigned(st, x, value):
+    """The value a write stores: a tensor of x's dtype (NumPy casts unsafely)."""
+    if isinstance(value, (list, tuple)):
+        from ._np_creation import asarray
+        value = asarray(list(value))
+    v = as_tensor(st, value, x._dtype)
+    return v if v._dtype == x._dtype else v.astype(x._dtype)
+
+
+def _is_mask(key):
+    return isinstance(key, (Tensor, np.ndarray)) and np.dtype(key.dtype) == np.bool_
+
+
+def _write_mask(st, x, mask, v):
+    if v.ndim != 0:
+        _break(st, "x[mask] = array (values taken in mask order)")
+    if mask.ndim > x.ndim:
+        raise IndexError(f"a boolean index of rank {mask.ndim} for a tensor of rank {x.ndim}")
+    if mask.ndim < x.ndim:
+        mask = mask.reshape(*mask.shape, *([1] * (x.ndim - mask.ndim)))
+    new = emit(st, "where", [mask, v, x])
+    return new, (None, new)
+
+
+def _block_key(st, x, key):
+    """[(dim, start, stop, is_int)] for a basic key, or a graph break."""
+    items = _normalize_index(key, x.ndim)
+    if sum(1 for k in items if k is not None) > x.ndim:
+        raise IndexError(f"too many indices for a tensor of rank {x.ndim}")
+    out = []
+    for dim, k in enumerate(items):
+        if k is None:
+            _break(st, "a write with None in its index")
+        if isinstance(k, slice):
+            if k.step is not None and (isinstance(k.step, SymInt) or operator.index(k.step) != 1):
+                _break(st, "a write into a strided slice (x[a:b:s] = v)")
+            if k != slice(None):
+                start = 0 if k.start is None else _shape_operand(k.start)
+                stop = _END if k.stop is None else _shape_operand(k.stop)
+                out.append((dim, start, stop, False))
+        elif isinstance(k, (Tensor, np.ndarray, list, range)):
+            _break(st, "a write at integer index arrays (a scatter)")
+        else:
+            out.append((dim, *_integer_index(x, dim, k), True))
+    return out
+
+
+def _write_block(st, x, dims, v):
+    """(x with the block of `dims` set to v, (the block's offsets, its value))."""
+    offsets = [None] * x.ndim
+    ints = [d for d, _, _, is_int in dims if is_int]
+
+    def update(part, rest):
+        """(part updated, the block's value)."""
+        if not rest:
+            block = _broadcast(st, v, [part.shape[d] for d in range(part.ndim) if d not in ints])
+            for d in ints:  # an integer index keeps its dim in the block, of size 1
+                block = emit(st, "unsqueeze", [block], {"dim": d})
+            return block, block
+        dim, start, stop, _ = rest[0]
+        before = emit(st, "slice", [part, 0, start, 1], {"dim": dim})
+        inside = emit(st, "slice", [part, start, stop, 1], {"dim": dim})
+        lo = before.shape[dim]  # the start as Python's bounds make it
+        after = emit(st, "slice", [part, lo + inside.shape[dim], _END, 1], {"dim": dim})
+        offsets[dim] = lo
+        inside, block = update(inside, rest[1:])
+        return emit(st, "concat", [before, inside, after], {"dim": dim}), block
+
+    new, block = update(x, dims)
+    return new, (tuple(offsets), block)
+
+
+def _broadcast(st, v, shape):
+    """v broadcast to `shape` as NumPy's assignment does (leading 1s dropped)."""
+    extra = v.ndim - len(shape)
+    if extra > 0:
+        v = emit(st, "squeeze", [v], {"dims": list(range(extra))})
+    elif extra < 0:
+        v = v.reshape(*([1] * -extra), *v.shape)
+    return emit(st, "expand", [v, *shape]) if shape else v

@@ -2,6 +2,7 @@
 arguments, trace the function, rebuild its results, run it eagerly."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -102,18 +103,44 @@ def _result_leaf(x):
 
 def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
-    back as ints."""
+    back as ints. The writes into the call's inputs follow the results: for
+    each, the block's value and its offsets (sizes), or the whole array."""
     leaves, tree = _pytree.flatten(out, _result_leaf, lambda x: x)
+    n = len(leaves)
+    writes = []
+    for input_index, offsets, value in st.writes:
+        if offsets is None:
+            writes.append((input_index, None))
+        else:
+            dims = tuple(d for d, o in enumerate(offsets) if o is not None)
+            writes.append((input_index, dims))
+            leaves.extend(offsets[d] for d in dims)
+        leaves.append(value)
     ints = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt))
-    return (tree, ints), [T.as_tensor(st, leaf) for leaf in leaves]
+    return (tree, ints, n, tuple(writes)), [T.as_tensor(st, leaf) for leaf in leaves]
 
 
-def unflatten(spec, arrays):
-    tree, ints = spec
+def unflatten(spec, arrays, inputs=None):
+    """The results of a compiled call, after the writes it makes into the
+    caller's arrays (`inputs`: the call's arrays, captures after its own)."""
+    tree, ints, n, writes = spec
     arrays = list(arrays)
     for i in ints:
         arrays[i] = int(arrays[i])
-    return _pytree.unflatten(tree, arrays)
+    at = n
+    for input_index, dims in writes:
+        target = inputs[input_index]
+        if dims is None:
+            np.copyto(target, arrays[at], casting="unsafe")
+        else:
+            index = [slice(None)] * target.ndim
+            value = arrays[at + len(dims)]
+            for k, d in enumerate(dims):
+                index[d] = slice(arrays[at + k], arrays[at + k] + value.shape[d])
+            target[tuple(index)] = value
+            at += len(dims)
+        at += 1
+    return _pytree.unflatten(tree, arrays[:n])
 
 
 # -- the extension's callbacks ----------------------------------------------------
@@ -123,6 +150,8 @@ def trace(tracer, fn, args, kwargs, captures):
     st = T.TraceState(tracer, fn)
     arrays, key = flatten(args, kwargs)
     inputs = [Tensor(st, i) for i in range(len(arrays) + len(captures))]
+    for i, t in enumerate(inputs):
+        t._input = i
     st.captures = list(captures)
     st.roots = _objects(key)
     for a, t in zip(itertools.chain(arrays, captures), inputs):
@@ -135,17 +164,47 @@ def trace(tracer, fn, args, kwargs, captures):
         return _int_of(leaf, t) if type(leaf) is int else t
 
     targs, tkwargs = _pytree.map_leaves(traced, (args, kwargs), _argument_leaf)
-    with st, _numpy.creation_functions():
+    with st, _numpy.creation_functions(), _arrays_of(st):
         out = fn(*targs, **tkwargs)
-        if isinstance(out, Tensor):  # the common case, which the extension returns directly
+        if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
             spec, leaves = None, [out]
         else:
             spec, leaves = _results(st, out)
     if st.found:
-        return None, st.found
+        return None, st.found, False
     for leaf in leaves:
         tracer.output(leaf._id)
-    return spec, []
+    return spec, [], bool(spec and spec[3])
+
+
+@contextlib.contextmanager
+def _arrays_of(st):
+    """While fn is traced, the arrays held by the objects its call passes
+    (self.cache_k, self.layers[i].wq, in attributes, dicts and lists) are
+    replaced by their input tensors, so that fn reads them as inputs and
+    its writes into them (self.cache_k[:, pos] = k) are traced; each is put
+    back after. fn rebinding one (self.cache = ...) is a graph break."""
+    swapped = []
+    seen = set()
+    st.source_of(None)  # where each array is, read before any is replaced
+    for root in st.roots:
+        for _, holder, is_attr, key, array in list(T.reachable(root, T.ROOT_DEPTH, seen)):
+            if holder is None or isinstance(holder, tuple):
+                continue
+            t = st.lift(array)
+            (setattr(holder, key, t) if is_attr else holder.__setitem__(key, t))
+            swapped.append((holder, is_attr, key, array, t))
+    rebound = None
+    try:
+        yield
+    finally:
+        for holder, is_attr, key, array, t in reversed(swapped):
+            now = getattr(holder, key, None) if is_attr else holder[key]
+            if now is not t:
+                rebound = key
+            (setattr(holder, key, array) if is_attr else holder.__setitem__(key, array))
+    if rebound is not None:
+        T._break(st, f"the function rebinds an array it reads through an argument ({rebound!r})")
 
 
 def _objects(spec):

@@ -51,10 +51,16 @@ def empty_like(x, dtype=None, order="K", subok=True, shape=None, *, device=None)
     return _ops.zeros_like(x, dtype)
 
 
+def array(a, dtype=None, *, copy=True, **kw):
+    """np.array: a copy of a tensor (a write into it is its own), else asarray."""
+    out = asarray(a, dtype, **kw)
+    return out._fresh() if copy and out is a else out
+
+
 def asarray(a, dtype=None, order=None, *, like=None, **kw):
     st = _st(a)
     if isinstance(a, Tensor):
-        return a.astype(dtype) if dtype is not None else a
+        return a.astype(dtype, copy=False) if dtype is not None else a
     if isinstance(a, SymInt):
         t = T.as_tensor(st, a)
         return t.astype(dtype) if dtype is not None else t

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _tracing as T
 from ._np_base import _st, _t
-from ._np_creation import asarray, empty, empty_like, linspace, meshgrid
+from ._np_creation import array, asarray, empty, empty_like, linspace, meshgrid
 from ._np_elementwise import (_float_binary, _float_unary, _rounding, around, arctan2, copysign, deg2rad, float_power, fmax, fmin,
                               fabs, hypot, imag, isclose, isfinite, isinf, isnan, logaddexp, logaddexp2, nan_to_num, rad2deg,
                               reciprocal, rint, sign, signbit)
@@ -98,7 +98,7 @@ def _creation():
     from . import _ops
     return {
         "arange": _ops.arange, "zeros": _ops.zeros, "ones": _ops.ones, "full": _ops.full, "empty": empty,
-        "eye": eye, "identity": identity, "tri": tri, "linspace": linspace, "asarray": asarray, "array": asarray,
+        "eye": eye, "identity": identity, "tri": tri, "linspace": linspace, "asarray": asarray, "array": array,
     }
 
 

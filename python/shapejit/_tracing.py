@@ -66,6 +66,7 @@ class TraceState:
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
         self.captures = []   # the arrays that are inputs after the call's own
+        self.writes = []     # (input, index or None for all of it, value): writes into inputs, in order
         self.roots = ()      # the objects the call passes (keyed by identity)
         self._sources = None
 
@@ -115,9 +116,36 @@ def _same_value(a, b) -> bool:
 
 
 _NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
+GLOBAL_DEPTH = 3   # a closure's or a global's: params["w"], P.blocks[0]
 
 
-def _index_sources(fn, roots=(), depth=3):
+def reachable(obj, depth, seen):
+    """(steps, holder, is_attr, key, array) for every array reachable from
+    obj through dict entries, list and tuple items and objects' attributes,
+    `depth` steps at most; `seen` (ids) is shared between walks."""
+    def walk(obj, steps, holder, is_attr, key, d):
+        if is_array(obj):
+            yield steps, holder, is_attr, key, obj
+            return
+        if d == 0 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            items = ((False, k, v) for k, v in list(obj.items()))
+        elif isinstance(obj, (list, tuple)):
+            items = ((False, i, v) for i, v in enumerate(obj))
+        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+            items = ((True, k, v) for k, v in list(vars(obj).items()))  # params.w, self.wq
+        else:
+            return
+        for attr, k, v in items:
+            yield from walk(v, steps + ((attr, k),), obj, attr, k, d - 1)
+
+    yield from walk(obj, (), None, False, None, depth)
+
+
+def _index_sources(fn, roots=()):
     """id -> source for every array reachable from the objects the call
     passes (`roots`: an instance whose method is jitted, a params object),
     then fn's closure and globals."""
@@ -125,26 +153,12 @@ def _index_sources(fn, roots=(), depth=3):
     out = {}
     seen = set()
 
-    def walk(obj, root, steps, d):
-        if is_array(obj):
-            out.setdefault(id(obj), (root, steps))
-            return
-        if d == 0 or id(obj) in seen:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, dict):
-            for k, v in list(obj.items()):
-                walk(v, root, steps + ((False, k),), d - 1)
-        elif isinstance(obj, (list, tuple)):
-            for i, v in enumerate(obj):
-                walk(v, root, steps + ((False, i),), d - 1)
-        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
-            for k, v in list(vars(obj).items()):  # an object's attributes (params.w, self.wq)
-                walk(v, root, steps + ((True, k),), d - 1)
+    def add(root, prefix, obj, depth):
+        for steps, _, _, _, array in reachable(obj, depth, seen):
+            out.setdefault(id(array), (root, prefix + steps))
 
     for obj in roots:
-        walk(obj, obj, (), depth)
-
+        add(obj, (), obj, ROOT_DEPTH)
     code = getattr(fn, "__code__", None)
     if code is not None and getattr(fn, "__closure__", None):
         for name, cell in zip(code.co_freevars, fn.__closure__):
@@ -152,12 +166,12 @@ def _index_sources(fn, roots=(), depth=3):
                 contents = cell.cell_contents
             except ValueError:
                 continue
-            walk(contents, cell, ((True, "cell_contents"),), depth)
+            add(cell, ((True, "cell_contents"),), contents, GLOBAL_DEPTH)
     g = getattr(fn, "__globals__", None)
     if g is not None:
         for name, v in list(g.items()):
             if not name.startswith("__"):
-                walk(v, g, ((False, name),), depth)
+                add(g, ((False, name),), v, GLOBAL_DEPTH)
     return out
 
 
@@ -177,9 +191,17 @@ def _value(st, tr_id):
     return Tensor(st, tr_id, dtype, rank) if is_tensor else SymInt(st, tr_id)
 
 
+# The ops whose result NumPy gives as a view of the operand: a write into
+# such a result would write into the operand too (see _indexing.setitem).
+_VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "expand"))
+
+
 def emit(st, op, operands, attrs=None):
     """Adds one node; returns its value."""
-    return _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
+    v = _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
+    if op in _VIEW_OPS:
+        v._view = True
+    return v
 
 
 def as_tensor(st, x, like=None, index=False) -> "Tensor":
@@ -444,13 +466,22 @@ _FUNCTIONS = {}
 class Tensor:
     """A tensor of the graph being traced."""
 
-    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape")
+    # A tensor is a value of the graph (`_id`); a write into it (x[k] = v)
+    # moves it to the updated value. `_view`: NumPy would give it as a view
+    # of another array; `_input`: the input it is, whose writes go back to
+    # the caller's array.
+    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input")
     __array_priority__ = 1000
 
     def __init__(self, st, vid, dtype=None, rank=None):
         if dtype is None:
             _, dtype, rank = st.tr.info(vid)
         self._st, self._id, self._dtype, self.ndim, self._shape = st, vid, dtype, rank, None
+        self._view, self._input = False, None
+
+    def _fresh(self):
+        """A new array of the same value (NumPy's copy): writes into it are its own."""
+        return Tensor(self._st, self._id, self._dtype, self.ndim)
 
     # -- what it is ---------------------------------------------------------
     @property
@@ -533,7 +564,7 @@ class Tensor:
     def __gt__(self, o): return binary("gt", self, o)
     def __ge__(self, o): return binary("ge", self, o)
     def __neg__(self): return emit(self._st, "neg", [self])
-    def __pos__(self): return self
+    def __pos__(self): return self._fresh()
     def __abs__(self): return emit(self._st, "abs", [self])
 
     def __invert__(self):
@@ -555,13 +586,14 @@ class Tensor:
     def __rrshift__(self, o): return bitwise("right_shift", o, self)
 
     def __setitem__(self, key, value):
-        raise TypeError("shapejit: traced tensors are immutable; build the result with where() or concatenate()")
+        from ._indexing import setitem
+        setitem(self, key, value)
 
     # -- methods --------------------------------------------------------------
     def astype(self, dtype, copy=True):
         name = dtype_name(dtype)
         if name == self._dtype:
-            return self
+            return self._fresh() if copy else self
         return emit(self._st, "cast", [self], {"dtype": name})
 
     def reshape(self, *shape, order="C"):
@@ -635,8 +667,8 @@ class Tensor:
             x = minimum(x, a_max)
         return x
 
-    def copy(self):
-        return self
+    def copy(self, order="K"):
+        return self._fresh()
 
     # NumPy's methods that are its functions (_numpy has them).
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):

@@ -78,6 +78,24 @@ bool Function::refresh(Site& s) {
   return true;
 }
 
+namespace {
+
+// Whether two result specs, None (one array, no writes) or (tree, ints,
+// count, writes), differ in their writes only.
+bool writes_differ(nb::handle a, nb::handle b) {
+  if (a.is_none() && b.is_none()) return false;
+  if (a.is_none() || b.is_none()) {
+    nb::handle spec = a.is_none() ? b : a;
+    return spec[0].equal(nb::make_tuple("leaf")) && nb::len(nb::object(spec[3])) > 0;
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (!a[i].equal(b[i])) return false;
+  }
+  return !a[3].equal(b[3]);
+}
+
+}  // namespace
+
 Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   nb::gil_scoped_acquire gil;
   auto* pt = new PyTracer(&t);
@@ -92,7 +110,10 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
     nb::object spec = r[0];
     if (!s.traced) {
       s.out_spec = spec;
+      s.writes = nb::cast<bool>(r[2]);
       s.traced = true;
+    } else if (writes_differ(s.out_spec, spec)) {
+      return graph_break("the function writes into its inputs otherwise than on its first trace");
     } else if (!s.out_spec.equal(spec)) {
       PyErr_SetString(PyExc_ValueError, ("shapejit: " + name_ + " returns results of another structure than on its first trace (" +
                                          nb::cast<std::string>(nb::repr(spec)) + ", was " +
@@ -114,11 +135,12 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   }
 }
 
-nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs) {
+nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
   if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
   nb::list arrays;
   for (ir::Tensor& t : outputs) arrays.append(to_numpy(std::move(t)));
+  if (s.writes) return unflatten_(s.out_spec, arrays, inputs());
   return unflatten_(s.out_spec, arrays);
 }
 
@@ -156,7 +178,14 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       nb::gil_scoped_release release;
       st = site.call(in.span(), trace_fn, outputs);
     }
-    if (st.is_ok()) return results(s, outputs);
+    if (st.is_ok()) {
+      return results(s, outputs, [&] {
+        nb::list all;
+        for (size_t i = 0; i < own; ++i) all.append(fast ? nb::handle(PyTuple_GET_ITEM(args.ptr(), i)) : nb::handle(arrays[i]));
+        for (nb::handle c : ctx.captures) all.append(c);
+        return all;
+      });
+    }
     if (ctx.error) throw std::move(*ctx.error);
     if (st.code() == Code::kRetry) {
       ++retries_;

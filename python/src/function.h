@@ -15,6 +15,7 @@
 // taken back by the trace function and the log.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,7 @@ class Function {
     std::vector<Capture> captures;
     bool traced = false;
     nb::object out_spec;  // the result's structure; None: one array
+    bool writes = false;  // the function writes into its inputs: results() writes them back
   };
   struct TraceContext;
 
@@ -58,7 +60,8 @@ class Function {
   // Reads each capture from its source; false when one is gone (retrace).
   bool refresh(Site& s);
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
-  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs);
+  // `inputs` gives the call's arrays, captures after its own, for the writes.
+  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs);
 
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;

@@ -84,12 +84,23 @@ def test_bad_configs():
         sj.jit(3)
 
 
-def test_setting_items_of_traced_tensors():
-    def f(x):
-        x[0] = 1
+def test_writes_out_of_range_or_of_the_wrong_shape():
+    def f(x, i):
+        x[i] = 1
         return x
-    with pytest.raises(TypeError, match="immutable"):
-        jit(f)(np.ones(2, np.float32))
+    x = np.ones(2, np.float32)
+    with pytest.raises(IndexError, match="out of bounds"):
+        jit(f)(x, 5)
+    with pytest.raises(IndexError, match="out of bounds"):
+        jit(f)(x, -3)
+    np.testing.assert_array_equal(x, np.ones(2))  # nothing written
+
+    def g(x, v):
+        x[:1] = v
+        return x
+    with pytest.raises(ValueError, match="cannot expand"):
+        jit(g)(x, np.ones(2, np.float32))
+    np.testing.assert_array_equal(x, np.ones(2))
 
 
 def test_record_then_replay(tmp_path):

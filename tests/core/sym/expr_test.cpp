@@ -184,6 +184,22 @@ TEST(ShapeEnv, UnifyBindsTheNewerSymbol) {
   EXPECT_FALSE(env.unify(a, c, Origin::kBroadcast).value());
 }
 
+TEST(ShapeEnv, UnifyWithAnExpressionOfTheSymbolItselfRecordsAFact) {
+  // A write's block min(n, p + k) - p against the value's k: k cannot be
+  // bound to an expression of k; the equality is a fact the guards keep.
+  ShapeEnv env(true);
+  Expr n = env.input_dim("n", 0, 0, 8).value();
+  Expr k = env.input_dim("k", 1, 0, 3).value();
+  Expr p = env.input_dim("p", 2, 0, 4).value();
+  Expr block = min(n, p + k) - p;
+  EXPECT_TRUE(env.unify(k, block, Origin::kBroadcast).value());
+  EXPECT_TRUE(env.resolve(k).is_symbol());
+  ASSERT_EQ(env.facts().size(), 1u);
+  EXPECT_EQ(env.facts()[0].rel, Rel::kEq);
+  EXPECT_TRUE(env.unify(block, k, Origin::kBroadcast).value());  // answered by the fact
+  EXPECT_EQ(env.facts().size(), 1u);
+}
+
 TEST(ShapeEnv, DataDependentDecisionIsAGraphBreak) {
   ShapeEnv env(true);
   Expr a = env.input_dim("a", 0, 0, 5).value();

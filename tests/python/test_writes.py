@@ -1,0 +1,194 @@
+"""Writes into arrays (x[k] = v), functionalized: traced as updates, the
+caller's arrays written when the call returns, exactly NumPy's effects; what
+cannot be traced so (a write through a view, a scatter) is a graph break."""
+import copy
+
+import numpy as np
+import pytest
+
+import shapejit as sj
+from conftest import jit
+
+
+def same_as_numpy(fn, *args, calls=1, **policy):
+    """fn jitted, called `calls` times on copies of args, against fn itself:
+    results and every argument after each call (the writes) equal NumPy's."""
+    f = jit(fn, **policy)
+    mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+    for _ in range(calls):
+        got, want = f(*mine), fn(*theirs)
+        np.testing.assert_array_equal(got, want)
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a, b)
+    return f.stats()
+
+
+def f32(*shape):
+    return np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+
+
+@pytest.mark.parametrize("key", [
+    np.s_[1:3], np.s_[2], np.s_[-1], np.s_[:, 1], np.s_[1:, :2], np.s_[..., 0], np.s_[-3:-1, 1:],
+    np.s_[5:2], np.s_[0:100], np.s_[1, 2], np.s_[:],
+], ids=str)
+def test_a_block_written_into_an_argument(key):
+    def fn(x, v):
+        x[key] = v
+        return x * 2
+    for v in (np.float32(7), np.full(f32(4, 3)[key].shape, 5.0, np.float32)):
+        s = same_as_numpy(fn, f32(4, 3), v)
+        assert s["graph_breaks"] == 0
+
+
+def test_a_write_casts_and_broadcasts_as_numpy():
+    def fn(x, v):
+        x[1:3] = v      # a row broadcast over two rows, float64 into float32
+        x[0] = 2        # an int
+        x[3, :] = v[0] * 0.5
+        return x
+    assert same_as_numpy(fn, f32(4, 3), np.array([1.5, 2.5, 3.5]))["graph_breaks"] == 0
+    with pytest.raises(ValueError):  # NumPy: could not broadcast (3,) into (2,)
+        jit(fn)(f32(4, 2), np.ones(3))
+
+
+def test_writes_at_sizes_stay_symbolic():
+    # A cache written at a position that grows each call, read up to it.
+    def step(cache, x, pos):
+        cache[pos:pos + x.shape[0]] = x
+        return cache[:pos + x.shape[0]].sum(axis=0)
+    f = jit(step)
+    mine, theirs = np.zeros((16, 4), np.float32), np.zeros((16, 4), np.float32)
+    pos = 0
+    for n in (5, 1, 1, 1, 1, 1, 1, 2):
+        x = np.full((n, 4), pos + 1, np.float32)
+        np.testing.assert_array_equal(f(mine, x, pos), step(theirs, x, pos))
+        np.testing.assert_array_equal(mine, theirs)
+        pos += n
+    s = f.stats()
+    assert s["graph_breaks"] == 0 and s["compiles"] <= 3
+
+
+def test_a_masked_write_and_repeated_writes():
+    def fn(x):
+        x[x < 3] = -1
+        x[1] += 10      # read after the first write, then written again
+        x[1:3] *= 2
+        return x.sum()
+    assert same_as_numpy(fn, f32(3, 4), calls=2)["graph_breaks"] == 0
+
+
+def test_an_array_made_in_the_body_is_filled_in_place():
+    def fn(x):
+        out = np.zeros((x.shape[0], 2), np.float32)
+        out[:, 0] = x.sum(axis=1)
+        out[:, 1] = x.max(axis=1)
+        return out
+    assert same_as_numpy(fn, f32(5, 3))["graph_breaks"] == 0
+
+
+def test_a_copy_is_written_alone():
+    def fn(x):
+        y = x.copy()
+        y[0] = 100
+        z = np.array(x)
+        z[1] = 50
+        w = x.astype(np.float32)
+        w[2] = 25
+        return y + z + w
+    assert same_as_numpy(fn, f32(3, 2))["graph_breaks"] == 0
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[0].__setitem__(1, 9.0),              # x[0][1] = 9: a view of x
+    lambda x: x.T.__setitem__(0, 9.0),               # through a transpose
+    lambda x: x.reshape(-1).__setitem__(0, 9.0),
+    lambda x: x.__setitem__(np.array([0, 2]), 9.0),  # a scatter
+    lambda x: x.__setitem__(np.s_[::2], 9.0),        # strided
+], ids=["view", "transpose", "reshape", "scatter", "strided"])
+def test_what_a_write_cannot_trace_breaks_the_graph(fn):
+    def g(x):
+        fn(x)
+        return x + 1
+    s = same_as_numpy(g, f32(3, 4), calls=2)
+    assert s["graph_breaks"] >= 1
+
+
+def test_an_instance_cache_written_in_place():
+    class Attention:
+        def __init__(self):
+            self.cache = np.zeros((2, 12, 3), np.float32)
+            self.w = np.eye(3, dtype=np.float32)
+
+        def __call__(self, x, pos):
+            n = x.shape[1]
+            self.cache[:, pos:pos + n] = x @ self.w
+            return self.cache[:, :pos + n].mean(axis=1)
+
+    class Model:
+        def __init__(self):
+            self.layers = [Attention(), Attention()]
+
+        def __call__(self, x, pos):
+            for layer in self.layers:
+                x = x + layer(x, pos)[:, None, :]
+            return x
+
+    plain = Model.__call__
+    Model.__call__ = sj.jit(Model.__call__)
+    mine, theirs = Model(), Model()
+    rng = np.random.default_rng(0)
+    pos = 0
+    for n in (4, 1, 1, 1, 1, 1, 1):
+        x = rng.random((2, n, 3), np.float32)
+        np.testing.assert_allclose(mine(x, pos), plain(theirs, x, pos), rtol=1e-6)
+        for a, b in zip(mine.layers, theirs.layers):
+            np.testing.assert_allclose(a.cache, b.cache, rtol=1e-6)
+        pos += n
+    s = Model.__call__.stats()
+    assert s["graph_breaks"] == 0 and s["compiles"] == 2 and s["sites"] == 1  # pos 0, then every pos
+
+
+def test_rebinding_an_attribute_breaks_the_graph():
+    class Grow:
+        def __init__(self):
+            self.cache = np.zeros((0, 2), np.float32)
+
+        def __call__(self, x):
+            self.cache = np.concatenate([self.cache, x])
+            return self.cache.sum()
+
+    plain = Grow.__call__
+    Grow.__call__ = sj.jit(Grow.__call__)
+    mine, theirs = Grow(), Grow()
+    for n in (1, 2, 3):
+        x = np.ones((n, 2), np.float32)
+        assert mine(x) == plain(theirs, x)
+        np.testing.assert_array_equal(mine.cache, theirs.cache)
+    assert Grow.__call__.stats()["graph_breaks"] >= 1
+
+
+def test_writes_that_change_between_traces_break_the_graph():
+    def fn(x):
+        if x.shape[0] > 2:
+            x[0] = 1
+        return x * 2
+    f = jit(fn)
+    for n in (2, 3, 4, 2):
+        mine, theirs = f32(n, 2), f32(n, 2)
+        np.testing.assert_array_equal(f(mine), fn(theirs))
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_an_int_argument_as_an_index_reads_and_writes_as_numpy():
+    def fn(x, i):
+        y = x[i] * 2
+        x[i] = -1
+        return y
+    f = jit(fn)
+    for i in (0, 1, 2, 3, -1, -2, -4, 3, -1):
+        mine, theirs = f32(4, 2), f32(4, 2)
+        np.testing.assert_array_equal(f(mine, i), fn(theirs, i))
+        np.testing.assert_array_equal(mine, theirs)
+    for i in (4, -5):
+        with pytest.raises(IndexError):
+            f(f32(4, 2), i)
