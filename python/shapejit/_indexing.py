@@ -31,6 +31,7 @@ def getitem(x: Tensor, key):
         idx = as_tensor(st, key)
         if idx._dtype == "bool":
             return emit(st, "masked_select", [x, idx])
+        idx = _from_the_end(x, 0, key, idx)
         if idx.ndim == 1:
             return emit(st, "index_select", [x, idx], {"dim": 0})
         if x.ndim == 2:
@@ -40,7 +41,7 @@ def getitem(x: Tensor, key):
     if isinstance(key, range):
         return getitem(x, _arange_of(st, key))
     if isinstance(key, list):
-        return getitem(x, as_tensor(st, key, "i64", index=True))
+        return getitem(x, _index_list(x, 0, key))
     items = _normalize_index(key, x.ndim)
     if sum(1 for k in items if k is not None) > x.ndim:
         raise IndexError(f"too many indices for a tensor of rank {x.ndim}")
@@ -64,9 +65,15 @@ def getitem(x: Tensor, key):
                 x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
             dim += 1
         elif isinstance(k, (Tensor, np.ndarray, list, range)):
-            idx = _arange_of(st, k) if isinstance(k, range) else as_tensor(st, k, "i64", index=True)
+            if isinstance(k, range):
+                idx = _arange_of(st, k)
+            elif isinstance(k, list):
+                idx = _index_list(x, dim, k)
+            else:
+                idx = as_tensor(st, k, "i64", index=True)
             if idx.ndim != 1 or idx._dtype == "bool":
                 _break(st, "advanced indexing beyond one integer index array per dim")
+            idx = _from_the_end(x, dim, k, idx)
             x = emit(st, "index_select", [x, idx], {"dim": dim})
             dim += 1
         else:
@@ -77,6 +84,25 @@ def getitem(x: Tensor, key):
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
     return x
+
+
+def _index_list(x, dim, key):
+    """A list of indices as a tensor, negative numbers counted from the end of `dim`."""
+    n = x.shape[dim]
+    items = [k + n if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k < 0 else k for k in key]
+    return as_tensor(x._st, items, "i64", index=True)
+
+
+def _from_the_end(x, dim, key, idx):
+    """Index values below zero counted from the end of `dim`, as NumPy does
+    (a constant array with none of them left as it is)."""
+    if isinstance(key, list) or (isinstance(key, np.ndarray) and key.dtype != np.bool_ and (key.size == 0 or key.min() >= 0)):
+        return idx
+    if idx._dtype == "bool":
+        return idx
+    st = x._st
+    n = x.shape[dim]
+    return emit(st, "where", [emit(st, "lt", [idx, 0]), emit(st, "add", [idx, as_tensor(st, n).astype(idx._dtype)]), idx])
 
 
 def _integer_index(x, dim, k):

@@ -1,5 +1,6 @@
 """The examples, on small sizes: the quickstart and the encoder against NumPy,
-the decoder serving loop against the same loop in NumPy."""
+the decoder serving loop against the same loop in NumPy, the NumPy models
+(run unchanged) against NumPy running them."""
 import pathlib
 import sys
 
@@ -7,6 +8,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples")
 
 import decoder_serving  # noqa: E402
 import encoder  # noqa: E402
+import llama_numpy  # noqa: E402
 import quickstart  # noqa: E402
 
 
@@ -28,3 +30,13 @@ def test_decoder_serving_matches_numpy():
     server, mismatches = decoder_serving.main(["--requests", "3", "--max-decode", "4", "--max-context", "48", "--check"])
     assert mismatches == 0
     assert server.block.stats()["compiles"] == 2  # prefill and decode, each dynamic in its sizes
+
+
+def test_llama_in_numpy_generates_numpys_ids_with_two_compiles():
+    jit_ids, numpy_ids, stats, _ = llama_numpy.main(["--tokens", "40", "--layers", "2", "--dim", "64", "--heads", "4",
+                                                      "--kv-heads", "2", "--hidden", "128", "--vocab", "256",
+                                                      "--max-seq", "64"])
+    assert jit_ids == numpy_ids and len(jit_ids) == 40
+    # The prompt, then every later step: the cache written in place and the
+    # growing position stay inside compiled calls.
+    assert (stats["compiles"], stats["graph_breaks"], stats["calls"]) == (2, 0, 40)

@@ -192,3 +192,11 @@ def test_an_int_argument_as_an_index_reads_and_writes_as_numpy():
     for i in (4, -5):
         with pytest.raises(IndexError):
             f(f32(4, 2), i)
+
+
+def test_negative_indices_in_index_arrays_count_from_the_end():
+    def fn(x, idx):
+        return x[:, [-1, 0]].sum(axis=1) + x[[-2]].sum() + x[idx].sum(axis=1)[:3]
+    f = jit(fn)
+    for idx in (np.array([0, -1, -3]), np.array([1, 2, 0])):
+        np.testing.assert_array_equal(f(f32(3, 4), idx), fn(f32(3, 4), idx))
