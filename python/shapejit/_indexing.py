@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from ._tracing import _END, SymInt, Tensor, _break, _shape_operand, as_tensor, emit, is_array
+from ._tracing import _END, SymInt, SymRange, Tensor, _break, _shape_operand, as_tensor, emit, is_array
 
 
 def _normalize_index(key, rank):
@@ -38,7 +38,7 @@ def getitem(x: Tensor, key):
             return emit(st, "embedding", [x, idx])
         flat = emit(st, "index_select", [x, idx.reshape(-1)], {"dim": 0})
         return flat.reshape(*idx.shape, *x.shape[1:])
-    if isinstance(key, range):
+    if isinstance(key, (range, SymRange)):
         return getitem(x, _arange_of(st, key))
     if isinstance(key, list):
         return getitem(x, _index_list(x, 0, key))
@@ -64,8 +64,8 @@ def getitem(x: Tensor, key):
                 stop = _END if k.stop is None else _shape_operand(k.stop)
                 x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
             dim += 1
-        elif isinstance(k, (Tensor, np.ndarray, list, range)):
-            if isinstance(k, range):
+        elif isinstance(k, (Tensor, np.ndarray, list, range, SymRange)):
+            if isinstance(k, (range, SymRange)):
                 idx = _arange_of(st, k)
             elif isinstance(k, list):
                 idx = _index_list(x, dim, k)
@@ -118,7 +118,7 @@ def _integer_index(x, dim, k):
     return i, i + 1
 
 
-def _arange_of(st, r: range):
+def _arange_of(st, r):
     """A range's indices as a tensor (sizes in it stay traced only where Python kept them)."""
     return emit(st, "arange", [r.start, r.stop, r.step], {"dtype": "i64"})
 
@@ -215,7 +215,7 @@ def _block_key(st, x, key):
                 start = 0 if k.start is None else _shape_operand(k.start)
                 stop = _END if k.stop is None else _shape_operand(k.stop)
                 out.append((dim, start, stop, False))
-        elif isinstance(k, (Tensor, np.ndarray, list, range)):
+        elif isinstance(k, (Tensor, np.ndarray, list, range, SymRange)):
             _break(st, "a write at integer index arrays (a scatter)")
         else:
             out.append((dim, *_integer_index(x, dim, k), True))

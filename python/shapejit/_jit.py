@@ -164,7 +164,7 @@ def trace(tracer, fn, args, kwargs, captures):
         return _int_of(leaf, t) if type(leaf) is int else t
 
     targs, tkwargs = _pytree.map_leaves(traced, (args, kwargs), _argument_leaf)
-    with st, _numpy.creation_functions(), _arrays_of(st):
+    with st, _numpy.size_functions(), _arrays_of(st):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
             spec, leaves = None, [out]

@@ -40,13 +40,13 @@ def vecdot(x1, x2, /, *, axis=-1):
 def tensordot(a, b, axes=2):
     st = _st(a, b)
     a, b = _t(st, a), _t(st, b)
-    if isinstance(axes, (int, np.integer)):
+    if isinstance(axes, (int, np.integer, T.SymInt)):
         n = int(axes)
         ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
     else:
         ax_a, ax_b = axes
-        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
-        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer, T.SymInt)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer, T.SymInt)) else list(ax_b)
     ax_a = [_axis(x, a.ndim) for x in ax_a]
     ax_b = [_axis(x, b.ndim) for x in ax_b]
     free_a = [d for d in range(a.ndim) if d not in ax_a]

@@ -93,7 +93,7 @@ def array_split(x, indices_or_sections, axis=0):
     x = _t(st, x)
     axis = _axis(axis, x.ndim)
     n = x.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if isinstance(indices_or_sections, (int, np.integer, SymInt)):
         k = int(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
@@ -108,7 +108,7 @@ def array_split(x, indices_or_sections, axis=0):
 
 def split(x, indices_or_sections, axis=0):
     st = _st(x)
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if isinstance(indices_or_sections, (int, np.integer, SymInt)):
         xt = _t(st, x)
         n = xt.shape[_axis(axis, xt.ndim)]
         if not bool(n % int(indices_or_sections) == 0):

@@ -10,9 +10,11 @@ what they share in `_np_base`); this module maps NumPy's callables to them
 holds and what NumPy functions model code uses that it does not.
 
 NumPy's creation functions (`np.arange(n)`, `np.zeros((n, d))`, `np.tri(n)`)
-do not dispatch on a SymInt argument, so while a trace is recorded they
-are wrapped (`creation_functions`): given a SymInt, they trace a symbolic op;
-given plain numbers, they are NumPy's own.
+do not dispatch on a SymInt argument, and Python's `len` must return an int,
+so while a trace is recorded they are wrapped (`size_functions`): given a
+SymInt (or a tensor, for `len`), they trace a symbolic op, `len(x)` is
+`x.shape[0]` and `range(n)` a `SymRange`; given anything else, they are
+NumPy's and Python's own.
 """
 from __future__ import annotations
 
@@ -82,7 +84,7 @@ if hasattr(np, "row_stack"):
 def _sizes_in(args, kwargs):
     """Whether the arguments hold a SymInt or a Tensor (in lists and tuples too)."""
     def has(x):
-        if isinstance(x, (SymInt, Tensor)):
+        if isinstance(x, (SymInt, Tensor, T.SymRange)):
             return True
         if isinstance(x, (list, tuple)):
             return builtins.any(has(e) for e in x)
@@ -102,14 +104,57 @@ def _creation():
     }
 
 
+_len = builtins.len
+_range = builtins.range
+
+
+def _traced_len(obj):
+    if isinstance(obj, Tensor):
+        if obj.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return obj.shape[0]
+    if isinstance(obj, T.SymRange):
+        return obj.size()
+    return _len(obj)
+
+
+class _RangeType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, (_range, T.SymRange))
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, (_range, T.SymRange))
+
+    def __call__(cls, *args):
+        if T.current() is not None and builtins.any(isinstance(a, SymInt) for a in args):
+            return T.SymRange(*args)
+        return _range(*args)
+
+
+class _TracedRange(metaclass=_RangeType):
+    """builtins.range while traces are recorded: a type (isinstance(r, range)
+    holds for ranges and SymRanges) whose call makes a SymRange of sizes."""
+    __doc__ = _range.__doc__
+
+
+def _patches():
+    """(module, name, the function while tracing); a function is wrapped so
+    that a thread not tracing gets the original, given `takes` is false."""
+    out = [(np, name, _wrapped(name, getattr(np, name), traced, _sizes_in)) for name, traced in _creation().items()]
+    takes_len = lambda args, kwargs: bool(args) and isinstance(args[0], (Tensor, T.SymRange))  # noqa: E731
+    out.append((builtins, "len", _wrapped("len", _len, _traced_len, takes_len)))
+    out.append((builtins, "range", _TracedRange))
+    return out
+
+
 _lock = threading.Lock()
 _active = 0
-_originals = {}
+_originals = []
 
 
-def _wrapped(name, original, traced):
+def _wrapped(name, original, traced, takes):
     def f(*args, **kwargs):
-        if T.current() is not None and _sizes_in(args, kwargs):
+        if T.current() is not None and takes(args, kwargs):
             return traced(*args, **kwargs)
         return original(*args, **kwargs)
     f.__name__ = name
@@ -119,17 +164,17 @@ def _wrapped(name, original, traced):
 
 
 @contextlib.contextmanager
-def creation_functions():
+def size_functions():
     """While a trace is recorded, numpy's creation functions take SymInts
-    (np.arange(n), np.zeros((n, d)), np.tri(n)) and trace symbolic ops. A
-    thread that is not tracing still gets NumPy's own behaviour."""
+    (np.arange(n), np.zeros((n, d)), np.tri(n)) and trace symbolic ops, and
+    len() and range() of sizes stay sizes. A thread that is not tracing
+    still gets NumPy's and Python's own behaviour."""
     global _active
     with _lock:
         if _active == 0:
-            for name, traced in _creation().items():
-                original = getattr(np, name)
-                _originals[name] = original
-                setattr(np, name, _wrapped(name, original, traced))
+            for module, name, replacement in _patches():
+                _originals.append((module, name, getattr(module, name)))
+                setattr(module, name, replacement)
         _active += 1
     try:
         yield
@@ -137,6 +182,6 @@ def creation_functions():
         with _lock:
             _active -= 1
             if _active == 0:
-                for name, original in _originals.items():
-                    setattr(np, name, original)
+                for module, name, original in _originals:
+                    setattr(module, name, original)
                 _originals.clear()

@@ -47,7 +47,7 @@ def _np_float(x):
 
 
 def _axes_tuple(axes, ndim):
-    if isinstance(axes, int):
+    if isinstance(axes, (int, T.SymInt)):
         axes = (axes,)
     return tuple(a % ndim for a in axes)
 
@@ -216,7 +216,7 @@ def layer_norm(x, weight=None, bias=None, axes=-1, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over `axes`, times weight, plus bias."""
     if bias is not None and weight is None:
         raise ValueError("layer_norm: a bias needs a weight (pass ones)")
-    axes_list = [axes] if isinstance(axes, int) else list(axes)
+    axes_list = [axes] if isinstance(axes, (int, T.SymInt)) else list(axes)
     if _tracing(x, weight, bias):
         st = _st(x, weight, bias)
         ins = [T.as_tensor(st, v) for v in (x, weight, bias) if v is not None]
@@ -235,7 +235,7 @@ def layer_norm(x, weight=None, bias=None, axes=-1, eps=1e-5):
 
 def rms_norm(x, weight=None, axes=-1, eps=1e-6):
     """x / sqrt(mean(x^2) + eps) over `axes`, times weight."""
-    axes_list = [axes] if isinstance(axes, int) else list(axes)
+    axes_list = [axes] if isinstance(axes, (int, T.SymInt)) else list(axes)
     if _tracing(x, weight):
         st = _st(x, weight)
         ins = [T.as_tensor(st, v) for v in (x, weight) if v is not None]

@@ -211,6 +211,8 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
         return x
     if is_array(x):
         return st.lift(x)
+    if isinstance(x, SymRange):
+        return emit(st, "arange", [x.start, x.stop, x.step], {"dtype": "i64"})
     if isinstance(x, SymInt):  # [n] from arange(n, n + 1), reshaped to 0-d
         return emit(st, "reshape", [emit(st, "arange", [x, emit(st, "sym_add", [x, 1]), 1])])
     if isinstance(x, (bool, np.bool_)):
@@ -455,6 +457,44 @@ class SymInt:
 
 def _scalar_of(o):
     return int(o) if isinstance(o, SymInt) else o
+
+
+_range = range
+
+
+class SymRange:
+    """What `range(n)` is while a trace is recorded and n is a SymInt (see
+    _numpy.size_functions): as an index (`wpe[range(len(ids))]`) or an array
+    (`np.asarray(range(n))`) it is a traced arange; what Python needs as
+    numbers (iterating it, `in`, an item) reads its bounds, each an
+    observation like int(n)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        self.start, self.stop, self.step = (_shape_operand(a) for a in (start, stop, step))
+        if isinstance(self.step, int) and self.step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+
+    def _numbers(self):
+        return _range(int(self.start), int(self.stop), int(self.step))
+
+    def size(self):
+        """Its length, traced where its step is 1."""
+        if isinstance(self.step, int) and self.step == 1:
+            n = self.stop - self.start
+            return emit(n._st, "sym_max", [n, 0]) if isinstance(n, SymInt) else max(n, 0)
+        return len(self._numbers())
+
+    def __iter__(self): return iter(self._numbers())
+    def __reversed__(self): return reversed(self._numbers())
+    def __len__(self): return len(self._numbers())
+    def __getitem__(self, i): return self._numbers()[i]
+    def __contains__(self, v): return v in self._numbers()
+    def __repr__(self): return f"range({self.start!r}, {self.stop!r}, {self.step!r})"
 
 
 # NumPy ufuncs and functions a Tensor answers to (filled by _ops with

@@ -4,10 +4,13 @@ the decoder serving loop against the same loop in NumPy, the NumPy models
 import pathlib
 import sys
 
+import numpy as np
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
 
 import decoder_serving  # noqa: E402
 import encoder  # noqa: E402
+import gpt2_numpy  # noqa: E402
 import llama_numpy  # noqa: E402
 import quickstart  # noqa: E402
 
@@ -40,3 +43,12 @@ def test_llama_in_numpy_generates_numpys_ids_with_two_compiles():
     # The prompt, then every later step: the cache written in place and the
     # growing position stay inside compiled calls.
     assert (stats["compiles"], stats["graph_breaks"], stats["calls"]) == (2, 0, 40)
+
+
+def test_gpt2_in_numpy_generates_numpys_ids_with_one_compile():
+    jit_ids, numpy_ids, stats = gpt2_numpy.main(["--vocab", "500", "--ctx", "64", "--embd", "64", "--layers", "2",
+                                                 "--heads", "4", "--tokens", "24"])
+    assert np.array_equal(jit_ids, numpy_ids) and len(jit_ids) == 8 + 24
+    # The length is a symbol throughout (positions and mask made from it):
+    # the prompt and every longer sequence share one dynamic entry.
+    assert (stats["compiles"], stats["graph_breaks"], stats["calls"]) == (1, 0, 24)

@@ -322,3 +322,34 @@ def test_namedtuples_are_trees_in_arguments_results_and_eager_calls():
     gj = jit(g)
     np.testing.assert_allclose(gj(p, x), g(p, x))
     assert gj.stats()["graph_breaks"] == 1
+
+
+def test_len_and_range_of_sizes_stay_symbolic():
+    # Python forces __len__ to an int; while a trace is recorded, len() of a
+    # tensor is its first size and range() of sizes a traced range, so
+    # wpe[range(len(ids))] does not freeze the length.
+    def f(ids, table):
+        return table[ids] + table[range(len(ids))] + np.asarray(range(len(ids)))[:, None]
+    g = jit(f)
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)
+    for n in range(2, 9):
+        ids = np.arange(n)[::-1].copy()
+        np.testing.assert_array_equal(g(ids, table), f(ids, table))
+    s = g.stats()
+    assert (s["compiles"], s["graph_breaks"]) == (1, 0)
+
+
+def test_iterating_a_range_of_sizes_reads_the_number():
+    def f(x):
+        total = x[0] * 0
+        for i in range(len(x)):   # Python iterates: the size is observed
+            total = total + x[i] * i
+        assert isinstance(range(3), range) and isinstance(range(len(x)), range)
+        return total, len(range(1, len(x))), 2 in range(len(x))
+    g = jit(f)
+    for n in (3, 4, 3):
+        x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+        got, want = g(x), f(x)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:] == want[1:]
+    assert g.stats()["compiles"] == 2 and g.stats()["recompile_reasons"] == {"interpreter needs int": 1}
