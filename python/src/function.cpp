@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/shared_ptr.h>
 
+#include "python/src/pytree.h"
 #include "python/src/tracer.h"
 
 namespace shapejit::python {
@@ -37,7 +38,9 @@ Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
   s->name = name_;
   if (!sites_.empty()) {
     std::string k = key.is_none() ? std::to_string(fast_arity) + " arrays" : nb::cast<std::string>(nb::repr(key));
-    if (k.size() > 80) k = k.substr(0, 77) + "...";
+    // A long key is cut for the name: the site's number keeps it apart from
+    // another key that begins alike (the Jit's sites are by name).
+    if (k.size() > 80) k = k.substr(0, 77) + "...#" + std::to_string(sites_.size());
     s->name += "[" + k + "]";
   }
   s->site = &jit_->site(s->name);
@@ -148,23 +151,37 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   const size_t n = nb::len(args);
   bool fast = nb::len(kwargs) == 0;
   for (size_t i = 0; fast && i < n; ++i) fast = PyArray_Check(PyTuple_GET_ITEM(args.ptr(), i));
-  nb::object arrays, key = nb::none();
-  if (!fast) {
-    nb::object flat = flatten_(args, kwargs);
-    if (flat.is_none()) return fn_(*args, **kwargs);  // called on tracing values: trace through it
-    arrays = flat[0];
-    key = flat[1];
+  // The arrays: the arguments themselves on the fast path, else from the
+  // C++ walk of a signature met before, else from the Python flatten.
+  TreeWalk walk;
+  nb::object arrays;  // the Python flatten's, which `leaves` borrows from
+  std::vector<PyObject*>& leaves = walk.leaves;
+  Site* found = nullptr;
+  if (fast) {
+    found = &site_for(nb::none(), n);
+  } else {
+    const bool walked = walk.walk(args.ptr(), kwargs.ptr());
+    if (walked) found = tree_sites_.find(walk);
+    if (!found) {
+      nb::object flat = flatten_(args, kwargs);
+      if (flat.is_none()) return fn_(*args, **kwargs);  // called on tracing values: trace through it
+      arrays = flat[0];
+      found = &site_for(flat[1], n);
+      if (walked) tree_sites_.add(walk, found);
+      leaves.clear();
+      for (nb::handle a : arrays) leaves.push_back(a.ptr());
+    }
   }
-  Site& s = site_for(key, n);
+  Site& s = *found;
 
   for (int attempt = 0;; ++attempt) {
     if (!refresh(s)) {  // a captured array's source is gone or no longer an array
       s.captures.clear();
       next_generation(s);
     }
-    const size_t own = fast ? n : nb::len(arrays);
+    const size_t own = fast ? n : leaves.size();
     ArgList in(own + s.captures.size());
-    for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : nb::handle(arrays[i]).ptr(), i);
+    for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i], i);
     TraceContext ctx{args, kwargs, nb::list(), nb::object(), std::nullopt};
     for (const Capture& c : s.captures) {
       in.add(c.array.ptr(), in.size());
@@ -181,7 +198,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     if (st.is_ok()) {
       return results(s, outputs, [&] {
         nb::list all;
-        for (size_t i = 0; i < own; ++i) all.append(fast ? nb::handle(PyTuple_GET_ITEM(args.ptr(), i)) : nb::handle(arrays[i]));
+        for (size_t i = 0; i < own; ++i) all.append(nb::handle(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i]));
         for (nb::handle c : ctx.captures) all.append(c);
         return all;
       });

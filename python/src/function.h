@@ -1,8 +1,9 @@
 // A jitted Python function: the call path from Python into a CallSite.
 //
 // A call's arrays (top-level NumPy arrays on the fast path; any pytree of
-// arrays and values through the package's flatten otherwise) are the
-// inputs; the non-array values make the key that picks a site, so they are
+// arrays and values otherwise, walked in C++ where the call's signature was
+// met before, through the package's flatten where not) are the inputs; the
+// non-array values make the key that picks a site, so they are
 // guarded by value. Arrays the function reads from its closure or globals
 // (weights) are inputs too, after the call's own: the first trace that meets
 // one returns kRetry with what it found, and the call is made again with
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "python/src/arrays.h"
+#include "python/src/pytree.h"
 
 namespace shapejit::python {
 
@@ -70,6 +72,7 @@ class Function {
   std::vector<std::unique_ptr<Site>> sites_;
   std::vector<Site*> by_arity_;  // the fast path: all arguments NumPy arrays, by count
   nb::dict by_key_;             // the other calls: flatten's key -> index in sites_
+  TreeSites<Site> tree_sites_;  // the signatures of their calls met so far -> their sites
   uint64_t retries_ = 0;
 };
 

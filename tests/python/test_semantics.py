@@ -353,3 +353,30 @@ def test_iterating_a_range_of_sizes_reads_the_number():
         np.testing.assert_array_equal(got[0], want[0])
         assert got[1:] == want[1:]
     assert g.stats()["compiles"] == 2 and g.stats()["recompile_reasons"] == {"interpreter needs int": 1}
+
+
+def test_pytree_calls_after_the_first_pick_their_site_in_cpp():
+    # The second call of each signature takes the C++ walk: every kind of
+    # value in a tree, each picking the site its Python key picks.
+    import collections
+    Pair = collections.namedtuple("Pair", "a b")
+
+    class Obj:
+        pass
+
+    o1, o2 = Obj(), Obj()
+    f = jit(lambda tree, x: x * tree["k"] + tree["p"].a.sum() + len(tree["l"]) * tree["f"]
+            + (1 if tree["flag"] else 0) + (2 if tree["s"] == "two" else 0) + (3 if tree["o"] is o1 else 0))
+    x = np.ones(3, np.float32)
+    for _ in range(3):
+        for k in (2, 5):
+            for flag, s, o, fl in ((True, "two", o1, 0.5), (False, "one", o2, 1.5), (None, "".join(["tw", "o"]), o1, -0.0)):
+                tree = {"k": k, "p": Pair(np.full(2, k, np.float32), 1), "l": [x, x], "f": fl,
+                        "flag": flag, "s": s, "o": o}
+                want = x * k + 2 * k + 2 * fl + (1 if flag else 0) + (2 if s == "two" else 0) + (3 if o is o1 else 0)
+                np.testing.assert_array_equal(f(tree, x), want)
+    # a dict with other keys than strings, an int too big to be a size, a
+    # NumPy scalar: the Python flatten every time, still right
+    g = jit(lambda d, x: x * d[1] + d[2])
+    for v in (np.int64(3), 2**70, 4):
+        np.testing.assert_array_equal(g({1: 2.0, 2: float(v)}, x), x * 2 + float(v))
