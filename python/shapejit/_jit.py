@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from . import _numpy, _pytree, _shapejit
+from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
 from ._tracing import SymInt, Tensor
 
@@ -145,19 +145,24 @@ def unflatten(spec, arrays, inputs=None):
 
 # -- the extension's callbacks ----------------------------------------------------
 
-def trace(tracer, fn, args, kwargs, captures):
-    """Runs fn on tracing values; returns (result spec, captures found)."""
-    st = T.TraceState(tracer, fn)
+def traced_call(st, fn, args, kwargs, captures, begin, end):
+    """Runs fn on tracing values of st: the call's arrays, then `captures`,
+    are its inputs (`begin(arrays)` first makes a tracer for them where st
+    has none); `end((spec, tensors))` takes its results while the trace is
+    still current."""
     arrays, key = flatten(args, kwargs)
-    inputs = [Tensor(st, i) for i in range(len(arrays) + len(captures))]
-    for i, t in enumerate(inputs):
+    inputs = list(itertools.chain(arrays, captures))
+    if begin:
+        begin(inputs)
+    tensors = [Tensor(st, i) for i in range(len(inputs))]
+    for i, t in enumerate(tensors):
         t._input = i
     st.captures = list(captures)
     st.roots = _objects(key)
-    for a, t in zip(itertools.chain(arrays, captures), inputs):
+    for a, t in zip(inputs, tensors):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)
-    it = iter(inputs)
+    it = iter(tensors)
 
     def traced(leaf):
         t = next(it)
@@ -167,14 +172,33 @@ def trace(tracer, fn, args, kwargs, captures):
     with st, _numpy.size_functions(), _arrays_of(st):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
-            spec, leaves = None, [out]
-        else:
-            spec, leaves = _results(st, out)
+            return end((None, [out]))
+        return end(_results(st, out))
+
+
+def trace(tracer, fn, args, kwargs, captures):
+    """Runs fn on tracing values; returns (result spec, captures found,
+    whether it writes into its inputs)."""
+    st = T.TraceState(tracer, fn)
+    spec, leaves = traced_call(st, fn, args, kwargs, captures, None, lambda r: r)
     if st.found:
         return None, st.found, False
     for leaf in leaves:
         tracer.output(leaf._id)
     return spec, [], bool(spec and spec[3])
+
+
+def segmented(segments, fn, args, kwargs, captures):
+    """The call after a graph break, as compiled segments (_segments.py):
+    (its results, the arrays it read that were not captures yet); a break
+    that a cut cannot take runs it eagerly."""
+    try:
+        spec, arrays, found = segments.run(fn, args, kwargs, captures, traced_call)
+    except T.GraphBreak:
+        return eager(fn, args, kwargs), []
+    if spec is None:
+        return arrays[0], found
+    return unflatten(spec, arrays, list(itertools.chain(flatten(args, kwargs)[0], captures))), found
 
 
 @contextlib.contextmanager
@@ -298,7 +322,7 @@ def jit(fn=None, *, config=None):
         raise TypeError(f"shapejit.jit: {fn!r} is not callable")
     j = get_jit(config)
     name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}#{next(_counter)}"
-    f = _shapejit._make_function(j, fn, name, _callbacks)
+    f = _shapejit._make_function(j, fn, name, _callbacks, _segments.Segments(j, name))
     functools.update_wrapper(f, fn)
     return f
 
@@ -335,6 +359,7 @@ class _Callbacks:
     trace = staticmethod(trace)
     unflatten = staticmethod(unflatten)
     eager = staticmethod(eager)
+    segmented = staticmethod(segmented)
 
 
 _callbacks = _Callbacks()

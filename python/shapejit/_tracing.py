@@ -68,6 +68,7 @@ class TraceState:
         self.captures = []   # the arrays that are inputs after the call's own
         self.writes = []     # (input, index or None for all of it, value): writes into inputs, in order
         self.roots = ()      # the objects the call passes (keyed by identity)
+        self.live = None     # a segmented run's: the tracing values made (a WeakSet)
         self._sources = None
 
     def __enter__(self):
@@ -102,6 +103,18 @@ class TraceState:
         self.by_id[id(array)] = t
         self.keep.append(array)
         return t
+
+    def declare_break(self, why):
+        """The trace cannot go on: the site caches the break."""
+        self.tr.break_graph(why)
+
+    # What needs data: while a call is traced whole, a graph break (the call
+    # runs eagerly); a segmented run (_segments.py) cuts the graph instead.
+    def read(self, tensor, convert, why):
+        _break(self, why)
+
+    def call_numpy(self, func, args, kwargs, why):
+        _break(self, why)
 
     def source_of(self, array):
         """Where the function reaches `array`: (root, ((is_attr, key), ...)), or None."""
@@ -347,7 +360,7 @@ def _axes(axis, rank):
 
 
 def _break(st, why):
-    st.tr.break_graph(why)
+    st.declare_break(why)
     raise GraphBreak(why)
 
 
@@ -361,6 +374,14 @@ class SymBool:
 
     def __bool__(self):
         return self._st.tr.guard_bool(self._cmp, self._a, self._b)
+
+    def __int__(self):
+        return int(bool(self))
+
+    __index__ = __int__
+
+    def __float__(self):
+        return float(bool(self))
 
     def __and__(self, other):
         return bool(self) and bool(other)
@@ -391,10 +412,12 @@ def _sym_operand(x):
 class SymInt:
     """A size of the traced call: arithmetic is traced, reading it as a number guards it."""
 
-    __slots__ = ("_st", "_id")
+    __slots__ = ("_st", "_id", "__weakref__")
 
     def __init__(self, st, vid):
         self._st, self._id = st, vid
+        if st.live is not None:
+            st.live.add(self)
 
     def _sym(self, op, other, reverse=False):
         o = _sym_operand(other)
@@ -510,7 +533,7 @@ class Tensor:
     # moves it to the updated value. `_view`: NumPy would give it as a view
     # of another array; `_input`: the input it is, whose writes go back to
     # the caller's array.
-    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input")
+    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, st, vid, dtype=None, rank=None):
@@ -518,6 +541,8 @@ class Tensor:
             _, dtype, rank = st.tr.info(vid)
         self._st, self._id, self._dtype, self.ndim, self._shape = st, vid, dtype, rank, None
         self._view, self._input = False, None
+        if st.live is not None:
+            st.live.add(self)
 
     def _fresh(self):
         """A new array of the same value (NumPy's copy): writes into it are its own."""
@@ -553,26 +578,29 @@ class Tensor:
     def __repr__(self):
         return f"shapejit.Tensor(v{self._id}, dtype={self.dtype}, ndim={self.ndim})"
 
-    # -- what would need the data: graph breaks -----------------------------
+    # -- what needs the data: graph breaks (a cut between segments, or the
+    # whole call run eagerly: TraceState.read) ------------------------------
     def __bool__(self):
-        _break(self._st, "the function branches on tensor data (bool of a tensor)")
+        return self._st.read(self, bool, "the function branches on tensor data (bool of a tensor)")
 
-    def item(self):
-        _break(self._st, "the function reads a tensor element (.item())")
+    def item(self, *index):
+        return self._st.read(self, lambda a: a.item(*index), "the function reads a tensor element (.item())")
 
     def tolist(self):
-        _break(self._st, "the function reads tensor data (.tolist())")
+        return self._st.read(self, lambda a: a.tolist(), "the function reads tensor data (.tolist())")
 
     def __float__(self):
-        _break(self._st, "the function reads a tensor as a float")
+        return self._st.read(self, float, "the function reads a tensor as a float")
 
     def __int__(self):
-        _break(self._st, "the function reads a tensor as an int")
+        return self._st.read(self, int, "the function reads a tensor as an int")
 
-    __index__ = __int__
+    def __index__(self):
+        return self._st.read(self, operator.index, "the function reads a tensor as an int")
 
-    def __array__(self, *a, **k):
-        _break(self._st, "the function converts a tensor to a NumPy array")
+    def __array__(self, dtype=None, copy=None):
+        return self._st.read(self, lambda a: a if dtype is None else a.astype(dtype),
+                             "the function converts a tensor to a NumPy array")
 
     def __iter__(self):
         for i in range(len(self)):
@@ -766,12 +794,13 @@ class Tensor:
             x = inputs[0]
             op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
             return op(axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
-        _break(self._st, f"np.{ufunc.__name__}.{method} has no shapejit op")
+        what = ufunc if method == "__call__" else getattr(ufunc, method)
+        return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method} has no shapejit op")
 
     def __array_function__(self, func, types, args, kwargs):
         impl = _FUNCTIONS.get(func)
         if impl is None:
-            _break(self._st, f"np.{func.__name__} has no shapejit op")
+            return self._st.call_numpy(func, args, kwargs, f"np.{func.__name__} has no shapejit op")
         return impl(*args, **kwargs)
 
 

@@ -16,14 +16,16 @@ struct Function::TraceContext {
   std::optional<nb::python_error> error;  // raised by the traced function
 };
 
-Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers)
+Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments)
     : jit_(std::move(jit)),
       fn_(std::move(fn)),
       name_(std::move(name)),
       flatten_(helpers.attr("flatten")),
       trace_(helpers.attr("trace")),
       unflatten_(helpers.attr("unflatten")),
-      eager_(helpers.attr("eager")) {}
+      eager_(helpers.attr("eager")),
+      segmented_(helpers.attr("segmented")),
+      segments_(std::move(segments)) {}
 
 Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
   if (key.is_none()) {  // the fast path
@@ -217,9 +219,23 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       }
       continue;
     }
-    if (st.code() == Code::kGraphBreak) return eager_(fn_, args, kwargs);
+    if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures);
     raise(st);
   }
+}
+
+nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures) {
+  nb::tuple r = nb::cast<nb::tuple>(segmented_(segments_, fn_, args, kwargs, captures));
+  nb::handle found = r[1];
+  if (nb::len(found) > 0) {
+    for (nb::handle f : found) {
+      bool known = false;
+      for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
+      if (!known) s.captures.push_back({nb::borrow(f[0]), nb::borrow(f[1])});
+    }
+    next_generation(s);
+  }
+  return r[0];
 }
 
 nb::dict Function::stats() const {
@@ -258,6 +274,7 @@ nb::dict Function::stats() const {
   d["compile_ms"] = total.compile_ms;
   d["trace_ms"] = total.trace_ms;
   d["run_ms"] = total.run_ms;
+  d.update(segments_.attr("stats")());
   return d;
 }
 
@@ -272,7 +289,7 @@ std::string Function::explain() const {
     out += "site " + s->site->name() + " (key " + (s->key.is_none() ? std::string("all arrays") : nb::cast<std::string>(nb::repr(s->key))) +
            ", " + std::to_string(s->captures.size()) + " captured arrays):\n" + (text.empty() ? "  no entries\n" : text);
   }
-  return out;
+  return out + nb::cast<std::string>(segments_.attr("explain")());
 }
 
 void bind_function(nb::module_& m) {

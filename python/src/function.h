@@ -29,8 +29,9 @@ namespace shapejit::python {
 
 class Function {
  public:
-  // `helpers` is shapejit._jit: flatten, trace, unflatten, eager, Tensor.
-  Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers);
+  // `helpers` is shapejit._jit: flatten, trace, unflatten, eager,
+  // segmented; `segments` the function's _segments.Segments.
+  Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments);
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
 
@@ -62,13 +63,17 @@ class Function {
   // Reads each capture from its source; false when one is gone (retrace).
   bool refresh(Site& s);
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
+  // A call the site breaks on, run as compiled segments; the arrays it read
+  // that were not captures become captures (a new generation).
+  nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures);
   // `inputs` gives the call's arrays, captures after its own, for the writes.
   nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs);
 
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;
   std::string name_;
-  nb::object flatten_, trace_, unflatten_, eager_;
+  nb::object flatten_, trace_, unflatten_, eager_, segmented_;
+  nb::object segments_;  // the segmented runs after graph breaks: their stats and breaks
   std::vector<std::unique_ptr<Site>> sites_;
   std::vector<Site*> by_arity_;  // the fast path: all arguments NumPy arrays, by count
   nb::dict by_key_;             // the other calls: flatten's key -> index in sites_

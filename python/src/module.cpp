@@ -70,6 +70,38 @@ class PyJit {
     nb::gil_scoped_release release;
     return jit_->stats_json().dump();
   }
+  // Runs a held graph on the site `site` (created on first use), compiled
+  // and cached as any site's: the arrays in, its outputs as NumPy arrays.
+  nb::list call_graph(const std::string& site, const HeldGraph& g, nb::handle arrays) {
+    ArgList args(nb::len(arrays));
+    size_t i = 0;
+    for (nb::handle a : arrays) args.add(a.ptr(), i++);
+    std::vector<ir::Tensor> outputs;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = jit_->call_graph(site, *g.graph, g.observed, args.span(), outputs);
+    }
+    if (!s.is_ok()) raise(s);
+    nb::list out;
+    for (ir::Tensor& t : outputs) out.append(to_numpy(std::move(t)));
+    return out;
+  }
+  nb::dict site_stats(const std::string& site) const {
+    runtime::SiteStats st;
+    {
+      nb::gil_scoped_release release;
+      st = jit_->site(site).stats();
+    }
+    nb::dict d;
+    d["calls"] = st.calls;
+    d["compiles"] = st.compiles;
+    d["hits"] = st.hits;
+    d["run_ms"] = st.run_ms;
+    d["compile_ms"] = st.compile_ms;
+    return d;
+  }
+  bool specialize_zero_one() const { return jit_->config().policy.specialize_zero_one; }
 
  private:
   std::shared_ptr<runtime::Jit> jit_;
@@ -128,6 +160,9 @@ NB_MODULE(_shapejit, m) {
       .def(nb::init<const std::string&>(), nb::arg("config_json"))
       .def("set_log", &PyJit::set_log)
       .def("stats_json", &PyJit::stats_json)
+      .def("call_graph", &PyJit::call_graph)
+      .def("site_stats", &PyJit::site_stats)
+      .def_prop_ro("specialize_zero_one", &PyJit::specialize_zero_one)
       .def("record", [](PyJit& j, PyRecorder* r) { j.get()->record(r ? r->recorder : nullptr); }, nb::arg("recorder").none());
 
   nb::class_<PyRecorder>(m, "Recorder").def("__init__", [](PyRecorder* self, const std::string& path) {
@@ -151,7 +186,7 @@ NB_MODULE(_shapejit, m) {
 
   bind_tracer(m);
   bind_function(m);
-  m.def("_make_function", [](PyJit& jit, nb::object fn, const std::string& name, nb::object helpers) {
-    return new Function(jit.get(), std::move(fn), name, std::move(helpers));
+  m.def("_make_function", [](PyJit& jit, nb::object fn, const std::string& name, nb::object helpers, nb::object segments) {
+    return new Function(jit.get(), std::move(fn), name, std::move(helpers), std::move(segments));
   }, nb::rv_policy::take_ownership);
 }

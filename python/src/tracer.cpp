@@ -1,6 +1,10 @@
 #include "python/src/tracer.h"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "jit/runtime/inputs.h"
+#include "python/src/arrays.h"
 
 namespace shapejit::python {
 
@@ -111,8 +115,90 @@ void PyTracer::output(int value) {
 
 void PyTracer::break_graph(const std::string& why) { break_ = get().break_graph(why); }
 
+PyTracer::PyTracer(nb::handle arrays, bool specialize_zero_one) : t_(nullptr) {
+  const size_t n = nb::len(arrays);
+  ArgList args(n);
+  size_t i = 0;
+  for (nb::handle a : arrays) args.add(a.ptr(), i++);
+  ir::ShapeHints hints;
+  for (const DLTensor* a : args.span()) hints.emplace_back(a->shape, a->shape + a->ndim);
+  trace::TraceOptions options;
+  options.specialize_zero_one = specialize_zero_one;
+  owned_ = value_or_raise(trace::Tracer::create(runtime::dynamic_inputs(args.span()), std::move(hints), std::move(options)));
+  t_ = owned_.get();
+}
+
+namespace {
+
+// The graph over the inputs it reads, in the order it first reads them
+// (then the outputs that are inputs): a segment that computes alike from
+// other positions of the carried values is the same graph. `kept` gets the
+// original index of each input kept.
+ir::Graph pruned(const ir::Graph& g, std::vector<trace::Observation>& observed, std::vector<int>& kept) {
+  const int n = static_cast<int>(g.inputs.size());
+  std::vector<int> index(n, -1);
+  const auto use = [&](int v) {
+    if (v < n && index[v] < 0) {
+      index[v] = static_cast<int>(kept.size());
+      kept.push_back(v);
+    }
+  };
+  for (const ir::Node& node : g.nodes) {
+    for (const ir::Operand& o : node.in) {
+      if (o.is_value()) use(o.value);
+    }
+  }
+  for (int o : g.outputs) use(o);
+  for (const trace::Observation& o : observed) use(o.input);
+  const int m = static_cast<int>(kept.size());
+  const auto remap = [&](int v) { return v < n ? index[v] : v - n + m; };
+  ir::Graph out;
+  int symbol = 0;
+  for (int k = 0; k < m; ++k) {
+    ir::InputSpec spec = g.inputs[kept[k]];
+    spec.name = "in" + std::to_string(k);
+    for (ir::DimSpec& d : spec.shape) {
+      if (d.is_symbol) d.name = "s" + std::to_string(symbol++);  // every dim its own symbol, as traced
+    }
+    out.inputs.push_back(std::move(spec));
+    out.value_names.push_back(out.inputs.back().name);
+  }
+  for (int v = n; v < g.num_values(); ++v) out.value_names.push_back(g.value_names[v]);
+  out.nodes = g.nodes;
+  for (ir::Node& node : out.nodes) {
+    for (ir::Operand& o : node.in) {
+      if (o.is_value()) o.value = remap(o.value);
+    }
+    for (int& v : node.out) v = remap(v);
+  }
+  for (int o : g.outputs) out.outputs.push_back(remap(o));
+  for (trace::Observation& o : observed) o.input = index[o.input];
+  return out;
+}
+
+}  // namespace
+
+HeldGraph PyTracer::finish() {
+  if (!owned_ || !t_) raise(invalid("finish: not a tracer of its own, or finished already"));
+  t_ = nullptr;
+  trace::Trace t = std::move(*owned_).finish();
+  owned_.reset();
+  HeldGraph g;
+  g.observed = std::move(t.observed);
+  ir::Graph graph = pruned(t.graph, g.observed, g.inputs);
+  g.hash = graph.canonical_hash().hex();
+  g.graph = std::make_shared<const ir::Graph>(std::move(graph));
+  return g;
+}
+
 void bind_tracer(nb::module_& m) {
+  nb::class_<HeldGraph>(m, "HeldGraph")
+      .def_ro("hash", &HeldGraph::hash)
+      .def_ro("inputs", &HeldGraph::inputs)
+      .def_prop_ro("num_nodes", [](const HeldGraph& g) { return g.graph->nodes.size(); });
   nb::class_<PyTracer>(m, "Tracer")
+      .def(nb::init<nb::handle, bool>(), nb::arg("arrays"), nb::arg("specialize_zero_one") = true)
+      .def("finish", &PyTracer::finish)
       .def_prop_ro("num_inputs", &PyTracer::num_inputs)
       .def("op", &PyTracer::op, nb::arg("name"), nb::arg("operands"), nb::arg("attrs").none() = nb::none())
       .def("info", &PyTracer::info)

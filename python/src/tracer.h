@@ -4,15 +4,33 @@
 // method raises, so a tracing value that escaped cannot reach freed memory.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "python/src/binding.h"
 
 namespace shapejit::python {
 
+// A graph traced by the package itself between two graph breaks (a
+// segment: python/shapejit/_segments.py), over the inputs it reads, with
+// what the tracer observed, and its canonical hash, which names the site it
+// runs on.
+struct HeldGraph {
+  std::shared_ptr<const ir::Graph> graph;
+  std::vector<trace::Observation> observed;
+  std::string hash;
+  std::vector<int> inputs;  // the tracer's inputs the graph reads, in its order
+};
+
 class PyTracer {
  public:
   explicit PyTracer(trace::Tracer* t) : t_(t) {}
+  // A tracer of its own over `arrays` (every dim a symbol, 0 and 1 pinned
+  // when `specialize_zero_one`); `finish` ends it with its graph.
+  PyTracer(nb::handle arrays, bool specialize_zero_one);
+  HeldGraph finish();
 
   // Ends the trace's access (the function returned).
   void close() { t_ = nullptr; }
@@ -34,6 +52,7 @@ class PyTracer {
 
  private:
   trace::Tracer* t_;
+  std::unique_ptr<trace::Tracer> owned_;
   std::optional<Status> break_;
 };
 

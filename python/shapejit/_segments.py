@@ -1,0 +1,232 @@
+"""Graph breaks that compile the pieces: a call run as segments.
+
+A call whose trace meets what cannot be traced (a branch on tensor data,
+`.item()`, a NumPy function with no op) is not run in NumPy whole. It runs
+the function once more on tracing values, and at each such point cuts: the
+ops traced since the last cut are one graph (a segment), compiled and run
+on the arrays at hand; its values still alive in Python come back as arrays;
+the point itself runs in NumPy on them (the branch reads its bool, np.sort
+sorts); and tracing goes on in a new segment whose inputs are those arrays.
+Each segment is a graph of its own, run on a site named by its hash, so it
+is compiled once and then dispatched by its guards like any entry; a graph
+that Python builds alike on every call (the same ops between the same
+breaks) is the same site every call. The lazy-tensor design (torch_xla):
+the function's Python runs on every call, tracing and hashing included,
+and the time in kernels is the rest.
+
+What a cut cannot take (a write through a view, a function that rebinds an
+attribute it reads) still breaks the whole call, which then runs eagerly.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import weakref
+
+import numpy as np
+
+from . import _pytree, _shapejit
+from . import _tracing as T
+from ._tracing import SymInt, Tensor
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+MAX_GRAPHS = 64  # segment graphs a function may compile; past it, its breaks run eagerly
+
+
+def _where():
+    """file:line of the user's code that is running (the frame below shapejit's and NumPy's)."""
+    f = sys._getframe(2)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith((_PACKAGE, _NUMPY)) and "<__array_function__" not in path:
+            return f"{os.path.basename(path)}:{f.f_lineno}"
+        f = f.f_back
+    return "?"
+
+
+class _Live:
+    """The tracing values alive, by identity (a WeakSet would compare and
+    hash them, and a SymInt's hash reads its number)."""
+
+    def __init__(self):
+        self._refs = {}
+
+    def add(self, v):
+        k = id(v)
+        self._refs[k] = weakref.ref(v, lambda _, k=k: self._refs.pop(k, None))
+
+    def discard(self, v):
+        self._refs.pop(id(v), None)
+
+    def __iter__(self):
+        return iter([v for v in (r() for r in list(self._refs.values())) if v is not None])
+
+
+class Segments:
+    """A jitted function's segmented runs: the segment graphs it met, its
+    breaks by place and reason, and the time spent outside kernels."""
+
+    def __init__(self, jit, name):
+        self.jit = jit
+        self.name = name
+        self.graphs = set()
+        self.breaks = {}  # (where, why) -> count
+        self.calls = 0
+        self.segments = 0
+        self.kernel_ms = 0.0
+        self.total_ms = 0.0
+
+    def stats(self):
+        return {"segmented_calls": self.calls, "segments": self.segments, "segment_graphs": len(self.graphs),
+                "outside_ms": self.total_ms - self.kernel_ms, "segment_kernel_ms": self.kernel_ms}
+
+    def explain(self):
+        if not self.breaks:
+            return ""
+        lines = [f"graph breaks, each a cut between compiled segments ({len(self.graphs)} segment graphs):"]
+        for (where, why), n in sorted(self.breaks.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {where}: {why} ({n} times)")
+        return "\n".join(lines) + "\n"
+
+    def run(self, fn, args, kwargs, captures, traced_call):
+        """fn(*args, **kwargs) as segments: (its results' spec, their arrays,
+        the arrays it read that were not captures yet). `traced_call` runs
+        fn on tracing values as a whole trace does (_jit.traced_call)."""
+        if len(self.graphs) >= MAX_GRAPHS:
+            raise T.GraphBreak(f"{self.name} met more than {MAX_GRAPHS} segment graphs; its breaks run eagerly")
+        t0 = time.perf_counter()
+        st = SegmentState(self, fn)
+        try:
+            spec, arrays = traced_call(st, fn, args, kwargs, captures, st.begin, st.finish)
+        finally:
+            st.close()
+        self.calls += 1
+        self.total_ms += (time.perf_counter() - t0) * 1e3
+        return spec, arrays, st.found
+
+
+class SegmentState(T.TraceState):
+    """The trace state of a segmented run: its tracer is the current
+    segment's, `arrays` the arrays of that segment's inputs (values alive
+    across a cut are carried as inputs: a tensor over its array, a size over
+    an empty array whose second dim it is)."""
+
+    def __init__(self, segments, fn):
+        super().__init__(None, fn)
+        self.segments = segments
+        self.live = _Live()
+        self.arrays = []
+
+    def begin(self, arrays):
+        """The first segment, over the call's arrays and captures."""
+        self.arrays = list(arrays)
+        self.tr = _shapejit.Tracer(self.arrays, self.segments.jit.specialize_zero_one)
+
+    def close(self):
+        self.live = None
+        self.tr = None
+
+    def declare_break(self, why):
+        pass  # the call runs eagerly (_jit.segmented); nothing is cached
+
+    def _is_input(self, v):
+        return isinstance(v, Tensor) and v._id < len(self.arrays)
+
+    # -- the cut ------------------------------------------------------------------------
+    def _run_segment(self, needed, last=False):
+        """Ends the current segment: runs it, its outputs every live value
+        computed in it (the `last` one's: `needed` alone); returns {id of a
+        live value or a needed one: its array or int}."""
+        values = [] if last else [v for v in list(self.live) if not self._is_input(v)]
+        values += [v for v in needed if not self._is_input(v) and all(v is not w for w in values)]
+        concrete = {id(v): self.arrays[v._id] for v in list(self.live) + list(needed) if self._is_input(v)}
+        if not values:
+            return concrete  # nothing computed since the last cut is needed
+        for v in values:
+            self.tr.output((v if isinstance(v, Tensor) else T.as_tensor(self, v))._id)
+        held = self.tr.finish()
+        seg = self.segments
+        seg.graphs.add(held.hash)
+        t0 = time.perf_counter()
+        outs = seg.jit.call_graph(f"{seg.name}/segment:{held.hash}", held, [self.arrays[i] for i in held.inputs])
+        seg.kernel_ms += (time.perf_counter() - t0) * 1e3
+        seg.segments += 1
+        for v, a in zip(values, outs):
+            concrete[id(v)] = int(a) if isinstance(v, SymInt) else a
+        return concrete
+
+    def _next_segment(self, concrete, new_arrays):
+        """Starts the next segment over the live values and `new_arrays`;
+        returns the tensors of the new arrays."""
+        carried = [v for v in list(self.live) if id(v) in concrete]
+        arrays = [np.empty((0, abs(concrete[id(v)])), np.bool_) if isinstance(v, SymInt) else concrete[id(v)] for v in carried]
+        for v in list(self.live):  # made after the segment ran (not live at the cut): gone with it
+            if id(v) not in concrete:
+                self.live.discard(v)
+        self.arrays = arrays + list(new_arrays)
+        self.tr = _shapejit.Tracer(self.arrays, self.segments.jit.specialize_zero_one)
+        for i, v in enumerate(carried):
+            if isinstance(v, Tensor):
+                v._id, v._shape = i, None
+        for i, v in enumerate(carried):
+            if isinstance(v, SymInt):
+                n = T.emit(self, "sym_size", [Tensor(self, i)], {"dim": 1})
+                v._id = n._id if concrete[id(v)] >= 0 else T.emit(self, "sym_sub", [0, n])._id
+        return [Tensor(self, len(arrays) + k) for k in range(len(new_arrays))]
+
+    def cut(self, why, needed=(), then=None):
+        """Runs the segment so far and starts the next; the arrays of
+        `needed` go to `then`, whose arrays become inputs of the next
+        segment. Returns what `then` returned, its arrays as tensors. A
+        break (`why`) is counted where the user's code made it."""
+        if why:
+            key = (_where(), why)
+            self.segments.breaks[key] = self.segments.breaks.get(key, 0) + 1
+        concrete = self._run_segment(needed)
+        made = then([concrete[id(v)] for v in needed]) if then else None
+        is_array = lambda x: isinstance(x, np.ndarray)  # noqa: E731
+        new_arrays, _ = _pytree.flatten(made, is_array, lambda x: None)
+        tensors = iter(self._next_segment(concrete, new_arrays))
+        return _pytree.map_leaves(lambda a: next(tensors), made, is_array)
+
+    # -- what needs the data ---------------------------------------------------------
+    def read(self, tensor, convert, why):
+        return self.cut(why, [tensor], lambda arrays: convert(arrays[0]))
+
+    def call_numpy(self, func, args, kwargs, why):
+        tracing = lambda x: isinstance(x, (Tensor, SymInt))  # noqa: E731
+        leaves, _ = _pytree.flatten((args, kwargs), tracing, lambda x: None)
+
+        def run(arrays):
+            it = iter(arrays)
+            a, k = _pytree.map_leaves(lambda v: next(it), (args, kwargs), tracing)
+            return func(*a, **k)
+        return self.cut(why, leaves, run)
+
+    def lift(self, array):
+        """An array the function reads that is not an input yet: an input of
+        the next segment from here on (and, through `found`, a capture of
+        the function's next calls)."""
+        t = self.by_id.get(id(array))
+        if t is not None:
+            return t
+        a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
+        source = self.source_of(array)
+        if source is None:  # made in the body: matched by value, as a whole trace does
+            for c in self.captures:
+                if T._same_value(c, a):
+                    return self.by_id[id(c)]
+        self.found.append((array, source))
+        (t,) = self.cut(None, then=lambda _: [a])
+        self.by_id[id(array)] = t
+        self.keep.append(array)
+        return t
+
+    def finish(self, results):
+        """The last segment, whose outputs are the function's results (and
+        its writes): (spec, arrays)."""
+        spec, leaves = results
+        concrete = self._run_segment(leaves, last=True)
+        return spec, [concrete[id(t)] for t in leaves]

@@ -1,0 +1,104 @@
+"""Graph breaks that compile the pieces: a call that meets what cannot be
+traced runs as compiled segments cut at each break, the break itself in
+NumPy, with NumPy's results, every kind of break, sizes and writes across
+cuts, and each segment graph compiled once."""
+import numpy as np
+import pytest
+
+import shapejit as sj
+from conftest import jit
+
+W = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+LATE = np.arange(3, dtype=np.float32)  # read only after a break
+
+
+def f32(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def sorted_layer(x, w):
+    h = np.tanh(x @ w)
+    s = np.sort(h, axis=-1)  # np.sort has no op: a cut
+    return (s * 2 + 1).sum(axis=-1) + LATE.sum()
+
+
+def test_a_numpy_call_without_an_op_is_a_cut_between_compiled_segments():
+    f = jit(sorted_layer)
+    for n in (5, 6, 7, 5, 9):
+        x = f32(n, 4, seed=n)
+        np.testing.assert_allclose(f(x, W), sorted_layer(x, W), rtol=1e-5)
+    s = f.stats()
+    assert s["graph_breaks"] >= 1 and s["segmented_calls"] >= 4
+    assert s["segment_graphs"] == 2  # before and after the sort, each compiled once, dynamic in n
+    text = f.explain()
+    assert "np.sort has no shapejit op" in text and "test_segments.py:" in text
+
+
+def test_branches_on_data_and_items_read_the_values():
+    def f(x):
+        if x.sum() > 0:          # a cut: bool of a tensor
+            y = x * 2
+        else:
+            y = x - 1
+        scale = float(np.abs(y).max()) + 1.0  # a cut: a float
+        return y / scale + int(x.shape[0] > 2)
+    g = jit(f)
+    for seed in range(6):
+        x = f32(3 + seed % 2, 2, seed=seed)
+        np.testing.assert_allclose(g(x), f(x), rtol=1e-6)
+    assert g.stats()["graph_breaks"] >= 1
+
+
+def test_sizes_and_arrays_live_across_cuts():
+    def f(x, k):
+        n = x.shape[0]
+        first = x[0] * 3
+        s = np.sort(x, axis=0)
+        m = np.median(s, axis=0)  # another cut
+        return s[: n // 2] * n + first + m + k, n
+    g = jit(f)
+    for n, k in ((4, 1), (6, 2), (7, 3), (6, 4)):
+        x = f32(n, 3, seed=n)
+        got, want = g(x, k), f(x, k)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+        assert got[1] == want[1]
+
+
+def test_one_break_per_layer_compiles_a_few_graphs():
+    def model(x, ws):
+        for w in ws:
+            x = np.tanh(x @ w)
+            x = x - np.median(x, axis=-1, keepdims=True)  # a break in every layer
+        return x
+    ws = [f32(8, 8, seed=i) for i in range(6)]
+    g = jit(model)
+    for n in (3, 4, 5, 4):
+        x = f32(n, 8, seed=n)
+        np.testing.assert_allclose(g(x, ws), model(x, ws), rtol=1e-4, atol=1e-6)
+    s = g.stats()
+    assert s["segments"] >= 7 * 3  # 7 segments a call
+    assert s["segment_graphs"] <= 3  # the first, every middle one alike, the last
+
+
+def test_writes_across_a_cut_reach_the_caller():
+    def f(cache, x, pos):
+        cache[pos] = np.sort(x)   # the sorted row is an input of the segment after the cut
+        cache[pos + 1] = x * 2
+        return cache.sum()
+    g = jit(f)
+    for pos in (0, 2, 3):
+        mine, theirs = np.zeros((6, 3), np.float32), np.zeros((6, 3), np.float32)
+        x = f32(3, seed=pos)
+        assert g(mine, x, pos) == pytest.approx(f(theirs, x, pos))
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_what_a_cut_cannot_take_runs_the_call_eagerly():
+    def f(x):
+        y = np.sort(x)
+        y[0][1] = 5.0  # a write through a view: the whole call in NumPy
+        return y
+    g = jit(f)
+    for seed in range(3):
+        x = f32(2, 3, seed=seed)
+        np.testing.assert_array_equal(g(x), f(x))
