@@ -21,9 +21,10 @@ Every run is a fresh process pinned with taskset to --threads cores, every
 framework told to use that many threads; runs are interleaved in rounds
 (each round runs each framework once, in turn). Reported per framework:
 whether its ids equal NumPy's, its compiles, the whole generation (compiles
-included: the first call's and every recompile's), and the time a token
-after warm-up (the median over the steps after the first --warm; per run,
-then the minimum and median over rounds). Not run by CI; the peers come
+included: the first call's and every recompile's), the time a token after
+warm-up (the median over the steps after the first --warm; per run, then
+the minimum and median over rounds), and (gpt2) the time of one more call
+at the last length, which every framework has compiled (the best of 3). Not run by CI; the peers come
 from PyPI:
 
     pip install torch jax numpy
@@ -112,7 +113,13 @@ def run_gpt2(framework, tokens, prompt_len):
     prompt = np.random.default_rng(1).integers(0, 50257, prompt_len)
     fwd, compiles = gpt2_forward(framework, params, 12)
     ids, times = G.timed_generation(prompt, params, 12, tokens, fwd)
-    return {"ids": [int(i) for i in ids], "times": times, "compiles": compiles()}
+    n = compiles()
+    seen = []  # the last call's ids again: a length every framework has compiled
+    for _ in range(3):
+        t = time.perf_counter()
+        fwd(ids[:-1], params, 12)
+        seen.append(time.perf_counter() - t)
+    return {"ids": [int(i) for i in ids], "times": times, "compiles": n, "seen_length_s": min(seen)}
 
 
 def run_llama(framework, tokens, prompt_len):
@@ -186,7 +193,8 @@ def main(argv=None):
                                         else "failed: " + res["error"].strip().splitlines()[-1]), flush=True)
     reference = next((x["ids"] for x in runs.get("numpy", []) if "ids" in x), None)
     print(f"\n{a.model}: {a.tokens} tokens from {a.prompt}, {a.threads} thread(s), {a.rounds} rounds")
-    print(f"{'framework':<15}{'ids = numpy':>12}{'compiles':>10}{'whole gen s (min/med)':>24}{'per token ms (min/med)':>25}")
+    print(f"{'framework':<15}{'ids = numpy':>12}{'compiles':>10}{'whole gen s (min/med)':>24}{'per token ms (min/med)':>25}"
+          f"{'seen length ms':>16}")
     table = {}
     for f, rs in runs.items():
         ok = [x for x in rs if "times" in x]
@@ -196,9 +204,11 @@ def main(argv=None):
         whole = [sum(x["times"]) for x in ok]
         per = [statistics.median(x["times"][a.warm:]) * 1e3 for x in ok]
         same = all(x["ids"] == reference for x in ok) if reference else None
-        table[f] = {"ids_equal_numpy": same, "compiles": ok[0]["compiles"], "whole_s": whole, "per_token_ms": per}
+        seen = [x["seen_length_s"] * 1e3 for x in ok if "seen_length_s" in x]
+        table[f] = {"ids_equal_numpy": same, "compiles": ok[0]["compiles"], "whole_s": whole, "per_token_ms": per,
+                    "seen_length_ms": seen}
         print(f"{f:<15}{str(same):>12}{ok[0]['compiles']:>10}{min(whole):>12.2f} /{statistics.median(whole):>8.2f}"
-              f"{min(per):>14.2f} /{statistics.median(per):>8.2f}")
+              f"{min(per):>14.2f} /{statistics.median(per):>8.2f}" + (f"{min(seen):>16.2f}" if seen else ""))
     if "numpy" in table:
         base_w, base_t = statistics.median(table["numpy"]["whole_s"]), statistics.median(table["numpy"]["per_token_ms"])
         for f, t in table.items():

@@ -76,11 +76,13 @@ class Segments:
         self.calls = 0
         self.segments = 0
         self.kernel_ms = 0.0
+        self.numpy_ms = 0.0
         self.total_ms = 0.0
 
     def stats(self):
         return {"segmented_calls": self.calls, "segments": self.segments, "segment_graphs": len(self.graphs),
-                "outside_ms": self.total_ms - self.kernel_ms, "segment_kernel_ms": self.kernel_ms}
+                "outside_ms": self.total_ms - self.kernel_ms, "segment_kernel_ms": self.kernel_ms,
+                "break_numpy_ms": self.numpy_ms}
 
     def explain(self):
         if not self.breaks:
@@ -202,7 +204,10 @@ class SegmentState(T.TraceState):
         def run(arrays):
             it = iter(arrays)
             a, k = _pytree.map_leaves(lambda v: next(it), (args, kwargs), tracing)
-            return func(*a, **k)
+            t0 = time.perf_counter()
+            out = func(*a, **k)
+            self.segments.numpy_ms += (time.perf_counter() - t0) * 1e3
+            return out
         return self.cut(why, leaves, run)
 
     def lift(self, array):
