@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
+from ._state import ROOT_DEPTH, TraceState, reachable
 from ._tracing import SymInt, Tensor
 
 log = logging.getLogger("shapejit")
@@ -179,7 +180,7 @@ def traced_call(st, fn, args, kwargs, captures, begin, end):
 def trace(tracer, fn, args, kwargs, captures):
     """Runs fn on tracing values; returns (result spec, captures found,
     whether it writes into its inputs)."""
-    st = T.TraceState(tracer, fn)
+    st = TraceState(tracer, fn)
     spec, leaves = traced_call(st, fn, args, kwargs, captures, None, lambda r: r)
     if st.found:
         return None, st.found, False
@@ -212,7 +213,7 @@ def _arrays_of(st):
     seen = set()
     st.source_of(None)  # where each array is, read before any is replaced
     for root in st.roots:
-        for _, holder, is_attr, key, array in list(T.reachable(root, T.ROOT_DEPTH, seen)):
+        for _, holder, is_attr, key, array in list(reachable(root, ROOT_DEPTH, seen)):
             if holder is None or isinstance(holder, tuple):
                 continue
             t = st.lift(array)

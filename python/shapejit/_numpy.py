@@ -36,6 +36,7 @@ from ._np_shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadc
                          repeat, roll, rollaxis, split, tile, trace, tri, tril, triu, unstack, vsplit, vstack)
 from ._np_statistics import (all, any, average, count_nonzero, cumprod, cumsum, cumulative_sum, nanmax, nanmean, nanmin,  # noqa: A004
                              nansum, prod, ptp, std, var)
+from ._state import current
 from ._tracing import SymInt, Tensor
 
 # -- the table --------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ class _RangeType(type):
         return issubclass(sub, (_range, T.SymRange))
 
     def __call__(cls, *args):
-        if T.current() is not None and builtins.any(isinstance(a, SymInt) for a in args):
+        if current() is not None and builtins.any(isinstance(a, SymInt) for a in args):
             return T.SymRange(*args)
         return _range(*args)
 
@@ -154,7 +155,7 @@ _originals = []
 
 def _wrapped(name, original, traced, takes):
     def f(*args, **kwargs):
-        if T.current() is not None and takes(args, kwargs):
+        if current() is not None and takes(args, kwargs):
             return traced(*args, **kwargs)
         return original(*args, **kwargs)
     f.__name__ = name

@@ -10,7 +10,8 @@ import operator
 import numpy as np
 
 from . import _tracing as T
-from ._tracing import SymInt, Tensor, current
+from ._state import current
+from ._tracing import SymInt, Tensor
 
 _FLOAT = ("f32", "f64")
 

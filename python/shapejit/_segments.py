@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _pytree, _shapejit
 from . import _tracing as T
+from ._state import TraceState, same_value
 from ._tracing import SymInt, Tensor
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -109,7 +110,7 @@ class Segments:
         return spec, arrays, st.found
 
 
-class SegmentState(T.TraceState):
+class SegmentState(TraceState):
     """The trace state of a segmented run: its tracer is the current
     segment's, `arrays` the arrays of that segment's inputs (values alive
     across a cut are carried as inputs: a tensor over its array, a size over
@@ -221,7 +222,7 @@ class SegmentState(T.TraceState):
         source = self.source_of(array)
         if source is None:  # made in the body: matched by value, as a whole trace does
             for c in self.captures:
-                if T._same_value(c, a):
+                if same_value(c, a):
                     return self.by_id[id(c)]
         self.found.append((array, source))
         (t,) = self.cut(None, then=lambda _: [a])
