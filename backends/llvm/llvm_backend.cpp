@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -90,7 +91,7 @@ class LlvmKernel final : public Kernel {
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as its product is whole. False when the epilogue failed a check.
   bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const;
-  // cumsum or cumprod (loops::ScanStep), outer lines split across threads.
+  // cumsum, cumprod, sort or argsort (loops::ScanStep), lines split across threads.
   void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
   // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
   // generated code. False when that code failed a check.
@@ -357,9 +358,44 @@ void scan_lines(ir::Op op, const T* in, T* out, int64_t o0, int64_t o1, int64_t 
   }
 }
 
+// sort or argsort of lines [l0, l1) of a [outer, n, inner] view (line l is
+// outer l / inner, inner l % inner): each line gathered with its indices,
+// ordered by (value, index), NaNs last, so equal values keep their order,
+// and written back: its values, or its indices.
+template <typename T>
+void sort_lines(ir::Op op, const T* in, char* out, int64_t l0, int64_t l1, int64_t n, int64_t inner) {
+  std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
+  const auto before = [](const std::pair<T, int64_t>& p, const std::pair<T, int64_t>& q) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const bool np = std::isnan(p.first), nq = std::isnan(q.first);
+      if (np || nq) return np == nq ? p.second < q.second : nq;
+    }
+    return p.first < q.first || (!(q.first < p.first) && p.second < q.second);
+  };
+  for (int64_t l = l0; l < l1; ++l) {
+    const int64_t base = (l / inner) * n * inner + l % inner;
+    for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = {in[base + k * inner], k};
+    std::sort(line.begin(), line.end(), before);
+    for (int64_t k = 0; k < n; ++k) {
+      if (op == ir::Op::kArgsort) reinterpret_cast<int64_t*>(out)[base + k * inner] = line[static_cast<size_t>(k)].second;
+      else reinterpret_cast<T*>(out)[base + k * inner] = line[static_cast<size_t>(k)].first;
+    }
+  }
+}
+
 void LlvmKernel::scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const {
   const int64_t outer = eval(c.outer, values), n = eval(c.n, values), inner = eval(c.inner, values);
   if (outer == 0 || n == 0 || inner == 0) return;
+  if (c.op == ir::Op::kSort || c.op == ir::Op::kArgsort) {
+    const int64_t lines = outer * inner, grain = std::max<int64_t>(1, kWorkPerTask / (8 * n));
+    ir::visit_dtype(p_.buffers[c.in].dtype, [&]<typename T>() {
+      const T* in = reinterpret_cast<const T*>(bufs[c.in]);
+      if (lines <= grain) return sort_lines(c.op, in, bufs[c.out], 0, lines, n, inner);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
+                        [&](const tbb::blocked_range<int64_t>& r) { sort_lines(c.op, in, bufs[c.out], r.begin(), r.end(), n, inner); });
+    });
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, kWorkPerTask / (n * inner));
   ir::visit_dtype(p_.buffers[c.out].dtype, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) {

@@ -176,11 +176,12 @@ struct AttentionStep {
 
 // out = cumsum or cumprod of `in` along one dim, both dense: viewed as
 // [outer, n, inner], each of the outer * inner lines of n elements is
-// scanned in order, in the element type (NumPy's), integers wrapping. A
+// scanned in order, in the element type (NumPy's), integers wrapping; or
+// the line sorted (sort: its values; argsort: their indices, i64). A
 // backend runs it as a library routine, not generated code: a scan's
-// loop-carried sum is nothing a loop vectorizer takes.
+// loop-carried sum is nothing a loop vectorizer takes, nor is a sort.
 struct ScanStep {
-  ir::Op op = ir::Op::kCumsum;  // or kCumprod
+  ir::Op op = ir::Op::kCumsum;  // or kCumprod, kSort, kArgsort
   int in = -1, out = -1;
   sym::Expr outer, n, inner;
 };

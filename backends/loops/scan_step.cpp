@@ -1,4 +1,4 @@
-// Step: cumsum and cumprod. The operand is made a dense buffer (folded
+// Step: cumsum, cumprod, sort and argsort. The operand is made a dense buffer (folded
 // pointwise work and views computed into it), the result is the node's
 // buffer, and the scan itself is the backend's (loop_ir.h ScanStep).
 #include "backends/loops/lowering.h"
@@ -7,7 +7,7 @@ namespace shapejit::backends::loops {
 
 Status Lowering::scan_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
-  if (!options_.scans) return unsupported(label(node) + ": this backend has no scan (cumsum, cumprod) yet");
+  if (!options_.scans) return unsupported(label(node) + ": this backend has no scan (cumsum, cumprod, sort, argsort) yet");
   const int x = n.in[0].value;
   const std::vector<Expr>& xs = shape(x);
   const int dim = norm_axis(n.attrs.dim, xs.size());

@@ -2,6 +2,7 @@
 // log_softmax, layer_norm, rms_norm): an outer loop over the kept dims and
 // an inner loop over the reduced ones.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 
@@ -250,9 +251,47 @@ Tensor scan(Op op, const Tensor& x, int dim) {
   return out;
 }
 
+// sort, argsort along `dim`: ascending, NaNs last, equal elements in their
+// order (argsort's indices stable; NumPy's default sort leaves their order
+// unspecified). Each line's indices are ordered by (value, index).
+template <typename T>
+Tensor order(Op op, const Tensor& x, int dim) {
+  Tensor out = Tensor::empty(op == Op::kArgsort ? DType::kI64 : x.dtype(), x.shape());
+  const Tensor in = x.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= x.shape()[d];
+  for (size_t d = static_cast<size_t>(dim) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  const int64_t n = x.shape()[dim];
+  const T* px = in.ptr<T>();
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const auto at = [&](int64_t k) { return px[(o * n + k) * inner + i]; };
+      std::iota(idx.begin(), idx.end(), int64_t{0});
+      std::sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
+        const T a = at(p), b = at(q);
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(a) || std::isnan(b)) return std::isnan(a) == std::isnan(b) ? p < q : std::isnan(b);
+        }
+        return a < b || (!(b < a) && p < q);
+      });
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t dst = (o * n + k) * inner + i;
+        if (op == Op::kArgsort) out.ptr<int64_t>()[dst] = idx[static_cast<size_t>(k)];
+        else out.ptr<T>()[dst] = at(idx[static_cast<size_t>(k)]);
+      }
+    }
+  }
+  return out;
+}
+
 Expected<Tensor> run_reduction(const NodeCtx& c) {
   const Tensor& x = c.tensor(0);
   const ir::Attrs& a = c.node.attrs;
+  if (c.node.op == Op::kSort || c.node.op == Op::kArgsort) {
+    const int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
+    return ir::visit_dtype(x.dtype(), [&]<typename T>() -> Expected<Tensor> { return order<T>(c.node.op, x, dim); });
+  }
   if (c.node.op == Op::kCumsum || c.node.op == Op::kCumprod) {
     const int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
     return ir::visit_dtype(x.dtype(), [&]<typename T>() -> Expected<Tensor> {

@@ -242,10 +242,11 @@ Status infer_reduction(Ctx& c) {
       }
       return Status::ok();
     }
-    case OpClass::kScan: {  // cumsum, cumprod: along `dim`, in the input's dtype
-      if (x->dtype == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
+    case OpClass::kScan: {  // cumsum, cumprod, sort: along `dim`, in the input's dtype; argsort: i64
+      const bool orders = c.node.op == Op::kSort || c.node.op == Op::kArgsort;
+      if (!orders && x->dtype == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
       SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));
-      r.dtype = x->dtype;
+      r.dtype = c.node.op == Op::kArgsort ? DType::kI64 : x->dtype;
       r.shape = x->shape;
       return Status::ok();
     }

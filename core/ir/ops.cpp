@@ -76,6 +76,8 @@ constexpr OpInfo kOps[] = {
     {Op::kArgmax, "argmax", OpClass::kArgmax, 1, 1, kAttrDim | kAttrKeepdim, kAttrDim},
     {Op::kCumsum, "cumsum", OpClass::kScan, 1, 1, kAttrDim, kAttrDim},
     {Op::kCumprod, "cumprod", OpClass::kScan, 1, 1, kAttrDim, kAttrDim},
+    {Op::kSort, "sort", OpClass::kScan, 1, 1, kAttrDim, kAttrDim},
+    {Op::kArgsort, "argsort", OpClass::kScan, 1, 1, kAttrDim, kAttrDim},
     {Op::kSoftmax, "softmax", OpClass::kSoftmax, 1, 1, kAttrDim, 0},
     {Op::kLogSoftmax, "log_softmax", OpClass::kSoftmax, 1, 1, kAttrDim, 0},
     {Op::kLayerNorm, "layer_norm", OpClass::kLayerNorm, 1, 3, kAttrAxes | kAttrEps, 0},

@@ -22,7 +22,7 @@ enum class Op : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,
   kSum, kMean, kMax, kMin, kProd, kArgmax,
-  kCumsum, kCumprod,
+  kCumsum, kCumprod, kSort, kArgsort,
   kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm,
   kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,

@@ -4,7 +4,7 @@ Each entry is NumPy's function written over the op set, with NumPy's
 results (values, dtypes, shapes) for the arguments it takes; what it cannot
 take (an `out=`, a mode it lacks) is a graph break naming what, never a
 wrong answer. The functions live by family in `_np_elementwise`,
-`_np_statistics`, `_np_shapes`, `_np_products` and `_np_creation` (with
+`_np_statistics`, `_np_sorting`, `_np_shapes`, `_np_products` and `_np_creation` (with
 what they share in `_np_base`); this module maps NumPy's callables to them
 (`__array_ufunc__`, `__array_function__`). `_coverage` lists what the table
 holds and what NumPy functions model code uses that it does not.
@@ -34,6 +34,7 @@ from ._np_products import einsum, inner, norm, outer, take_along_axis, tensordot
 from ._np_shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, diag, diagonal, diff,
                          dsplit, dstack, eye, flip, fliplr, flipud, hsplit, hstack, identity, matrix_transpose, moveaxis, pad,
                          repeat, roll, rollaxis, split, tile, trace, tri, tril, triu, unstack, vsplit, vstack)
+from ._np_sorting import argsort, median, searchsorted, sort
 from ._np_statistics import (all, any, average, count_nonzero, cumprod, cumsum, cumulative_sum, nanmax, nanmean, nanmin,  # noqa: A004
                              nansum, prod, ptp, std, var)
 from ._state import current
@@ -71,6 +72,7 @@ FUNCTIONS = {
     np.inner: inner, np.vdot: vdot, np.tensordot: tensordot, np.einsum: einsum,
     np.take_along_axis: take_along_axis, np.linalg.norm: norm, np.diff: diff, np.meshgrid: meshgrid,
     np.empty_like: empty_like,
+    np.sort: sort, np.argsort: argsort, np.median: median, np.searchsorted: searchsorted,
 }
 for _name, _f in (("unstack", unstack), ("matrix_transpose", matrix_transpose), ("vecdot", vecdot), ("cumulative_sum", cumulative_sum),
                   ("permute_dims", lambda x, axes=None: _t(_st(x), x).transpose(*(axes or ())))):

@@ -635,6 +635,12 @@ class Tensor:
     def ptp(self, axis=None, out=None, keepdims=False):
         return _np_fns().ptp(self, axis, out, keepdims)
 
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        self[...] = _np_fns().sort(self, axis, kind, order)  # in place: a write, into an input too
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return _np_fns().argsort(self, axis, kind, order)
+
     def cumsum(self, axis=None, dtype=None, out=None):
         return _np_fns().cumsum(self, axis, dtype, out)
 

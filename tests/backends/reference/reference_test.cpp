@@ -114,6 +114,22 @@ TEST_P(HandChecked, ScansRunInOrderAlongTheirDim) {
             Code::kInvalidArgument);
 }
 
+TEST_P(HandChecked, SortsPutNaNsLastAndKeepTiesInOrder) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = from_values(DType::kF64, {2, 4}, std::vector<double>{3, nan, -1, 3, 0.5, 0.5, -2, nan});
+  const std::vector<double> sorted = values_of<double>(run1(one_op("sort", {{"f64", {2, 4}}}, "", R"({"dim": 1})"), {x}));
+  ASSERT_EQ(sorted.size(), 8u);
+  EXPECT_EQ((std::vector<double>(sorted.begin(), sorted.begin() + 3)), (std::vector<double>{-1, 3, 3}));
+  EXPECT_TRUE(std::isnan(sorted[3]) && std::isnan(sorted[7]));
+  EXPECT_EQ((std::vector<double>(sorted.begin() + 4, sorted.begin() + 7)), (std::vector<double>{-2, 0.5, 0.5}));
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("argsort", {{"f64", {2, 4}}}, "", R"({"dim": -1})"), {x})),
+            (std::vector<int64_t>{2, 0, 3, 1, 2, 0, 1, 3}));  // ties (3, 3) and (0.5, 0.5) in their order
+  const Tensor i = from_values(DType::kI32, {3, 2}, std::vector<int>{5, 1, -4, 1, 0, 0});
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("argsort", {{"i32", {3, 2}}}, "", R"({"dim": 0})"), {i})), (std::vector<int64_t>{1, 2, 2, 0, 0, 1}));
+  EXPECT_EQ(values_of<int64_t>(run1(one_op("sort", {{"bool", {3}}}, "", R"({"dim": 0})"), {from_values(DType::kBool, {3}, std::vector<int>{1, 0, 1})})),
+            (std::vector<int64_t>{0, 1, 1}));
+}
+
 TEST_P(HandChecked, ShiftsPastTheWidthAreNumPys) {
   const std::string shl = one_op("left_shift", {{"i64", {3}}, {"i64", {3}}}), shr = one_op("right_shift", {{"i64", {3}}, {"i64", {3}}});
   const Tensor x = from_values(DType::kI64, {3}, std::vector<int64_t>{1, -8, 5});
