@@ -1,5 +1,6 @@
-"""The jit decorator and what the extension calls back: flatten a call's
-arguments, trace the function, rebuild its results, run it eagerly."""
+"""The jit decorator and what the extension calls back for each jitted
+function (its Callbacks): flatten a call's arguments (_arguments.py), trace
+the function, rebuild its results, run it as segments or eagerly."""
 from __future__ import annotations
 
 import contextlib
@@ -14,86 +15,11 @@ import numpy as np
 
 from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
+from ._arguments import Arguments, objects
 from ._state import ROOT_DEPTH, TraceState, reachable
 from ._tracing import SymInt, Tensor
 
 log = logging.getLogger("shapejit")
-
-
-# -- arguments -----------------------------------------------------------------
-
-class _Tracing(Exception):
-    """The call passed tracing values: an outer trace calls this function."""
-
-
-class _Ident:
-    """A key part for an object guarded by identity (it is kept alive by the key)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return isinstance(other, _Ident) and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __repr__(self):
-        return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
-
-
-# A Python int argument (a position, a length, a count) is a size: the call
-# passes it as the second dim of an empty array, so it is a symbol of the
-# site like any array's dim, under the same policy: kept symbolic until the
-# function reads it as a number, specialized by a guard when it does, backed
-# off after repeated recompiles. One site serves every value; the key holds
-# only its sign. bools and NumPy's integers (whose dtype NumPy promotion
-# keeps) stay values of the key.
-_INT = ("leaf", "int")
-_NEG_INT = ("leaf", "-int")
-_INT_LIMIT = 2**62
-
-
-def _argument_leaf(x):
-    if type(x) is int:
-        if 0 <= x < _INT_LIMIT:
-            return _INT
-        if -_INT_LIMIT < x < 0:
-            return _NEG_INT
-        return False
-    if isinstance(x, (Tensor, SymInt)):
-        raise _Tracing
-    return T.is_array(x)
-
-
-def _int_array(x):
-    return np.empty((0, x if x >= 0 else -x), np.bool_)
-
-
-def _int_of(leaf, t):
-    """The SymInt an int argument is in a trace, from its input tensor."""
-    n = t.shape[1]
-    return n if leaf >= 0 else -n
-
-
-def _argument_key(x):
-    """A value that is not an array: Python's scalars by value, anything else by identity."""
-    t = type(x)
-    if t in (int, float, bool, str, bytes, complex) or x is None:
-        return (t.__name__, x)
-    if isinstance(x, np.generic):
-        return (t.__name__, x.item())
-    return _Ident(x)
-
-
-def flatten(args, kwargs):
-    """(arrays in order, the key of everything else), or None for tracing values."""
-    try:
-        return _pytree.flatten((args, kwargs), _argument_leaf, _argument_key, _int_array)
-    except _Tracing:
-        return None
 
 
 # -- results ---------------------------------------------------------------------
@@ -146,12 +72,12 @@ def unflatten(spec, arrays, inputs=None):
 
 # -- the extension's callbacks ----------------------------------------------------
 
-def traced_call(st, fn, args, kwargs, captures, begin, end):
+def traced_call(arguments, st, fn, args, kwargs, captures, begin, end):
     """Runs fn on tracing values of st: the call's arrays, then `captures`,
     are its inputs (`begin(arrays)` first makes a tracer for them where st
     has none); `end((spec, tensors))` takes its results while the trace is
     still current."""
-    arrays, key = flatten(args, kwargs)
+    arrays, key = arguments.flatten(args, kwargs)
     inputs = list(itertools.chain(arrays, captures))
     if begin:
         begin(inputs)
@@ -159,17 +85,11 @@ def traced_call(st, fn, args, kwargs, captures, begin, end):
     for i, t in enumerate(tensors):
         t._input = i
     st.captures = list(captures)
-    st.roots = _objects(key)
+    st.roots = objects(key)
     for a, t in zip(inputs, tensors):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)
-    it = iter(tensors)
-
-    def traced(leaf):
-        t = next(it)
-        return _int_of(leaf, t) if type(leaf) is int else t
-
-    targs, tkwargs = _pytree.map_leaves(traced, (args, kwargs), _argument_leaf)
+    targs, tkwargs = arguments.traced(args, kwargs, tensors)
     with st, _numpy.size_functions(), _arrays_of(st):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
@@ -177,29 +97,46 @@ def traced_call(st, fn, args, kwargs, captures, begin, end):
         return end(_results(st, out))
 
 
-def trace(tracer, fn, args, kwargs, captures):
-    """Runs fn on tracing values; returns (result spec, captures found,
-    whether it writes into its inputs)."""
-    st = TraceState(tracer, fn)
-    spec, leaves = traced_call(st, fn, args, kwargs, captures, None, lambda r: r)
-    if st.found:
-        return None, st.found, False
-    for leaf in leaves:
-        tracer.output(leaf._id)
-    return spec, [], bool(spec and spec[3])
+class Callbacks:
+    """What the extension calls for one jitted function."""
 
+    def __init__(self, arguments, segments):
+        self.arguments = arguments
+        self.segments = segments
+        self.unflatten = unflatten
+        self.eager = eager
 
-def segmented(segments, fn, args, kwargs, captures):
-    """The call after a graph break, as compiled segments (_segments.py):
-    (its results, the arrays it read that were not captures yet); a break
-    that a cut cannot take runs it eagerly."""
-    try:
-        spec, arrays, found = segments.run(fn, args, kwargs, captures, traced_call)
-    except T.GraphBreak:
-        return eager(fn, args, kwargs), []
-    if spec is None:
-        return arrays[0], found
-    return unflatten(spec, arrays, list(itertools.chain(flatten(args, kwargs)[0], captures))), found
+    @property
+    def dynamic_floats(self):
+        return self.arguments.dynamic_floats
+
+    def flatten(self, args, kwargs):
+        return self.arguments.flatten(args, kwargs)
+
+    def trace(self, tracer, fn, args, kwargs, captures):
+        """Runs fn on tracing values; returns (result spec, captures found,
+        whether it writes into its inputs)."""
+        st = TraceState(tracer, fn)
+        spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, None, lambda r: r)
+        if st.found:
+            return None, st.found, False
+        for leaf in leaves:
+            tracer.output(leaf._id)
+        return spec, [], bool(spec and spec[3])
+
+    def segmented(self, fn, args, kwargs, captures):
+        """The call after a graph break, as compiled segments (_segments.py):
+        (its results, the arrays it read that were not captures yet); a break
+        that a cut cannot take runs it eagerly."""
+        def run(st, fn, args, kwargs, captures, begin, end):
+            return traced_call(self.arguments, st, fn, args, kwargs, captures, begin, end)
+        try:
+            spec, arrays, found = self.segments.run(fn, args, kwargs, captures, run)
+        except T.GraphBreak:
+            return eager(fn, args, kwargs), []
+        if spec is None:
+            return arrays[0], found
+        return unflatten(spec, arrays, list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures))), found
 
 
 @contextlib.contextmanager
@@ -230,21 +167,6 @@ def _arrays_of(st):
             (setattr(holder, key, array) if is_attr else holder.__setitem__(key, array))
     if rebound is not None:
         T._break(st, f"the function rebinds an array it reads through an argument ({rebound!r})")
-
-
-def _objects(spec):
-    """The objects a call's key holds by identity (arrays may hang off them)."""
-    out = []
-
-    def walk(s):
-        if isinstance(s, _Ident):
-            out.append(s.obj)
-        elif isinstance(s, tuple):
-            for e in s:
-                walk(e)
-
-    walk(spec)
-    return out
 
 
 def _to_numpy(x):
@@ -323,7 +245,8 @@ def jit(fn=None, *, config=None):
         raise TypeError(f"shapejit.jit: {fn!r} is not callable")
     j = get_jit(config)
     name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}#{next(_counter)}"
-    f = _shapejit._make_function(j, fn, name, _callbacks, _segments.Segments(j, name))
+    segments = _segments.Segments(j, name)
+    f = _shapejit._make_function(j, fn, name, Callbacks(Arguments(name, j.backoff_after), segments), segments)
     functools.update_wrapper(f, fn)
     return f
 
@@ -353,14 +276,3 @@ class record:
 
     def __exit__(self, *exc):
         self.stop()
-
-
-class _Callbacks:
-    flatten = staticmethod(flatten)
-    trace = staticmethod(trace)
-    unflatten = staticmethod(unflatten)
-    eager = staticmethod(eager)
-    segmented = staticmethod(segmented)
-
-
-_callbacks = _Callbacks()

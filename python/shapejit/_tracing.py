@@ -134,6 +134,14 @@ def promote(st, a, b):
     if is_array(b):
         b = st.lift(b)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb and a._weak != b._weak:
+        # A float argument (a weak 0-d tensor) meets a tensor as the Python float would.
+        w, t = (a, b) if a._weak else (b, a)
+        if t._dtype in ("f32", "f64"):
+            w = w.astype(t._dtype)
+        else:
+            t = t.astype("f64")
+        return (w, t) if a._weak else (t, w)
     if ta and tb:
         if a.dtype != b.dtype:
             target = _NAMES[np.result_type(a.dtype, b.dtype)]
@@ -149,10 +157,19 @@ def promote(st, a, b):
     return (t, c) if ta else (c, t)
 
 
+def _weak(v, *operands):
+    """v, weak when its operands are float arguments and Python numbers
+    alone (Python's arithmetic on floats gives a float)."""
+    if v._dtype == "f64" and all(not isinstance(o, Tensor) or o._weak for o in operands) and \
+            any(isinstance(o, Tensor) for o in operands):
+        v._weak = True
+    return v
+
+
 def binary(op, a, b):
     st = _state_of(a, b)
     a, b = promote(st, a, b)
-    return emit(st, op, [a, b])
+    return _weak(emit(st, op, [a, b]), a, b)
 
 
 _LOGICAL = {"and": "and", "or": "or", "xor": "ne"}
@@ -182,7 +199,7 @@ def true_divide(a, b):
     if any(isinstance(v, Tensor) and v._dtype not in ("f32", "f64") for v in (a, b)):
         a = a.astype("f64") if isinstance(a, Tensor) else float(a)
         b = b.astype("f64") if isinstance(b, Tensor) else float(b)
-    return emit(st, "div", [a, b])
+    return _weak(emit(st, "div", [a, b]), a, b)
 
 
 def floor(x):
@@ -393,15 +410,16 @@ class Tensor:
     # A tensor is a value of the graph (`_id`); a write into it (x[k] = v)
     # moves it to the updated value. `_view`: NumPy would give it as a view
     # of another array; `_input`: the input it is, whose writes go back to
-    # the caller's array.
-    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input", "__weakref__")
+    # the caller's array; `_weak`: a float argument, or Python's arithmetic
+    # on one, which promotes as a Python float does (_arguments.py).
+    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input", "_weak", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, st, vid, dtype=None, rank=None):
         if dtype is None:
             _, dtype, rank = st.tr.info(vid)
         self._st, self._id, self._dtype, self.ndim, self._shape = st, vid, dtype, rank, None
-        self._view, self._input = False, None
+        self._view, self._input, self._weak = False, None, False
         if st.live is not None:
             st.live.add(self)
 
@@ -492,7 +510,7 @@ class Tensor:
     def __le__(self, o): return binary("le", self, o)
     def __gt__(self, o): return binary("gt", self, o)
     def __ge__(self, o): return binary("ge", self, o)
-    def __neg__(self): return emit(self._st, "neg", [self])
+    def __neg__(self): return _weak(emit(self._st, "neg", [self]), self)
     def __pos__(self): return self._fresh()
     def __abs__(self): return emit(self._st, "abs", [self])
 

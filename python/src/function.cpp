@@ -25,6 +25,7 @@ Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string
       unflatten_(helpers.attr("unflatten")),
       eager_(helpers.attr("eager")),
       segmented_(helpers.attr("segmented")),
+      helpers_(std::move(helpers)),
       segments_(std::move(segments)) {}
 
 Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
@@ -162,7 +163,10 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   if (fast) {
     found = &site_for(nb::none(), n);
   } else {
-    const bool walked = walk.walk(args.ptr(), kwargs.ptr());
+    static PyObject* dynamic_floats = PyUnicode_InternFromString("dynamic_floats");
+    nb::object floats = nb::steal(PyObject_GetAttr(helpers_.ptr(), dynamic_floats));
+    if (!floats.is_valid()) throw nb::python_error();
+    const bool walked = walk.walk(args.ptr(), kwargs.ptr(), floats.ptr() == Py_True);
     if (walked) found = tree_sites_.find(walk);
     if (!found) {
       nb::object flat = flatten_(args, kwargs);
@@ -225,7 +229,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
 }
 
 nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures) {
-  nb::tuple r = nb::cast<nb::tuple>(segmented_(segments_, fn_, args, kwargs, captures));
+  nb::tuple r = nb::cast<nb::tuple>(segmented_(fn_, args, kwargs, captures));
   nb::handle found = r[1];
   if (nb::len(found) > 0) {
     for (nb::handle f : found) {

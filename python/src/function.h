@@ -29,8 +29,9 @@ namespace shapejit::python {
 
 class Function {
  public:
-  // `helpers` is shapejit._jit: flatten, trace, unflatten, eager,
-  // segmented; `segments` the function's _segments.Segments.
+  // `helpers` is the function's shapejit._jit.Callbacks: flatten, trace,
+  // unflatten, eager, segmented, dynamic_floats; `segments` its
+  // _segments.Segments.
   Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments);
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
@@ -73,6 +74,7 @@ class Function {
   nb::object fn_;
   std::string name_;
   nb::object flatten_, trace_, unflatten_, eager_, segmented_;
+  nb::object helpers_;   // the function's Callbacks: whether its floats are inputs
   nb::object segments_;  // the segmented runs after graph breaks: their stats and breaks
   std::vector<std::unique_ptr<Site>> sites_;
   std::vector<Site*> by_arity_;  // the fast path: all arguments NumPy arrays, by count

@@ -102,6 +102,7 @@ class PyJit {
     return d;
   }
   bool specialize_zero_one() const { return jit_->config().policy.specialize_zero_one; }
+  int backoff_after() const { return jit_->config().policy.backoff_after; }
 
  private:
   std::shared_ptr<runtime::Jit> jit_;
@@ -163,6 +164,7 @@ NB_MODULE(_shapejit, m) {
       .def("call_graph", &PyJit::call_graph)
       .def("site_stats", &PyJit::site_stats)
       .def_prop_ro("specialize_zero_one", &PyJit::specialize_zero_one)
+      .def_prop_ro("backoff_after", &PyJit::backoff_after)
       .def("record", [](PyJit& j, PyRecorder* r) { j.get()->record(r ? r->recorder : nullptr); }, nb::arg("recorder").none());
 
   nb::class_<PyRecorder>(m, "Recorder").def("__init__", [](PyRecorder* self, const std::string& path) {

@@ -7,7 +7,7 @@ namespace shapejit::python {
 namespace {
 
 // Token tags; a tag is followed by what it needs (a length, a value, an address).
-enum Tag : uintptr_t { kTuple = 1, kList, kDict, kNamedTuple, kArray, kInt, kNegInt, kTrue, kFalse, kNone, kFloat, kStr, kObject };
+enum Tag : uintptr_t { kTuple = 1, kList, kDict, kNamedTuple, kArray, kInt, kNegInt, kTrue, kFalse, kNone, kFloat, kFloatLeaf, kStr, kObject };
 
 constexpr int kMaxDepth = 32;
 constexpr long long kIntLimit = 1LL << 62;  // flatten's _INT_LIMIT
@@ -24,7 +24,8 @@ bool has_dlpack(PyObject* o) {
 
 }  // namespace
 
-bool TreeWalk::walk(PyObject* args, PyObject* kwargs) {
+bool TreeWalk::walk(PyObject* args, PyObject* kwargs, bool floats_as_leaves) {
+  floats_as_leaves_ = floats_as_leaves;
   leaves.clear();
   tokens.clear();
   addressed.clear();
@@ -62,6 +63,15 @@ bool TreeWalk::visit(PyObject* o, int depth) {
   if (PyLong_CheckExact(o)) return int_leaf(o);
   if (o == Py_None) return tokens.push_back(kNone), true;
   if (o == Py_True || o == Py_False) return tokens.push_back(o == Py_True ? kTrue : kFalse), true;
+  if (PyFloat_CheckExact(o) && floats_as_leaves_) {
+    PyObject* a = PyArray_SimpleNew(0, nullptr, NPY_FLOAT64);
+    if (!a) throw nb::python_error();
+    *static_cast<double*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a))) = PyFloat_AS_DOUBLE(o);
+    made_.push_back(nb::steal(a));
+    leaves.push_back(a);
+    tokens.push_back(kFloatLeaf);
+    return true;
+  }
   if (PyFloat_CheckExact(o)) {
     const double d = PyFloat_AS_DOUBLE(o);
     uint64_t bits;

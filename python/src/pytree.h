@@ -5,7 +5,8 @@
 //
 // The signature is a sequence of tokens: each container's kind and length,
 // a dict's keys, each value that is not an array (an int's sign, a float's
-// bits, a bool, None, and a string, a namedtuple's type or any other object
+// bits (or, once the function's floats are inputs, a float leaf), a bool,
+// None, and a string, a namedtuple's type or any other object
 // by address, the object kept alive by whoever keeps the signature). Two
 // calls with equal signatures have equal keys under flatten (_jit.py), so
 // the site a signature was first seen with is the site of every call that
@@ -24,7 +25,9 @@ namespace shapejit::python {
 class TreeWalk {
  public:
   // Walks (args, kwargs); false where only the Python flatten may go on.
-  bool walk(PyObject* args, PyObject* kwargs);
+  // `floats_as_leaves`: the function's floats are inputs (0-d float64
+  // arrays), not values of the key (_arguments.py).
+  bool walk(PyObject* args, PyObject* kwargs, bool floats_as_leaves);
 
   // The arrays, borrowed from the call or made for its int arguments (an
   // empty array whose second dim is the int, as flatten makes).
@@ -35,6 +38,7 @@ class TreeWalk {
 
  private:
   bool visit(PyObject* o, int depth);
+  bool floats_as_leaves_ = false;
   bool int_leaf(PyObject* o);
   std::vector<nb::object> made_;
 };

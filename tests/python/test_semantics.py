@@ -380,3 +380,39 @@ def test_pytree_calls_after_the_first_pick_their_site_in_cpp():
     g = jit(lambda d, x: x * d[1] + d[2])
     for v in (np.int64(3), 2**70, 4):
         np.testing.assert_array_equal(g({1: 2.0, 2: float(v)}, x), x * 2 + float(v))
+
+
+def test_float_arguments_that_change_become_inputs(caplog):
+    # A temperature that changes: by value for the first two, then every
+    # float argument of the function is an input (one more compile, then
+    # hits), promoting as a Python float (float32 stays float32).
+    def sample(logits, temperature, scale=1.0):
+        z = logits / temperature
+        z = z - z.max(axis=-1, keepdims=True)
+        return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True) * (scale * 2 + 1e-6) - temperature
+    f = jit(sample)
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    with caplog.at_level(logging.INFO, logger="shapejit"):
+        for t in (0.5, 0.7, 0.9, 1.1, 1.3, 0.7, 2.0, 3.5):
+            got, want = f(x, t), sample(x, t)
+            assert got.dtype == want.dtype == np.float32
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        got = f(x, 0.25, scale=3.0)
+        np.testing.assert_allclose(got, sample(x, 0.25, scale=3.0), rtol=1e-5, atol=1e-6)
+    s = f.stats()
+    assert s["compiles"] == 4 and s["graph_breaks"] == 0  # 0.5, 0.7, the dynamic entry, and with scale
+    assert any("float arguments took 3 values" in r.getMessage() for r in caplog.records)
+
+
+def test_a_branch_on_a_float_input_reads_it_at_a_cut():
+    def f(x, t):
+        if t > 1.0:
+            return x * t
+        return x - t
+    g = jit(f)
+    x = np.arange(4, dtype=np.float32)
+    for t in (0.5, 1.5, 2.5, 0.25, 3.0, 0.1):
+        got = g(x, t)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, f(x, t), rtol=1e-6)
+    assert g.stats()["segmented_calls"] >= 1

@@ -1,0 +1,158 @@
+"""A jitted function's arguments: which are arrays (the inputs) and what
+makes the key that picks a site.
+
+Arrays are inputs. A Python `int` is a size: the call passes it as the
+second dim of an empty array, so it is a symbol of the site like any
+array's dim, under the same policy (symbolic until the function reads the
+number, then guarded; backed off after repeated recompiles); the key holds
+only its sign. A Python `float` is a value of the key until the function's
+calls have passed `backoff_after` + 1 different floats where the rest of the
+key is the same (a temperature, a step size that changes); from then on
+every float argument of the function is an input, a 0-d float64 array that
+the trace treats as NumPy treats a Python float (weak: `x32 / t` stays
+float32), and a branch on it reads it at a cut (_segments.py). bools,
+strings, None and NumPy's scalars (whose dtypes NumPy promotion keeps) are
+values of the key; any other object is keyed by identity, and arrays
+hanging off it are captured (_state.py).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from . import _pytree
+from . import _tracing as T
+from ._tracing import SymInt, Tensor
+
+log = logging.getLogger("shapejit")
+
+_INT = ("leaf", "int")
+_NEG_INT = ("leaf", "-int")
+_FLOAT = ("leaf", "float")
+_INT_LIMIT = 2**62
+
+
+class Tracing(Exception):
+    """The call passed tracing values: an outer trace calls this function."""
+
+
+class Ident:
+    """A key part for an object guarded by identity (it is kept alive by the key)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, Ident) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
+
+
+def _key(x):
+    """A value that is not an array: Python's scalars by value, anything else by identity."""
+    t = type(x)
+    if t in (int, float, bool, str, bytes, complex) or x is None:
+        return (t.__name__, x)
+    if isinstance(x, np.generic):
+        return (t.__name__, x.item())
+    return Ident(x)
+
+
+def _leaf_array(x):
+    """The array a leaf that is not an array is passed as."""
+    if type(x) is float:
+        return np.array(x, np.float64)
+    return np.empty((0, x if x >= 0 else -x), np.bool_)
+
+
+def objects(spec):
+    """The objects a call's key holds by identity (arrays may hang off them)."""
+    out = []
+
+    def walk(s):
+        if isinstance(s, Ident):
+            out.append(s.obj)
+        elif isinstance(s, tuple):
+            for e in s:
+                walk(e)
+
+    walk(spec)
+    return out
+
+
+class Arguments:
+    """One jitted function's arguments (see the module's text); `name` for
+    the log line, `backoff_after` the policy's."""
+
+    def __init__(self, name, backoff_after=2):
+        self.name = name
+        self.backoff_after = max(1, int(backoff_after))
+        self.dynamic_floats = False  # read by the extension's own walk of a call
+        self._floats_seen = {}       # the key with its floats blanked -> the float tuples met
+
+    def leaf(self, x):
+        """Falsy for a value of the key, True for an array, or the spec of a
+        leaf passed as an array (an int, a float once floats are inputs)."""
+        t = type(x)
+        if t is int:
+            if 0 <= x < _INT_LIMIT:
+                return _INT
+            if -_INT_LIMIT < x < 0:
+                return _NEG_INT
+            return False
+        if t is float:
+            return _FLOAT if self.dynamic_floats else False
+        if isinstance(x, (Tensor, SymInt)):
+            raise Tracing
+        return T.is_array(x)
+
+    def flatten(self, args, kwargs):
+        """(arrays in order, the key of everything else), or None for tracing values."""
+        floats = []
+
+        def key(x):
+            if type(x) is float:
+                floats.append(x)
+            return _key(x)
+        try:
+            arrays, spec = _pytree.flatten((args, kwargs), self.leaf, key, _leaf_array)
+        except Tracing:
+            return None
+        if floats and self._floats_changed(args, kwargs, floats):
+            return self.flatten(args, kwargs)
+        return arrays, spec
+
+    def _floats_changed(self, args, kwargs, floats):
+        """Counts the call's floats; true when they back off (from now on, inputs)."""
+        blanked = _pytree.flatten((args, kwargs), self.leaf, lambda x: ("float",) if type(x) is float else _key(x))[1]
+        seen = self._floats_seen.setdefault(blanked, set())
+        seen.add(tuple(floats))
+        if len(seen) <= self.backoff_after:
+            return False
+        self.dynamic_floats = True
+        self._floats_seen.clear()
+        log.info(f"shapejit: {self.name}: its float arguments took {len(seen)} values: from now on they are inputs")
+        return True
+
+    def traced(self, args, kwargs, tensors):
+        """args and kwargs with each leaf its tracing value: an array its
+        tensor, an int the SymInt of its empty array, a float its weak 0-d tensor."""
+        it = iter(tensors)
+
+        def value(leaf):
+            t = next(it)
+            if type(leaf) is int:
+                n = t.shape[1]
+                return n if leaf >= 0 else -n
+            if type(leaf) is float:
+                t._weak = True
+            return t
+
+        return _pytree.map_leaves(value, (args, kwargs), self.leaf)
