@@ -227,14 +227,20 @@ struct Wrapping<T, true> {
   using type = std::make_unsigned_t<T>;
 };
 
+// x viewed as [outer, n, inner] around `dim`: outer * inner lines of n.
+struct Lines {
+  int64_t outer = 1, n = 1, inner = 1;
+  Lines(const Tensor& x, int dim) : n(x.shape()[dim]) {
+    for (int d = 0; d < dim; ++d) outer *= x.shape()[d];
+    for (size_t d = static_cast<size_t>(dim) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  }
+};
+
 template <typename T>
 Tensor scan(Op op, const Tensor& x, int dim) {
   Tensor out = Tensor::empty(x.dtype(), x.shape());
   const Tensor in = x.contiguous();
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < dim; ++d) outer *= x.shape()[d];
-  for (size_t d = static_cast<size_t>(dim) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
-  const int64_t n = x.shape()[dim];
+  const auto [outer, n, inner] = Lines(x, dim);
   const T* px = in.ptr<T>();
   T* po = out.ptr<T>();
   using Acc = typename Wrapping<T>::type;
@@ -258,10 +264,7 @@ template <typename T>
 Tensor order(Op op, const Tensor& x, int dim) {
   Tensor out = Tensor::empty(op == Op::kArgsort ? DType::kI64 : x.dtype(), x.shape());
   const Tensor in = x.contiguous();
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < dim; ++d) outer *= x.shape()[d];
-  for (size_t d = static_cast<size_t>(dim) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
-  const int64_t n = x.shape()[dim];
+  const auto [outer, n, inner] = Lines(x, dim);
   const T* px = in.ptr<T>();
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t o = 0; o < outer; ++o) {

@@ -87,20 +87,6 @@ class PyJit {
     for (ir::Tensor& t : outputs) out.append(to_numpy(std::move(t)));
     return out;
   }
-  nb::dict site_stats(const std::string& site) const {
-    runtime::SiteStats st;
-    {
-      nb::gil_scoped_release release;
-      st = jit_->site(site).stats();
-    }
-    nb::dict d;
-    d["calls"] = st.calls;
-    d["compiles"] = st.compiles;
-    d["hits"] = st.hits;
-    d["run_ms"] = st.run_ms;
-    d["compile_ms"] = st.compile_ms;
-    return d;
-  }
   bool specialize_zero_one() const { return jit_->config().policy.specialize_zero_one; }
   int backoff_after() const { return jit_->config().policy.backoff_after; }
 
@@ -162,7 +148,6 @@ NB_MODULE(_shapejit, m) {
       .def("set_log", &PyJit::set_log)
       .def("stats_json", &PyJit::stats_json)
       .def("call_graph", &PyJit::call_graph)
-      .def("site_stats", &PyJit::site_stats)
       .def_prop_ro("specialize_zero_one", &PyJit::specialize_zero_one)
       .def_prop_ro("backoff_after", &PyJit::backoff_after)
       .def("record", [](PyJit& j, PyRecorder* r) { j.get()->record(r ? r->recorder : nullptr); }, nb::arg("recorder").none());
