@@ -34,6 +34,10 @@ from ._tracing import SymInt, Tensor
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 MAX_GRAPHS = 64  # segment graphs a function may compile; past it, its breaks run eagerly
+# Calls that meet new segment graphs after the first few: a function whose
+# Python builds other graphs every call (a size read as a number into its
+# ops, after the policy backed that size off) would compile every call.
+SETTLED_AFTER, MAX_UNSETTLED = 4, 3
 
 
 def _where():
@@ -73,6 +77,7 @@ class Segments:
         self.jit = jit
         self.name = name
         self.graphs = set()
+        self.unsettled = 0   # calls past SETTLED_AFTER that met a new graph
         self.breaks = {}  # (where, why) -> count
         self.calls = 0
         self.segments = 0
@@ -97,15 +102,18 @@ class Segments:
         """fn(*args, **kwargs) as segments: (its results' spec, their arrays,
         the arrays it read that were not captures yet). `traced_call` runs
         fn on tracing values as a whole trace does (_jit.traced_call)."""
-        if len(self.graphs) >= MAX_GRAPHS:
-            raise T.GraphBreak(f"{self.name} met more than {MAX_GRAPHS} segment graphs; its breaks run eagerly")
+        if len(self.graphs) >= MAX_GRAPHS or self.unsettled > MAX_UNSETTLED:
+            raise T.GraphBreak(f"{self.name} keeps meeting new segment graphs; its breaks run eagerly")
         t0 = time.perf_counter()
         st = SegmentState(self, fn)
+        graphs = len(self.graphs)
         try:
             spec, arrays = traced_call(st, fn, args, kwargs, captures, st.begin, st.finish)
         finally:
             st.close()
         self.calls += 1
+        if self.calls > SETTLED_AFTER and len(self.graphs) > graphs:
+            self.unsettled += 1
         self.total_ms += (time.perf_counter() - t0) * 1e3
         return spec, arrays, st.found
 

@@ -102,3 +102,14 @@ def test_what_a_cut_cannot_take_runs_the_call_eagerly():
     for seed in range(3):
         x = f32(2, 3, seed=seed)
         np.testing.assert_array_equal(g(x), f(x))
+
+
+def test_a_function_that_builds_new_graphs_every_call_runs_its_breaks_eagerly():
+    # int(n) of a backed-off size makes each n's graph another one: after a
+    # few calls, the function's breaks run in NumPy instead of compiling.
+    f = lambda x: np.partition(x * int(x.shape[0]), 1)  # noqa: E731
+    g = jit(f)
+    for n in range(3, 23):
+        x = f32(n, seed=n)
+        np.testing.assert_allclose(g(x), f(x), rtol=1e-6)
+    assert g.stats()["segment_graphs"] <= 12
