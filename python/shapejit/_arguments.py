@@ -156,3 +156,58 @@ class Arguments:
             return t
 
         return _pytree.map_leaves(value, (args, kwargs), self.leaf)
+
+
+def _path(steps):
+    return "".join(f".{k}" if attr else f"[{k!r}]" for attr, k in steps)
+
+
+def describe_inputs(spec, arity, captures, limit=16):
+    """The inputs of a site, by where the call passes them: `args[1]`,
+    `kwargs['t'] (float)`, `args[0].cache_k` for a capture through an
+    argument, `W` for a global; `spec` is the site's key (None: `arity`
+    arrays), `captures` the (array, source) of its captures."""
+    names = []
+
+    def walk(s, where):
+        kind = s[0]
+        if kind == "leaf":
+            names.append(where + {"int": " (int)", "-int": " (int < 0)", "float": " (float)"}.get(s[1] if len(s) > 1 else "", ""))
+        elif kind in ("tuple", "list"):
+            for i, e in enumerate(s[1]):
+                walk(e, f"{where}[{i}]")
+        elif kind == "namedtuple":
+            for name, e in zip(s[1]._fields, s[2]):
+                walk(e, f"{where}.{name}")
+        elif kind == "dict":
+            for k, e in s[1]:
+                walk(e, f"{where}[{k!r}]")
+
+    if spec is None:
+        names += [f"args[{i}]" for i in range(arity)]
+    else:
+        args_spec, kwargs_spec = spec[1]
+        for i, e in enumerate(args_spec[1]):
+            walk(e, f"args[{i}]")
+        for k, e in kwargs_spec[1]:
+            walk(e, f"kwargs[{k!r}]")
+    roots = {}
+    if spec is not None:
+        args_spec = spec[1][0]
+        for i, e in enumerate(args_spec[1]):
+            if e[0] == "other" and isinstance(e[1], Ident):
+                roots[id(e[1].obj)] = f"args[{i}]"
+    for _, source in captures:
+        if source is None:
+            names.append("(an array made in the body)")
+            continue
+        root, steps = source
+        if isinstance(root, dict):  # a module's globals: the first step is the name
+            names.append(str(steps[0][1]) + _path(steps[1:]))
+        elif type(root).__name__ == "cell":
+            names.append("(closure)" + _path(steps[1:]))
+        else:
+            names.append(roots.get(id(root), f"<{type(root).__name__}>") + _path(steps))
+    shown = [f"{i} {n}" for i, n in enumerate(names[:limit])]
+    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
+    return "  inputs: " + ", ".join(shown) + more + "\n"

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
-from ._arguments import Arguments, objects
+from ._arguments import Arguments, describe_inputs, objects
 from ._state import ROOT_DEPTH, TraceState, reachable
 from ._tracing import SymInt, Tensor
 
@@ -105,6 +105,7 @@ class Callbacks:
         self.segments = segments
         self.unflatten = unflatten
         self.eager = eager
+        self.describe_inputs = describe_inputs
 
     @property
     def dynamic_floats(self):

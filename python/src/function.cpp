@@ -38,6 +38,7 @@ Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
   }
   auto s = std::make_unique<Site>();
   s->key = nb::borrow(key);
+  s->arity = fast_arity;
   s->name = name_;
   if (!sites_.empty()) {
     std::string k = key.is_none() ? std::to_string(fast_arity) + " arrays" : nb::cast<std::string>(nb::repr(key));
@@ -290,8 +291,11 @@ std::string Function::explain() const {
       nb::gil_scoped_release release;
       text = s->site->explain();
     }
+    nb::list captures;
+    for (const Capture& c : s->captures) captures.append(nb::make_tuple(c.array, c.source));
     out += "site " + s->site->name() + " (key " + (s->key.is_none() ? std::string("all arrays") : nb::cast<std::string>(nb::repr(s->key))) +
-           ", " + std::to_string(s->captures.size()) + " captured arrays):\n" + (text.empty() ? "  no entries\n" : text);
+           ", " + std::to_string(s->captures.size()) + " captured arrays):\n" +
+           nb::cast<std::string>(helpers_.attr("describe_inputs")(s->key, s->arity, captures)) + (text.empty() ? "  no entries\n" : text);
   }
   return out + nb::cast<std::string>(segments_.attr("explain")());
 }

@@ -49,6 +49,7 @@ class Function {
   struct Site {
     std::string name;  // of generation 0
     nb::object key;
+    size_t arity = 0;  // the fast path's: how many arrays
     int generation = 0;
     runtime::CallSite* site = nullptr;
     std::vector<runtime::CallSite*> generations;  // every one, for stats

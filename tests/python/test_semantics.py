@@ -287,6 +287,22 @@ def test_explain_lists_entries_and_guards():
     f(ones(3, 2))
     text = f.explain()
     assert "entry 0" in text and "input 0 dim 0 == 3" in text and "input 0 dtype == f32" in text
+    assert "inputs: 0 args[0]\n" in text
+
+
+BIAS = np.full(3, 0.5, np.float32)
+
+
+def test_explain_names_each_input_by_where_the_call_passes_it():
+    class Params:
+        def __init__(self):
+            self.w = np.eye(3, dtype=np.float32)
+
+    p = Params()
+    g = jit(lambda x, pos, d, params: (x @ params.w + d["b"] + BIAS)[pos:])
+    g(ones(2, 3), 1, {"b": ones(3)}, p)
+    text = g.explain()
+    assert "inputs: 0 args[0], 1 args[1] (int), 2 args[2]['b'], 3 args[3].w, 4 BIAS\n" in text, [l for l in text.splitlines() if "inputs" in l]
 
 
 def test_config_from_a_path(tmp_path):
