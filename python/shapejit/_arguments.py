@@ -201,13 +201,14 @@ def describe_inputs(spec, arity, captures, limit=16):
         if source is None:
             names.append("(an array made in the body)")
             continue
-        root, steps = source
+        root, steps = source[:2]
+        view = " (a view of it)" if len(source) == 3 else ""
         if isinstance(root, dict):  # a module's globals: the first step is the name
-            names.append(str(steps[0][1]) + _path(steps[1:]))
+            names.append(str(steps[0][1]) + _path(steps[1:]) + view)
         elif type(root).__name__ == "cell":
-            names.append("(closure)" + _path(steps[1:]))
+            names.append("(closure)" + _path(steps[1:]) + view)
         else:
-            names.append(roots.get(id(root), f"<{type(root).__name__}>") + _path(steps))
+            names.append(roots.get(id(root), f"<{type(root).__name__}>") + _path(steps) + view)
     shown = [f"{i} {n}" for i, n in enumerate(names[:limit])]
     more = f", ... ({len(names)} in all)" if len(names) > limit else ""
     return "  inputs: " + ", ".join(shown) + more + "\n"

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _pytree, _shapejit
 from . import _tracing as T
-from ._state import TraceState, same_value
+from ._state import TraceState, same_value, same_view
 from ._tracing import SymInt, Tensor
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -228,9 +228,9 @@ class SegmentState(TraceState):
             return t
         a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
         source = self.source_of(array)
-        if source is None:  # made in the body: matched by value, as a whole trace does
+        if source is None or len(source) == 3:  # made while it ran: matched as a whole trace does
             for c in self.captures:
-                if same_value(c, a):
+                if same_value(c, a) if source is None else same_view(c, a):
                     return self.by_id[id(c)]
         self.found.append((array, source))
         (t,) = self.cut(None, then=lambda _: [a])

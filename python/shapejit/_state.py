@@ -56,11 +56,12 @@ class TraceState:
             return t
         a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
         source = self.source_of(array)
-        if source is None:
-            # Made by the function (np.array([2, 0]) in its body): a constant,
-            # a new object on every trace, so it is matched by value.
+        if source is None or len(source) == 3:
+            # Made by the function (np.array([2, 0]), or W.T of a global W): a
+            # new object on every trace, matched by value (a view: as the
+            # same view of the same memory).
             for c in self.captures:
-                if same_value(c, a):
+                if same_value(c, a) if source is None else same_view(c, a):
                     t = self.by_id[id(c)]
                     self.by_id[id(array)] = t
                     self.keep.append(array)
@@ -87,10 +88,26 @@ class TraceState:
         T._break(self, why)
 
     def source_of(self, array):
-        """Where the function reaches `array`: (root, ((is_attr, key), ...)), or None."""
+        """Where the function reaches `array`: (root, ((is_attr, key), ...));
+        for a view NumPy made of such an array while the function ran (`W.T`,
+        `W[0]`), (root, steps, that array), so that rebinding it retraces;
+        None for an array the function made."""
         if self._sources is None:
             self._sources = _index_sources(self.fn, self.roots)
-        return self._sources.get(id(array))
+        source = self._sources.get(id(array))
+        base = getattr(array, "base", None)
+        while source is None and base is not None:
+            found = self._sources.get(id(base))
+            if found is not None:
+                return (*found, base)
+            base = getattr(base, "base", None)
+        return source
+
+
+def same_view(a, b) -> bool:
+    """Two NumPy views of the same memory, alike."""
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and
+            a.strides == b.strides and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def same_value(a, b) -> bool:

@@ -78,6 +78,10 @@ bool Function::refresh(Site& s) {
       }
       o = nb::steal(next);
     }
+    if (nb::len(c.source) == 3) {  // a view of an array found there: held, unless that array was rebound
+      if (o.ptr() != nb::handle(c.source[2]).ptr()) return false;
+      continue;
+    }
     if (o.ptr() == c.array.ptr()) continue;
     if (!ArgList::is_array(o.ptr())) return false;
     c.array = std::move(o);  // rebound: the new array is the input, its shape guarded as any input's

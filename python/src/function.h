@@ -44,7 +44,8 @@ class Function {
  private:
   struct Capture {
     nb::object array;
-    nb::object source;  // (root, ((is_attr, key), ...)), or None: held as it was found
+    nb::object source;  // (root, ((is_attr, key), ...)), or None: held as it was found;
+                        // (root, steps, base): a view of `base`, found there, held while it is
   };
   struct Site {
     std::string name;  // of generation 0
