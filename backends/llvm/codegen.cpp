@@ -1,5 +1,7 @@
 #include "backends/llvm/codegen.h"
 
+#include <map>
+
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -92,22 +94,58 @@ void StepEmitter::nest(const std::vector<int>& vars, const std::vector<Expr>& ex
   });
 }
 
+// A buffer's address, loaded once in the entry block where the step first
+// touches it (a step loads the buffers it uses, not every buffer of the
+// program: a whole model's steps would be quadratic in its buffers).
+::llvm::Value* StepEmitter::buffer(int b) {
+  auto [it, fresh] = bufs_.try_emplace(b, nullptr);
+  if (fresh) {
+    ::llvm::BasicBlock& entry = fn_->getEntryBlock();
+    ::llvm::IRBuilder<> at(&entry, entry.begin());
+    ::llvm::Type* ptr = ::llvm::PointerType::getUnqual(ctx_);
+    it->second = at.CreateLoad(ptr, at.CreateConstGEP1_64(ptr, fn_->getArg(0), b), "b" + std::to_string(b));
+  }
+  return it->second;
+}
+
 // Buffers never overlap (the kernel allocates outputs apart from inputs):
-// each gets its own alias scope, so the vectorizer needs no runtime checks.
-void StepEmitter::disjoint(::llvm::Instruction* access, int buffer) {
-  access->setMetadata(::llvm::LLVMContext::MD_alias_scope, ::llvm::MDNode::get(ctx_, {scopes_[buffer]}));
-  access->setMetadata(::llvm::LLVMContext::MD_noalias, others_[buffer]);
+// each buffer the step touches gets its own alias scope, and each access
+// the others' as noalias, so the vectorizer needs no runtime checks. The
+// scopes are made once the step is emitted (scope_accesses), over the
+// buffers it touches alone, so that a step's metadata grows with its own
+// accesses, not with the square of the program's buffers.
+void StepEmitter::disjoint(::llvm::Instruction* access, int buffer) { accesses_.emplace_back(access, buffer); }
+
+void StepEmitter::scope_accesses(const std::string& name) {
+  std::map<int, ::llvm::Metadata*> scope;
+  for (const auto& [access, b] : accesses_) scope.emplace(b, nullptr);
+  ::llvm::MDBuilder md(ctx_);
+  ::llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(name);
+  for (auto& [b, s] : scope) s = md.createAnonymousAliasScope(domain, "b" + std::to_string(b));
+  std::map<int, ::llvm::MDNode*> others;
+  for (const auto& [b, s] : scope) {
+    std::vector<::llvm::Metadata*> rest;
+    for (const auto& [c, t] : scope) {
+      if (c != b) rest.push_back(t);
+    }
+    others[b] = ::llvm::MDNode::get(ctx_, rest);
+  }
+  for (const auto& [access, b] : accesses_) {
+    access->setMetadata(::llvm::LLVMContext::MD_alias_scope, ::llvm::MDNode::get(ctx_, {scope[b]}));
+    access->setMetadata(::llvm::LLVMContext::MD_noalias, others[b]);
+  }
+  accesses_.clear();
 }
 
 ::llvm::Value* StepEmitter::load(int buffer, Expr offset, DType dt) {
-  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), this->buffer(buffer), expr(offset));
   ::llvm::LoadInst* v = b_.CreateLoad(mem_type(dt), ptr);
   disjoint(v, buffer);
   return dt == DType::kBool ? b_.CreateICmpNE(v, b_.getInt8(0)) : static_cast<::llvm::Value*>(v);
 }
 
 void StepEmitter::store(int buffer, Expr offset, ::llvm::Value* v, DType dt) {
-  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), bufs_[buffer], expr(offset));
+  ::llvm::Value* ptr = b_.CreateGEP(mem_type(dt), this->buffer(buffer), expr(offset));
   if (dt == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
   disjoint(b_.CreateStore(v, ptr), buffer);
 }
@@ -293,26 +331,14 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
     fn_->addParamAttr(a, ::llvm::Attribute::ReadOnly);
     fn_->addParamAttr(a, ::llvm::Attribute::NoCapture);
   }
-  ::llvm::Value *bufs = fn_->getArg(0), *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
+  ::llvm::Value *syms = fn_->getArg(1), *begin = fn_->getArg(2), *end = fn_->getArg(3);
   b_.SetInsertPoint(::llvm::BasicBlock::Create(ctx_, "entry", fn_));
-  // Symbols and buffer addresses, read once.
+  // Symbols read once (buffer addresses where first used: buffer()).
   const int nparams = p_.num_read_symbols();
   syms_.clear();
   for (int i = 0; i < nparams; ++i) syms_[i] = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, syms, i), "s" + std::to_string(i));
   bufs_.clear();
-  for (size_t i = 0; i < p_.buffers.size(); ++i) bufs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, bufs, i), "b" + std::to_string(i)));
-  ::llvm::MDBuilder md(ctx_);
-  ::llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(name);
-  scopes_.clear();
-  others_.clear();
-  for (size_t i = 0; i < p_.buffers.size(); ++i) scopes_.push_back(md.createAnonymousAliasScope(domain, "b" + std::to_string(i)));
-  for (size_t i = 0; i < p_.buffers.size(); ++i) {
-    std::vector<::llvm::Metadata*> rest;
-    for (size_t j = 0; j < p_.buffers.size(); ++j) {
-      if (j != i) rest.push_back(scopes_[j]);
-    }
-    others_.push_back(::llvm::MDNode::get(ctx_, rest));
-  }
+  accesses_.clear();
   err_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "err");
   b_.CreateStore(b_.getFalse(), err_);
   slots_.assign(step.phases.size(), {});
@@ -361,6 +387,7 @@ Status StepEmitter::emit(const loops::LoopStep& step, const std::string& name) {
     }
   });
   b_.CreateRet(b_.CreateZExt(b_.CreateLoad(b_.getInt1Ty(), err_), i32_));
+  scope_accesses(name);
   std::string problems;
   ::llvm::raw_string_ostream os(problems);
   if (::llvm::verifyFunction(*fn_, &os)) return internal_error("llvm: generated invalid IR for " + name + ": " + os.str());

@@ -83,6 +83,8 @@ class StepEmitter {
   bool float_key(const loops::Reduction& r) const;
   ::llvm::Type* slot_type(const loops::Reduction& r);
   ::llvm::Value* order_key(::llvm::Value* x);
+  ::llvm::Value* buffer(int b);
+  void scope_accesses(const std::string& name);
   ::llvm::Value* from_order_key(::llvm::Value* key, ::llvm::Type* t);
 
   const loops::LoopProgram& p_;
@@ -92,9 +94,8 @@ class StepEmitter {
   ::llvm::Type *i64_, *i32_;
   ::llvm::Function* fn_ = nullptr;
   ::llvm::Value* err_ = nullptr;
-  std::vector<::llvm::Value*> bufs_;
-  std::vector<::llvm::Metadata*> scopes_;  // per buffer
-  std::vector<::llvm::MDNode*> others_;    // per buffer: every other buffer's scope
+  std::unordered_map<int, ::llvm::Value*> bufs_;  // the addresses of the buffers the step touches
+  std::vector<std::pair<::llvm::Instruction*, int>> accesses_;  // loads and stores, by buffer, to scope
   std::unordered_map<int, ::llvm::Value*> syms_;
   // Per phase, per reduction: the accumulator slots (value, argmax index)
   // and, once the phase ran, their values.
