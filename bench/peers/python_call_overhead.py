@@ -8,7 +8,9 @@ torch, jax, shapejit, ...), so machine noise falls on all alike; reported per
 call: the minimum and the median over rounds, minus nothing (the loop's own
 cost, a plain Python call of a no-op, is printed beside them). Also: the cost
 per extra cached entry (torch.compile's guards run per entry; shapejit's guard
-tree does not), measured with the same function after 8 other shapes compiled.
+tree does not), measured with the same function after 8 other shapes compiled;
+and a call whose arguments are a pytree of 146 arrays (a dict of 12 lists of
+12, as model code passes its weights) and one more array.
 
 Not run by CI. Needs the package built (pip install . or PYTHONPATH=build/python)
 and, for the peers, torch and jax from PyPI:
@@ -70,6 +72,39 @@ def contenders(extra_entries):
     return out
 
 
+def tree_fn(x, params):
+    return x + params["layer0"][0]
+
+
+def tree_contenders():
+    x = np.ones(8, np.float32)
+    params = {f"layer{i}": [np.full(8, j, np.float32) for j in range(12)] for i in range(12)}
+    out = {}
+    s = sj.jit(tree_fn)
+    s(x, params)
+    out["shapejit"] = lambda: s(x, params)
+    try:
+        import torch
+        torch._dynamo.reset()
+        t = torch.compile(tree_fn, dynamic=False)
+        tp = {k: [torch.from_numpy(a) for a in v] for k, v in params.items()}
+        tx = torch.from_numpy(x)
+        t(tx, tp)
+        out["torch.compile"] = lambda: t(tx, tp)
+    except ImportError:
+        pass
+    try:
+        import jax
+        j = jax.jit(tree_fn)
+        jp = jax.tree_util.tree_map(jax.numpy.asarray, params)
+        jx = jax.numpy.asarray(x)
+        j(jx, jp).block_until_ready()
+        out["jax.jit"] = lambda: j(jx, jp).block_until_ready()
+    except ImportError:
+        pass
+    return out
+
+
 def measure(calls, rounds, n):
     noop = lambda: None  # noqa: E731
     calls = dict(calls, **{"(a no-op Python call)": noop})
@@ -94,6 +129,10 @@ def main():
         print(f"\nwith {1 + extra} cached entr{'y' if extra == 0 else 'ies'}:")
         for name, (lo, med) in res.items():
             print(f"  {name:24} {lo:7.2f} / {med:7.2f}")
+    res = measure(tree_contenders(), args.rounds, args.n // 10)
+    print("\nx + params['layer0'][0], params a dict of 12 lists of 12 arrays (147 arrays a call):")
+    for name, (lo, med) in res.items():
+        print(f"  {name:24} {lo:7.2f} / {med:7.2f}")
 
 
 if __name__ == "__main__":
