@@ -1,0 +1,105 @@
+// The LLVM backend's line routines (loops::ScanStep): cumsum, cumprod, sort
+// and argsort along one dim, run as library code, not generated code.
+#include "backends/llvm/lines.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace shapejit::backends::llvm {
+
+namespace {
+
+// Lines [o0, o1) of a scan viewed as [outer, n, inner]: row k of each is
+// row k - 1 combined with the input's row k, so the inner loop runs along
+// contiguous elements. Integers wrap.
+// Integers accumulate as their unsigned kind, so that overflow wraps.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <typename T>
+void scan_lines(ir::Op op, const T* in, T* out, int64_t o0, int64_t o1, int64_t n, int64_t inner) {
+  using Acc = typename Wrapping<T>::type;
+  const bool sum = op == ir::Op::kCumsum;
+  for (int64_t o = o0; o < o1; ++o) {
+    const T* x = in + o * n * inner;
+    T* y = out + o * n * inner;
+    for (int64_t k = 0; k < n; ++k, x += inner, y += inner) {
+      if (k == 0) {
+        std::copy(x, x + inner, y);
+        continue;
+      }
+      const T* prev = y - inner;
+      if (sum) {
+        for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) + static_cast<Acc>(x[i]));
+      } else {
+        for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) * static_cast<Acc>(x[i]));
+      }
+    }
+  }
+}
+
+// sort or argsort of lines [l0, l1) of a [outer, n, inner] view (line l is
+// outer l / inner, inner l % inner): each line gathered with its indices,
+// ordered by (value, index), NaNs last, so equal values keep their order,
+// and written back: its values, or its indices.
+template <typename T>
+void sort_lines(ir::Op op, const T* in, char* out, int64_t l0, int64_t l1, int64_t n, int64_t inner) {
+  std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
+  const auto before = [](const std::pair<T, int64_t>& p, const std::pair<T, int64_t>& q) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const bool np = std::isnan(p.first), nq = std::isnan(q.first);
+      if (np || nq) return np == nq ? p.second < q.second : nq;
+    }
+    return p.first < q.first || (!(q.first < p.first) && p.second < q.second);
+  };
+  for (int64_t l = l0; l < l1; ++l) {
+    const int64_t base = (l / inner) * n * inner + l % inner;
+    for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = {in[base + k * inner], k};
+    std::sort(line.begin(), line.end(), before);
+    for (int64_t k = 0; k < n; ++k) {
+      if (op == ir::Op::kArgsort) reinterpret_cast<int64_t*>(out)[base + k * inner] = line[static_cast<size_t>(k)].second;
+      else reinterpret_cast<T*>(out)[base + k * inner] = line[static_cast<size_t>(k)].first;
+    }
+  }
+}
+
+}  // namespace
+
+void run_lines(const loops::ScanStep& c, ir::DType in_dtype, const char* in_buf, char* out_buf, int64_t outer, int64_t n, int64_t inner,
+               int64_t work_per_task) {
+  if (outer == 0 || n == 0 || inner == 0) return;
+  if (c.op == ir::Op::kSort || c.op == ir::Op::kArgsort) {
+    const int64_t lines = outer * inner, grain = std::max<int64_t>(1, work_per_task / (8 * n));
+    ir::visit_dtype(in_dtype, [&]<typename T>() {
+      const T* in = reinterpret_cast<const T*>(in_buf);
+      if (lines <= grain) return sort_lines(c.op, in, out_buf, 0, lines, n, inner);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
+                        [&](const tbb::blocked_range<int64_t>& r) { sort_lines(c.op, in, out_buf, r.begin(), r.end(), n, inner); });
+    });
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, work_per_task / (n * inner));
+  ir::visit_dtype(in_dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* in = reinterpret_cast<const T*>(in_buf);
+      T* out = reinterpret_cast<T*>(out_buf);
+      if (outer <= grain) return scan_lines(c.op, in, out, 0, outer, n, inner);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, outer, grain),
+                        [&](const tbb::blocked_range<int64_t>& r) { scan_lines(c.op, in, out, r.begin(), r.end(), n, inner); });
+    }
+  });
+}
+
+}  // namespace shapejit::backends::llvm
