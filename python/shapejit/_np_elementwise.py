@@ -119,22 +119,20 @@ def reciprocal(x):
     return T.true_divide(1.0, x)
 
 
-def fmax(a, b):
-    st = _st(a, b)
-    a, b = T.promote(st, a, b)
-    m = T.maximum(a, b)
-    if m._dtype not in _FLOAT:
-        return m
-    return T.where(isnan(a), b, T.where(isnan(b), a, m))
+def _ignoring_nan(extreme):
+    """np.fmax, np.fmin: `extreme` of the two, the other where one is NaN."""
+    def f(a, b):
+        st = _st(a, b)
+        a, b = T.promote(st, a, b)
+        m = extreme(a, b)
+        if m._dtype not in _FLOAT:
+            return m
+        return T.where(isnan(a), b, T.where(isnan(b), a, m))
+    return f
 
 
-def fmin(a, b):
-    st = _st(a, b)
-    a, b = T.promote(st, a, b)
-    m = T.minimum(a, b)
-    if m._dtype not in _FLOAT:
-        return m
-    return T.where(isnan(a), b, T.where(isnan(b), a, m))
+fmax = _ignoring_nan(T.maximum)
+fmin = _ignoring_nan(T.minimum)
 
 
 def _float_binary(op):

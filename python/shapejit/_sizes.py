@@ -1,0 +1,169 @@
+"""Sizes while a trace is recorded: a ``SymInt`` (``x.shape[i]``, an int
+argument) whose arithmetic is traced (``sym_add``...) and whose reading as a
+number is an observation (``guard_int``); a ``SymBool``, a comparison whose
+truth guards the predicate alone (``guard_bool``); and a ``SymRange``, what
+``range()`` of sizes is (an ``arange`` where it indexes, read where Python
+iterates it)."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _tracing as T
+
+
+class SymBool:
+    """A comparison of sizes; its truth guards the predicate, not the sizes."""
+
+    __slots__ = ("_st", "_cmp", "_a", "_b")
+
+    def __init__(self, st, cmp, a, b):
+        self._st, self._cmp, self._a, self._b = st, cmp, a, b
+
+    def __bool__(self):
+        return self._st.tr.guard_bool(self._cmp, self._a, self._b)
+
+    def __int__(self):
+        return int(bool(self))
+
+    __index__ = __int__
+
+    def __float__(self):
+        return float(bool(self))
+
+    def __and__(self, other):
+        return bool(self) and bool(other)
+
+    def __or__(self, other):
+        return bool(self) or bool(other)
+
+    __rand__, __ror__ = __and__, __or__
+
+    def __repr__(self):
+        return f"SymBool({self._a!r} {self._cmp} {self._b!r})"
+
+
+_PY_OPS = {"sym_add": operator.add, "sym_sub": operator.sub, "sym_mul": operator.mul,
+           "sym_floordiv": operator.floordiv, "sym_mod": operator.mod}
+
+
+def _sym_operand(x):
+    if isinstance(x, SymInt):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    return None
+
+
+class SymInt:
+    """A size of the traced call: arithmetic is traced, reading it as a number guards it."""
+
+    __slots__ = ("_st", "_id", "__weakref__")
+
+    def __init__(self, st, vid):
+        self._st, self._id = st, vid
+        if st.live is not None:
+            st.live.add(self)
+
+    def _sym(self, op, other, reverse=False):
+        o = _sym_operand(other)
+        if o is None:
+            if isinstance(other, (float, np.floating)):  # a float result needs the number
+                a, b = (float(other), int(self)) if reverse else (int(self), float(other))
+                return _PY_OPS[op](a, b)
+            return NotImplemented
+        a, b = (o, self) if reverse else (self, o)
+        return T.emit(self._st, op, [a, b])
+
+    def __add__(self, o): return self._sym("sym_add", o)
+    def __radd__(self, o): return self._sym("sym_add", o, True)
+    def __sub__(self, o): return self._sym("sym_sub", o)
+    def __rsub__(self, o): return self._sym("sym_sub", o, True)
+    def __mul__(self, o): return self._sym("sym_mul", o)
+    def __rmul__(self, o): return self._sym("sym_mul", o, True)
+    def __floordiv__(self, o): return self._sym("sym_floordiv", o)
+    def __rfloordiv__(self, o): return self._sym("sym_floordiv", o, True)
+    def __mod__(self, o): return self._sym("sym_mod", o)
+    def __rmod__(self, o): return self._sym("sym_mod", o, True)
+    def __neg__(self): return T.emit(self._st, "sym_sub", [0, self])
+    def __pos__(self): return self
+
+    # Needs the number: a float result, powers.
+    def __truediv__(self, o): return int(self) / _scalar_of(o)
+    def __rtruediv__(self, o): return _scalar_of(o) / int(self)
+    def __pow__(self, o): return int(self) ** _scalar_of(o)
+    def __rpow__(self, o): return _scalar_of(o) ** int(self)
+
+    def _cmp(self, cmp, o):
+        o = _sym_operand(o)
+        if o is None:
+            return NotImplemented
+        return SymBool(self._st, cmp, self, o)
+
+    def __eq__(self, o): return self._cmp("eq", o)
+    def __ne__(self, o): return self._cmp("ne", o)
+    def __lt__(self, o): return self._cmp("lt", o)
+    def __le__(self, o): return self._cmp("le", o)
+    def __gt__(self, o): return self._cmp("gt", o)
+    def __ge__(self, o): return self._cmp("ge", o)
+
+    def __int__(self): return self._st.tr.guard_int(self._id)
+    __index__ = __int__
+    def __float__(self): return float(int(self))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # NumPy's math on a size (np.sqrt(n), np.float32(n) * x) needs the
+        # number: each size is read, an observation like int(n). A tensor
+        # among the inputs takes the call itself, the size traced.
+        if any(isinstance(x, T.Tensor) for x in inputs):
+            return NotImplemented
+        inputs = tuple(int(x) if isinstance(x, SymInt) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+    def __bool__(self): return bool(self != 0)
+    def __hash__(self): return hash(int(self))
+    def __repr__(self): return f"SymInt(v{self._id})"
+
+
+def _scalar_of(o):
+    return int(o) if isinstance(o, SymInt) else o
+
+
+_range = range
+
+
+class SymRange:
+    """What `range(n)` is while a trace is recorded and n is a SymInt (see
+    _numpy.size_functions): as an index (`wpe[range(len(ids))]`) or an array
+    (`np.asarray(range(n))`) it is a traced arange; what Python needs as
+    numbers (iterating it, `in`, an item) reads its bounds, each an
+    observation like int(n)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        self.start, self.stop, self.step = (T._shape_operand(a) for a in (start, stop, step))
+        if isinstance(self.step, int) and self.step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+
+    def _numbers(self):
+        return _range(int(self.start), int(self.stop), int(self.step))
+
+    def size(self):
+        """Its length, traced where its step is 1."""
+        if isinstance(self.step, int) and self.step == 1:
+            n = self.stop - self.start
+            return T.emit(n._st, "sym_max", [n, 0]) if isinstance(n, SymInt) else max(n, 0)
+        return len(self._numbers())
+
+    def __iter__(self): return iter(self._numbers())
+    def __reversed__(self): return reversed(self._numbers())
+    def __len__(self): return len(self._numbers())
+    def __getitem__(self, i): return self._numbers()[i]
+    def __contains__(self, v): return v in self._numbers()
+    def __repr__(self): return f"range({self.start!r}, {self.stop!r}, {self.step!r})"
