@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "cache/artifact.h"
+#include "cache/kernel_cache.h"
 #include "core/ir/specialize.h"
 #include "core/ir/tensor.h"
 #include "core/support/status.h"
@@ -34,6 +35,26 @@ struct RunContext {
   const Log* log = nullptr;  // warnings no call returns (a launch that failed and ran elsewhere)
   void warn(const std::string& line) const {
     if (log && *log) (*log)(line);
+  }
+};
+
+// Where a compile's time went: the backend's phases, summed over the
+// pieces it compiled (on several threads they add up to more than the
+// compile's wall time), and what it compiled.
+struct CompilePhases {
+  double lower_ms = 0;     // graph to loop IR
+  double emit_ms = 0;      // loop IR to the backend's IR or source
+  double optimize_ms = 0;  // its optimizer
+  double codegen_ms = 0;   // machine code, and linking it
+  double steps_ms = 0;     // wall time finding or compiling the steps (all of the above but lowering)
+  int steps = 0;           // steps with generated code
+  int distinct_steps = 0;  // of them, distinct (each compiled or found once)
+  int compiled_steps = 0;  // of those, compiled by this compile (the rest were in the cache)
+
+  CompilePhases& operator+=(const CompilePhases& o) {
+    lower_ms += o.lower_ms, emit_ms += o.emit_ms, optimize_ms += o.optimize_ms, codegen_ms += o.codegen_ms, steps_ms += o.steps_ms;
+    steps += o.steps, distinct_steps += o.distinct_steps, compiled_steps += o.compiled_steps;
+    return *this;
   }
 };
 
@@ -55,6 +76,27 @@ class Kernel : public cache::Artifact {
     static const std::string kNone;
     return kNone;
   }
+  // How its compile (or load) went, where the backend measures it.
+  virtual const CompilePhases* phases() const { return nullptr; }
+};
+
+// What the Jit that owns a backend lends it for compiling: the kernel
+// cache, where a backend may keep the parts that kernels share (the LLVM
+// backend's fused steps) under keys of their own, and how many threads a
+// compile may use (compile.threads; 0: every core).
+struct CompileServices {
+  cache::KernelCache* cache = nullptr;
+  int threads = 0;
+  // A compile the backend expects to take `slow_ms` or longer is told
+  // about when it starts and when it ends (the Jit logs it).
+  struct Notice {
+    bool done = false;
+    size_t nodes = 0;
+    int steps = 0, distinct_steps = 0, to_compile = 0;
+    double estimate_ms = 0, elapsed_ms = 0;
+  };
+  double slow_ms = 1000;
+  std::function<void(const Notice&)> notice;
 };
 
 class Backend {
@@ -76,6 +118,10 @@ class Backend {
   // take and give this backend's memory. CPU backends return it as it is.
   virtual std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) { return host; }
   virtual Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) = 0;
+  // Called once by the Jit that owns the backend, before any compile; the
+  // services outlive the backend. A backend never attached keeps what it
+  // shares to itself.
+  virtual void attach(const CompileServices&) {}
 
   // Kernels that outlive the process (the disk and remote tiers). A backend
   // that persists compiles to an image (an object file, a cubin) beside the

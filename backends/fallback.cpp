@@ -22,6 +22,7 @@ class FallbackKernel final : public Kernel {
   }
   size_t code_bytes() const override { return (primary_ ? primary_->code_bytes() : 0) + reference_->code_bytes() + sizeof(*this); }
   const std::string& fallback_reason() const override { return reason_; }
+  const CompilePhases* phases() const override { return primary_ ? primary_->phases() : nullptr; }
 
  private:
   std::unique_ptr<Kernel> primary_;

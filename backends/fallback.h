@@ -30,6 +30,7 @@ class WithFallback final : public Backend {
     return primary_->allocate(ctx, dtype, shape);
   }
   std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) override { return primary_->from_host(std::move(host)); }
+  void attach(const CompileServices& s) override { primary_->attach(s); }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override;
   // The primary's image; none when the graph falls back (nothing to keep).

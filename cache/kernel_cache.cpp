@@ -43,10 +43,10 @@ KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log lo
 
 KernelCache::~KernelCache() = default;
 
-std::optional<Found> KernelCache::hit_locked(const Hash128& key) {
+std::optional<Found> KernelCache::hit_locked(const Hash128& key, bool part) {
   auto it = slots_.find(key);
   if (it == slots_.end()) return std::nullopt;
-  ++stats_.hits;
+  ++(part ? stats_.parts.hits : stats_.hits);
   lru_.splice(lru_.begin(), lru_, it->second.lru);
   return Found{it->second.kernel, Origin::kMemory};
 }
@@ -63,16 +63,16 @@ Expected<Found> KernelCache::get(const Hash128& key, const Maker& maker) {
   std::shared_ptr<Flight> flight;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (std::optional<Found> f = hit_locked(key)) return *f;
+    if (std::optional<Found> f = hit_locked(key, maker.part)) return *f;
     auto f = in_flight_.find(key);
     if (f != in_flight_.end()) {  // someone is making it: wait for them
-      ++stats_.waits;
+      ++(maker.part ? stats_.parts.waits : stats_.waits);
       std::shared_ptr<Flight> other = f->second;
       cv_.wait(lock, [&] { return other->done; });
       if (!other->status.is_ok()) return other->status;
       return Found{other->kernel, Origin::kMemory};
     }
-    ++stats_.misses;
+    if (!maker.part) ++stats_.misses;
     flight = std::make_shared<Flight>();
     in_flight_[key] = flight;
   }
@@ -104,15 +104,17 @@ Expected<Found> KernelCache::get(const Hash128& key, const Maker& maker) {
 std::optional<Found> KernelCache::get_local(const Hash128& key, const Maker& maker) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (std::optional<Found> f = hit_locked(key)) return *f;
+    if (std::optional<Found> f = hit_locked(key, maker.part)) return *f;
     if (in_flight_.count(key)) return std::nullopt;  // being made: the caller does not wait
   }
   const Clock::time_point t0 = Clock::now();
   std::optional<Found> f = load_disk(key, maker);
   if (!f) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.misses;
-  stats_.disk_load_ms.push_back(ms_since(t0));
+  if (!maker.part) {
+    ++stats_.misses;
+    stats_.disk_load_ms.push_back(ms_since(t0));
+  }
   if (auto it = slots_.find(key); it != slots_.end()) return Found{it->second.kernel, Origin::kMemory};  // another thread was first
   insert_locked(key, f->artifact);
   return f;
@@ -129,13 +131,13 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
   Clock::time_point t0 = Clock::now();
   if (std::optional<Found> f = load_disk(key, maker)) {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.disk_load_ms.push_back(ms_since(t0));
+    if (!maker.part) stats_.disk_load_ms.push_back(ms_since(t0));
     return *f;
   }
   t0 = Clock::now();
   if (std::optional<Found> f = load_remote(key, maker)) {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.remote_load_ms.push_back(ms_since(t0));
+    if (!maker.part) stats_.remote_load_ms.push_back(ms_since(t0));
     return *f;
   }
   t0 = Clock::now();
@@ -143,8 +145,12 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
   std::unique_ptr<Artifact> made = SJ_TRY(maker.compile(maker.load ? &image : nullptr));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.compiles;
-    stats_.compile_ms.push_back(ms_since(t0));
+    if (maker.part) {
+      ++stats_.parts.compiles;
+    } else {
+      ++stats_.compiles;
+      stats_.compile_ms.push_back(ms_since(t0));
+    }
   }
   if (!image.empty()) store(key, maker, image, /*remote=*/true);
   return Found{std::shared_ptr<Artifact>(std::move(made)), Origin::kCompile};
@@ -159,7 +165,8 @@ std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& mak
   if (!payload) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++(rejected.empty() ? stats_.disk_misses : stats_.disk_rejected);
+      if (!rejected.empty()) ++stats_.disk_rejected;
+      else if (!maker.part) ++stats_.disk_misses;
     }
     if (!rejected.empty()) log("shapejit: cache: " + rejected + "; removed, the kernel is compiled again");
     return std::nullopt;
@@ -176,7 +183,7 @@ std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& mak
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.disk_hits;
+  ++(maker.part ? stats_.parts.disk_hits : stats_.disk_hits);
   return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kDisk};
 }
 
@@ -197,7 +204,7 @@ std::optional<Found> KernelCache::load_remote(const Hash128& key, const Maker& m
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.remote_loads;
+    ++(maker.part ? stats_.parts.remote_loads : stats_.remote_loads);
   }
   store(key, maker, *payload, /*remote=*/false);  // a Redis hit fills the disk
   return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kRemote};
@@ -208,7 +215,7 @@ void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view
     Status s = disk_->store(key, maker.target, image);
     if (s.is_ok()) {
       std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.disk_writes;
+      ++(maker.part ? stats_.parts.disk_writes : stats_.disk_writes);
     } else {
       disk_failed(s);
     }

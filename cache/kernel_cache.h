@@ -45,6 +45,13 @@ inline constexpr const char* kCompilerVersion = "shapejit-0.1.0";
 // `backend` and `target`: the backend's name and what its code depends on.
 Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::string_view backend, std::string_view target);
 
+// A backend may keep pieces of kernels under keys of their own (the LLVM
+// backend's fused steps, which kernels share): their counts are apart, so
+// that the kernel counts still count kernels.
+struct PartStats {
+  uint64_t hits = 0, waits = 0, compiles = 0, disk_hits = 0, remote_loads = 0, disk_writes = 0;
+};
+
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, failures = 0, evictions = 0, waits = 0;
   size_t bytes = 0, peak_bytes = 0, entries = 0;
@@ -56,6 +63,7 @@ struct CacheStats {
   // Milliseconds each kernel took to come from where it came from: a
   // compile, a disk load, a Redis load (checks and linking included).
   std::vector<float> compile_ms, disk_load_ms, remote_load_ms;
+  PartStats parts;  // hits, compiles and loads of parts, not in the counts above
 };
 
 // Where get() found an artifact.
@@ -64,6 +72,7 @@ enum class Origin { kMemory, kDisk, kRemote, kCompile };
 // How to make the artifact of a key.
 struct Maker {
   std::string target;  // what an image depends on; checked when one is read
+  bool part = false;   // a piece of kernels, counted in CacheStats::parts
   // Compiles it; when `image` is not null, fills it with the bytes `load`
   // takes back (left empty: this artifact cannot be stored).
   std::function<Expected<std::unique_ptr<Artifact>>(std::string* image)> compile;
@@ -122,7 +131,7 @@ class KernelCache {
     std::shared_ptr<Artifact> kernel;
   };
   void insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel);
-  std::optional<Found> hit_locked(const Hash128& key);  // memory, counted as a hit
+  std::optional<Found> hit_locked(const Hash128& key, bool part);  // memory, counted as a hit
   // The lower tiers, then the compile: what a flight runs.
   Expected<Found> make(const Hash128& key, const Maker& maker);
   std::optional<Found> load_disk(const Hash128& key, const Maker& maker);

@@ -20,9 +20,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "backends/backend.h"
@@ -30,6 +32,7 @@
 #include "backends/llvm/lines.h"
 #include "backends/llvm/products.h"
 #include "backends/llvm/session.h"
+#include "backends/llvm/steps.h"
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
@@ -74,30 +77,55 @@ ir::Tensor pooled(pool::BlockPool& pool, ir::DType dtype, std::vector<int64_t> s
   return ir::Tensor::over(dtype, std::move(shape), pool.take(bytes));
 }
 
+// A step's function with the arguments it reads, gathered for one call.
+struct StepCall {
+  StepFn fn = nullptr;
+  char* const* bufs = nullptr;
+  const int64_t* syms = nullptr;
+  int32_t operator()(int64_t begin, int64_t end) const { return fn(bufs, syms, begin, end); }
+  explicit operator bool() const { return fn != nullptr; }
+};
+
 class LlvmKernel final : public Kernel {
  public:
-  LlvmKernel(LoopProgram p, std::unique_ptr<JitCode> code, std::shared_ptr<pool::BlockPool> pool)
+  LlvmKernel(LoopProgram p, std::vector<BoundStep> steps, std::shared_ptr<pool::BlockPool> pool, CompilePhases phases)
       : p_(std::move(p)),
-        code_(std::move(code)),
+        steps_(std::move(steps)),
         pool_(std::move(pool)),
         arena_(temp_lifetimes(p_)),
-        may_defer_(!p_.empty_checks.empty() || p_.has_checks()) {}
+        may_defer_(!p_.empty_checks.empty() || p_.has_checks()),
+        phases_(phases) {
+    std::set<const cache::Artifact*> distinct;
+    for (const BoundStep& b : steps_) {
+      local_bufs_ = std::max(local_bufs_, b.buffers.size());
+      local_syms_ = std::max(local_syms_, b.symbols.size());
+      if (b.code && distinct.insert(b.code.get()).second) code_bytes_ += b.code->code_bytes();
+    }
+  }
   bool may_use_reference() const override { return may_defer_; }
 
   Status run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) override;
-  size_t code_bytes() const override { return code_->code_bytes() + sizeof(*this); }
+  size_t code_bytes() const override { return code_bytes_ + sizeof(*this); }
+  const CompilePhases* phases() const override { return &phases_; }
 
  private:
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
+  // Step s's function over the call's buffers and symbols, its arguments
+  // gathered into `local_bufs` and `local_syms`.
+  StepCall call(size_t s, char* const* bufs, const int64_t* values, char** local_bufs, int64_t* local_syms) const {
+    const BoundStep& b = steps_[s];
+    b.gather(bufs, values, local_bufs, local_syms);
+    return StepCall{b.fn, local_bufs, local_syms};
+  }
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as its product is whole. False when the epilogue failed a check.
-  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const;
+  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepCall epilogue) const;
   // cumsum, cumprod, sort or argsort (loops::ScanStep), lines split across threads.
   void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
   // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
   // generated code. False when that code failed a check.
   template <typename T>
-  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, StepFn tile) const;
+  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile) const;
 
   // The temporaries' steps, for the arena (inputs, outputs and per-task
   // scratch are not in it).
@@ -110,10 +138,13 @@ class LlvmKernel final : public Kernel {
   }
 
   LoopProgram p_;
-  std::unique_ptr<JitCode> code_;
+  std::vector<BoundStep> steps_;  // per step: its code (loop and attention steps)
+  size_t local_bufs_ = 0, local_syms_ = 0;  // the most a step's function reads
+  size_t code_bytes_ = 0;
   std::shared_ptr<pool::BlockPool> pool_;
   pool::ArenaPlanner arena_;
   bool may_defer_;  // empty-axis checks, or steps with runtime checks
+  CompilePhases phases_;
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
@@ -127,7 +158,10 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   // are at most 2^48 bytes each (Tensor::dense_bytes), so their sum cannot
   // overflow; a block too large to allocate is std::bad_alloc, as one
   // temporary too large always was.
-  std::vector<char*> bufs(p_.buffers.size());
+  // The buffers, then room for a step's own (what its function reads).
+  std::vector<char*> bufs(p_.buffers.size() + local_bufs_);
+  char** local_bufs = bufs.data() + p_.buffers.size();
+  std::vector<int64_t> local_syms(local_syms_);
   std::vector<size_t> bytes(p_.buffers.size(), 0);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
@@ -152,7 +186,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kMatmul) {
-      StepFn epilogue = step.matmul.epilogue ? code_->steps()[++s] : nullptr;
+      const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms.data()) : StepCall{};
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
       continue;
     }
@@ -162,8 +196,8 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     }
     if (step.kind == loops::Step::Kind::kAttention) {
       const loops::AttentionStep& a = step.attention;
-      const bool ok = p_.buffers[a.out].dtype == ir::DType::kF32 ? attention<float>(a, bufs.data(), values, code_->steps()[s])
-                                                                 : attention<double>(a, bufs.data(), values, code_->steps()[s]);
+      const bool ok = p_.buffers[a.out].dtype == ir::DType::kF32 ? attention<float>(a, bufs.data(), values, steps_[s])
+                                                                 : attention<double>(a, bufs.data(), values, steps_[s]);
       if (!ok) return use_reference();
       continue;
     }
@@ -171,14 +205,14 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
     const int64_t rows = *outer;
     if (rows == 0) continue;
-    StepFn fn = code_->steps()[s];
+    const StepCall fn = call(s, bufs.data(), values.data(), local_bufs, local_syms.data());
     const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
     if (rows <= grain) {
-      failed |= fn(bufs.data(), values.data(), 0, rows);
+      failed |= fn(0, rows);
     } else {
       tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t>& r) {
-        if (int32_t e = fn(bufs.data(), values.data(), r.begin(), r.end())) failed = e;
+        if (int32_t e = fn(r.begin(), r.end())) failed = e;
       });
     }
     if (failed) return use_reference();
@@ -274,7 +308,7 @@ PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DTyp
 }
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
-bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepFn epilogue) const {
+bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepCall epilogue) const {
   const loops::MatmulShape shape(mm, values);
   const int64_t n = shape.n, k = shape.k;
   if (shape.m == 0 || n == 0) return true;
@@ -291,7 +325,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
   // in cache when the block is small enough to be, else after the product.
   const bool in_task = epilogue && plan.col_blocks == 1 && plan.rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
   auto finish = [&](int64_t begin, int64_t end) {
-    if (int32_t e = epilogue(bufs, values.data(), begin, end)) failed = e;
+    if (int32_t e = epilogue(begin, end)) failed = e;
   };
   auto task = [&](int64_t t) {
     const int64_t c = t / (plan.row_blocks * plan.col_blocks), r0 = t / plan.col_blocks % plan.row_blocks * plan.rows_per_task;
@@ -352,8 +386,8 @@ struct OperandAt {
 template <typename T>
 struct AttentionScratch {
   std::vector<T> scores, state, acc;
-  std::vector<char*> bufs;
-  std::vector<int64_t> values;
+  std::vector<char*> bufs, tile_bufs;
+  std::vector<int64_t> values, tile_syms;
 };
 
 // Per task (a batch matrix and kTileQ query rows): for each tile of keys,
@@ -362,7 +396,7 @@ struct AttentionScratch {
 // accumulators are rescaled, and the GEMM adds probabilities times values
 // to them; the rows are divided by their sums at the end.
 template <typename T>
-bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, StepFn tile) const {
+bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile) const {
   constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
   std::vector<int64_t> dims;
   int64_t count = 1;
@@ -400,6 +434,8 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
     task_bufs[a.state] = reinterpret_cast<char*>(state.data());
     std::vector<int64_t>& task_values = scratch.values;
     task_values.assign(values.begin(), values.end());
+    scratch.tile_bufs.resize(tile.buffers.size());
+    scratch.tile_syms.resize(tile.symbols.size());
     const int fs = a.first_symbol;
     task_values[fs] = c;
     task_values[fs + 1] = i0;
@@ -431,7 +467,8 @@ bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std
       task_values[fs + 2] = j0;
       task_values[fs + 3] = keys;
       task_values[fs + 4] = padded;
-      if (int32_t e = tile(task_bufs.data(), task_values.data(), i0, i0 + rows)) {
+      tile.gather(task_bufs.data(), task_values.data(), scratch.tile_bufs.data(), scratch.tile_syms.data());
+      if (int32_t e = tile.fn(scratch.tile_bufs.data(), scratch.tile_syms.data(), i0, i0 + rows)) {
         failed = e;
         return;
       }
@@ -482,48 +519,59 @@ std::string program_stamp(const LoopProgram& p) { return Hasher().add_str(p.dump
 
 class LlvmBackend final : public Backend {
  public:
-  explicit LlvmBackend(int opt_level) : opt_level_(opt_level), target_(jit_target(opt_level)) {
+  explicit LlvmBackend(int opt_level) : target_(jit_target(opt_level)), steps_(opt_level, target_) {
     openblas_set_num_threads(1);  // TBB splits matmuls; see the top of this file
   }
   const char* name() const override { return "llvm"; }
   std::string target() const override { return target_; }
+  void attach(const CompileServices& s) override { steps_.attach(s); }
 
   Expected<ir::Tensor> allocate(const RunContext&, ir::DType dtype, std::span<const int64_t> shape) override {
     return pooled(*pool_, dtype, std::vector<int64_t>(shape.begin(), shape.end()));
   }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
-    LoopProgram p = SJ_TRY(loops::lower(*graph));
-    std::unique_ptr<JitCode> code = SJ_TRY(jit_compile(p, opt_level_));
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
+    CompilePhases phases;
+    LoopProgram p = SJ_TRY(lower(*graph, phases));
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
   }
 
-  // The image is the hash of the loop program, then the relocatable object
-  // ORC linked; a load lowers the graph again (the loop program is
-  // deterministic and cheap: no LLVM IR), checks the hash and links the
-  // object. The cache's key is the graph's dataflow, blind to the order of
-  // independent nodes, while the object's steps follow the program's
-  // order: a program of another order is another kernel, and its image a
-  // miss.
+  // A kernel's image is the hash of its loop program alone: its steps'
+  // code are parts of the cache of their own (steps.h), shared with other
+  // kernels. A load lowers the graph again (deterministic and cheap: no
+  // LLVM IR), checks the hash, and finds each step in the cache, which
+  // compiles a step that its tiers lost. The cache's key is the graph's
+  // dataflow, blind to the order of independent nodes, while the steps
+  // follow the program's order: a program of another order is another
+  // kernel, and its image a miss.
   bool persists() const override { return true; }
   Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
-    LoopProgram p = SJ_TRY(loops::lower(*graph));
-    std::string object;
-    std::unique_ptr<JitCode> code = SJ_TRY(jit_compile(p, opt_level_, &object));
-    image = program_stamp(p) + object;
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
+    CompilePhases phases;
+    LoopProgram p = SJ_TRY(lower(*graph, phases));
+    image = program_stamp(p);
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
   }
   Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
-    LoopProgram p = SJ_TRY(loops::lower(*graph));
-    const std::string stamp = program_stamp(p);
-    if (image.substr(0, stamp.size()) != stamp) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
-    std::unique_ptr<JitCode> code = SJ_TRY(jit_load(p, image.substr(stamp.size())));
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(code), pool_));
+    CompilePhases phases;
+    LoopProgram p = SJ_TRY(lower(*graph, phases));
+    if (image != program_stamp(p)) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
   }
 
  private:
-  int opt_level_;
+  static Expected<LoopProgram> lower(const ir::SpecializedGraph& graph, CompilePhases& phases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Expected<LoopProgram> p = loops::lower(graph);
+    phases.lower_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return p;
+  }
+  Expected<std::unique_ptr<Kernel>> make_kernel(LoopProgram p, size_t nodes, CompilePhases& phases) {
+    std::vector<BoundStep> steps = SJ_TRY(steps_.bind(p, nodes, phases));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(steps), pool_, phases));
+  }
+
   std::string target_;
+  StepCompiler steps_;
   std::shared_ptr<pool::BlockPool> pool_ = process_pool();
 };
 

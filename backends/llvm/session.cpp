@@ -15,6 +15,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 namespace shapejit::backends::llvm {
@@ -48,7 +49,7 @@ class Session {
     return session;
   }
 
-  Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level, std::string* object);
+  Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level, std::string* object, JitTimes* times);
   Expected<std::unique_ptr<JitCode>> load(const loops::LoopProgram& p, std::string_view object);
   std::string target(int opt_level) const {
     return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
@@ -193,7 +194,14 @@ Status Session::link(Code& code, const loops::LoopProgram& p, std::string* objec
   return Status::ok();
 }
 
-Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level, std::string* object) {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level, std::string* object, JitTimes* times) {
+  JitTimes own;
+  if (!times) times = &own;
+  auto t0 = std::chrono::steady_clock::now();
   std::string name;
   std::unique_ptr<Code> code = open_dylib(&name);
   auto ctx = std::make_unique<::llvm::LLVMContext>();
@@ -210,12 +218,17 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
     f.addFnAttr("target-cpu", cpu_);
     f.addFnAttr("target-features", features_);
   }
+  times->emit_ms += ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
   SJ_TRY(optimize(*module, **tm, opt_level));
+  times->optimize_ms += ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
   if (::llvm::Error e = jit_->addIRModule(code->dylib(), ::llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
     return internal_error("llvm: " + message(std::move(e)));
   }
   if (object) object->clear();
   SJ_TRY(link(*code, p, object));
+  times->codegen_ms += ms_since(t0);
   return std::unique_ptr<JitCode>(std::move(code));
 }
 
@@ -242,11 +255,11 @@ std::string jit_target(int opt_level) {
   return s ? s->target(opt_level) : "llvm-unavailable";
 }
 
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object) {
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object, JitTimes* times) {
   std::string why;
   Session* s = Session::get(&why);
   if (!s) return unsupported(why);
-  return s->compile(p, opt_level, object);
+  return s->compile(p, opt_level, object, times);
 }
 
 Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object) {

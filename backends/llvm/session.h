@@ -29,13 +29,18 @@ class JitCode {
   size_t code_bytes_ = 0;
 };
 
+// Milliseconds a compile spent in its phases.
+struct JitTimes {
+  double emit_ms = 0, optimize_ms = 0, codegen_ms = 0;
+};
+
 // Whether the JIT could start here (a host LLVM knows), with the reason when not.
 Status jit_available();
 // What the code depends on: triple, CPU, its features, LLVM version, opt level.
 std::string jit_target(int opt_level);
 // Emits, optimizes (O2/O3 for the host CPU) and links `p`; with `object`,
 // also gives the relocatable object it linked (what jit_load takes).
-Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object = nullptr);
+Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object = nullptr, JitTimes* times = nullptr);
 // Links an object jit_compile gave for the same program and target.
 Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object);
 

@@ -6,7 +6,9 @@
 // folded into the loops that read it (fold_index.cpp), up to a depth: a
 // chain of more than kMaxFusedDepth folded ops gets a buffer, so that the
 // folding (which recurses once per folded op) and the loop bodies stay
-// bounded however long a chain the graph has.
+// bounded however long a chain the graph has; and a value that several
+// nodes read and that reads kSharedReads buffers or more gets one, so that
+// the steps reading it do not each recompute it.
 #include <algorithm>
 
 #include "backends/loops/lowering.h"
@@ -82,19 +84,34 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
       }
     }
   }
-  // The folding depth of each value: 0 where it is read from a buffer.
+  // The folding depth of each value (0 where it is read from a buffer),
+  // and the buffers its folded code reads (up to kSharedReads of them).
   std::vector<int> depth(nv, 0);
+  std::vector<std::vector<int>> reads(nv);
+  for (int v = 0; v < nv; ++v) {
+    if (producer[v] < 0) reads[v] = {v};  // an input
+  }
   for (const ir::Node& n : g.nodes) {
     const int v = n.out[0];
-    if (!types[v].is_tensor || need[v]) continue;
+    if (!types[v].is_tensor) continue;
+    if (need[v]) {
+      reads[v] = {v};
+      continue;
+    }
     int d = 0;
+    std::vector<int>& r = reads[v];
     for (const ir::Operand& o : n.in) {
-      if (o.is_value() && types[o.value].is_tensor) d = std::max(d, depth[o.value]);
+      if (!o.is_value() || !types[o.value].is_tensor) continue;
+      d = std::max(d, depth[o.value]);
+      for (int b : reads[o.value]) {
+        if (r.size() < kSharedReads && std::find(r.begin(), r.end(), b) == r.end()) r.push_back(b);
+      }
     }
     depth[v] = d + 1;
-    if (depth[v] > kMaxFusedDepth) {
+    if (depth[v] > kMaxFusedDepth || (uses[v] >= 2 && r.size() >= kSharedReads)) {
       need[v] = true;
       depth[v] = 0;
+      reads[v] = {v};
     }
   }
   return plan;

@@ -35,6 +35,11 @@ inline bool is_gather(OpClass c) { return c == OpClass::kIndexSelect || c == OpC
 
 // The longest chain of ops folded into one loop (buffers.cpp).
 inline constexpr int kMaxFusedDepth = 128;
+// A folded value that more than one node reads, and that reads this many
+// buffers or more, gets a buffer of its own: each step that reads it would
+// otherwise recompute it, and a chain that every layer extends (a model's
+// residual stream) would be recomputed whole by every later layer.
+inline constexpr size_t kSharedReads = 3;
 
 // Folded into the loops that read it.
 inline bool is_fusible(OpClass c) {

@@ -151,7 +151,51 @@ Expr monomial_expr(const std::vector<const Node*>& factors) {
   return make(Kind::kMul, 0, factors);
 }
 
-Expr from_poly(const Poly& p) {
+// x // c and x % c in one sum: b*(x % c) is b*x - b*c*(x // c) for every
+// integer x (Python's rounding), so the sum keeps x // c alone, and
+// c*(x // c) + x % c is x.
+void fold_floor_mod(Poly& p) {
+  for (int round = 0; round < 8; ++round) {
+    const std::vector<const Node*>* found = nullptr;
+    std::vector<const Node*> quotient;
+    for (const auto& [factors, k] : p.terms) {
+      if (k == 0 || factors.size() != 1 || factors[0]->kind != Kind::kMod) continue;
+      const Node* m = factors[0];
+      // The quotient of the same operands, canonical ((x // 3) // 12 is
+      // x // 36), if the sum has it.
+      const Expr q = floordiv(Expr(m->args[0]), Expr(m->args[1]));
+      if (q.kind() != Kind::kFloorDiv) continue;
+      std::vector<const Node*> key{q.node()};
+      auto it = p.terms.find(key);
+      if (it != p.terms.end() && it->second != 0) {
+        found = &factors;
+        quotient = std::move(key);
+        break;
+      }
+    }
+    if (!found) return;
+    const Node* m = (*found)[0];
+    const int64_t b = p.terms[*found], c = m->args[1]->kind == Kind::kConst ? m->args[1]->value : 0;
+    if (c <= 0) return;
+    p.terms.erase(*found);
+    p.terms[quotient] = wrap_add(p.terms[quotient], wrap_mul(-b, c));
+    const Poly x = poly_of(Expr(m->args[0]));
+    for (const auto& [factors, k] : x.terms) p.add_term(factors, wrap_mul(b, k));
+    p.constant = wrap_add(p.constant, wrap_mul(b, x.constant));
+  }
+}
+
+Expr from_poly(const Poly& in) {
+  Poly folded;
+  const Poly* pp = &in;
+  bool has_mod = false;
+  for (const auto& [factors, k] : in.terms) has_mod |= factors.size() == 1 && factors[0]->kind == Kind::kMod;
+  if (has_mod && in.terms.size() > 1) {
+    folded = in;
+    fold_floor_mod(folded);
+    pp = &folded;
+  }
+  const Poly& p = *pp;
   std::vector<const Node*> monos;
   std::vector<int64_t> coeffs;
   for (const auto& [factors, c] : p.terms) {

@@ -42,6 +42,19 @@ Range mul(Range a, Range b) {
 
 Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
 
+// The range of a*y + b*(y // c) for y in `y`, c > 0: with q = y // c,
+// y = c*q + t for t in [0, c), so the sum is (a*c + b)*q + a*t.
+// How many min or max operands sign_bound substitutes, one in another.
+constexpr int kBoundDepth = 2;
+
+Range floor_pair(Range y, int64_t a, int64_t b, int64_t c) {
+  const Range q{y.lo == Range::kNegInf ? Range::kNegInf : floordiv_i64(y.lo, c), y.hi == Range::kInf ? Range::kInf : floordiv_i64(y.hi, c)};
+  const I128 slope = I128(a) * c + b;
+  if (slope > INT64_MAX || slope < INT64_MIN) return {};
+  const Range t = scale(Range{0, c - 1}, a);
+  return add(scale(q, static_cast<int64_t>(slope)), t);
+}
+
 // Canonical sign for == and != facts: e == 0 and -e == 0 are one fact. The
 // form that reads naturally wins: a non-sum, or a sum led by a positive term.
 Expr canonical_sign(Expr e) {
@@ -185,13 +198,38 @@ Expr ShapeEnv::simplify(Expr e) const {
       bool is_min = e.kind() == Kind::kMin;
       const std::optional<Expr> diff = difference(a, b);
       if (!diff) return is_min ? min(a, b) : max(a, b);
-      Range d = range(*diff);
-      if (d.hi <= 0) return is_min ? a : b;
-      if (d.lo >= 0) return is_min ? b : a;
+      if (sign_bound(*diff, kBoundDepth) >= 0) return is_min ? b : a;
+      if (sign_bound(-*diff, kBoundDepth) >= 0) return is_min ? a : b;
       return is_min ? min(a, b) : max(a, b);
     }
   }
   return e;
+}
+
+// A lower bound of `e` (an upper one of -e by negating): its range's, or
+// better, with a min or max in it replaced by one of its operands where
+// that only lowers the sum (a min subtracted, a max added), so that what the
+// operand shares with the rest of the sum cancels: y - min(k, y % 12) is at
+// least y - y % 12, which is 12*(y // 12). Up to kTries replacements a
+// level, `depth` levels deep.
+int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
+  int64_t best = range(e).lo;
+  if (depth <= 0 || e.kind() != Kind::kAdd || best >= 0) return best;
+  constexpr int kTries = 4;
+  int tries = 0;
+  for (size_t i = 0; i < e.num_args() && tries < kTries; ++i) {
+    const Expr t = e.arg(i);
+    const int64_t c = e.coeff(i);
+    const bool lowers = (t.kind() == Kind::kMin && c < 0) || (t.kind() == Kind::kMax && c > 0);
+    if (!lowers) continue;
+    for (size_t k = 0; k < 2 && tries < kTries; ++k, ++tries) {
+      const std::optional<Expr> replaced = difference(e, Expr(c) * (t - t.arg(k)));
+      if (!replaced) continue;
+      best = std::max(best, sign_bound(*replaced, depth - 1));
+      if (best >= 0) return best;
+    }
+  }
+  return best;
 }
 
 Range ShapeEnv::range(Expr e) const {
@@ -203,8 +241,31 @@ Range ShapeEnv::range(Expr e) const {
       return s.range;
     }
     case Kind::kAdd: {
+      // a*y + b*(y // c) together, where the sum has both: their ranges
+      // apart lose that the quotient follows y (s - s // 3 is never
+      // negative for s >= 0, while [0, inf) - [0, inf) is anything).
       Range r{e.add_constant(), e.add_constant()};
-      for (size_t i = 0; i < e.num_args(); ++i) r = add(r, scale(range(e.arg(i)), e.coeff(i)));
+      std::vector<bool> done(e.num_args(), false);
+      // y may itself be a quotient: x // 3 and x // 36 are y and y // 12.
+      auto quotient = [](Expr t) -> std::pair<Expr, int64_t> {
+        if (t.kind() == Kind::kFloorDiv && t.arg(1).is_const() && t.arg(1).const_value() > 0) return {t.arg(0), t.arg(1).const_value()};
+        return {t, 1};
+      };
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        const auto [x, c] = quotient(e.arg(i));
+        if (c == 1 || done[i]) continue;
+        for (size_t j = 0; j < e.num_args(); ++j) {
+          if (j == i || done[j]) continue;
+          const auto [xj, cj] = quotient(e.arg(j));
+          if (!(xj == x) || cj >= c || c % cj != 0) continue;
+          r = add(r, floor_pair(range(e.arg(j)), e.coeff(j), e.coeff(i), c / cj));
+          done[i] = done[j] = true;
+          break;
+        }
+      }
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (!done[i]) r = add(r, scale(range(e.arg(i)), e.coeff(i)));
+      }
       return r;
     }
     case Kind::kMul: {

@@ -126,6 +126,8 @@ class ShapeEnv {
 
  private:
   Expr simplify(Expr e) const;
+  // A lower bound of e (see shape_env.cpp): -inf when none is known.
+  int64_t sign_bound(Expr e, int depth) const;
   std::optional<bool> known(Expr e, Rel rel) const;
   void record(Expr e, Rel rel, bool outcome, Origin origin, const std::string& label);
 

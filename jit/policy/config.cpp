@@ -239,6 +239,7 @@ Expected<Config> config_from_json(const json& j) {
     SJ_TRY(o.boolean("recompiles", c.log.recompiles));
     SJ_TRY(o.string("stats", c.log.stats));
     SJ_TRY(o.string("record", c.log.record));
+    SJ_TRY(o.integer("slow_compile_ms", c.log.slow_compile_ms, 0, int64_t{1} << 40));
     return Status::ok();
   }));
   SJ_TRY(root.done());
@@ -275,7 +276,7 @@ json config_to_json(const Config& c) {
           {"timeout_ms", c.cache.redis_timeout_ms},
           {"cooldown_ms", c.cache.redis_cooldown_ms},
           {"prefix", c.cache.redis_prefix}}}}},
-      {"log", {{"recompiles", c.log.recompiles}, {"stats", c.log.stats}, {"record", c.log.record}}},
+      {"log", {{"recompiles", c.log.recompiles}, {"stats", c.log.stats}, {"record", c.log.record}, {"slow_compile_ms", c.log.slow_compile_ms}}},
   };
 }
 

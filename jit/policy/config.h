@@ -66,6 +66,7 @@ struct LogConfig {
   bool recompiles = true;
   std::string stats;   // a file to write the stats JSON to when the Jit is destroyed
   std::string record;  // a file to record a trace to
+  int64_t slow_compile_ms = 1000;  // a compile expected to take longer logs a line when it starts and one when it ends
 };
 
 struct Config {

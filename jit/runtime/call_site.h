@@ -48,6 +48,19 @@ struct Services {
   const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
 };
 
+// The site whose kernel this thread is compiling (null: none), set around
+// the kernel cache's calls: a backend's notice of a slow compile names it.
+class CompilingSite {
+ public:
+  explicit CompilingSite(const std::string& name) : previous_(current_) { current_ = &name; }
+  ~CompilingSite() { current_ = previous_; }
+  static const std::string* current() { return current_; }
+
+ private:
+  const std::string* previous_;
+  static thread_local const std::string* current_;
+};
+
 class CallSite {
  public:
   CallSite(std::string name, Services services);

@@ -80,10 +80,32 @@ Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
              [this](const std::string& line) {
                if (log_) log_(line);
              }) {
+  backends::CompileServices services;
+  services.cache = &cache_;
+  services.threads = config_.compile.threads;
+  services.slow_ms = static_cast<double>(config_.log.slow_compile_ms);
+  services.notice = [this](const backends::CompileServices::Notice& n) { notice_slow_compile(n); };
+  backend_.attach(services);
   // The reference backend compiles nothing: no stand-in would be faster.
   if (config_.compile.async && std::string_view(backend_.name()) != "reference") {
     background_ = std::make_unique<Background>(config_.compile.threads);
   }
+}
+
+// A compile long enough to wait for: a line when it starts, what it
+// compiles and how long it should take, and one when it is done.
+void Jit::notice_slow_compile(const backends::CompileServices::Notice& n) const {
+  if (!log_) return;
+  const std::string* site = CompilingSite::current();
+  const std::string who = "shapejit: " + (site ? "site " + *site : std::string("a kernel")) + ": ";
+  char line[256];
+  if (!n.done) {
+    std::snprintf(line, sizeof line, "compiling a large graph: %zu nodes, %d steps, %d distinct, %d to compile (about %.1f s)", n.nodes, n.steps,
+                  n.distinct_steps, n.to_compile, n.estimate_ms / 1000);
+  } else {
+    std::snprintf(line, sizeof line, "compiled the large graph in %.2f s", n.elapsed_ms / 1000);
+  }
+  log_(who + line);
 }
 
 void Jit::wait_compiles() {
@@ -148,6 +170,14 @@ nlohmann::json site_json(const SiteStats& s) {
           {"recompile_reasons", s.recompile_reasons},
           {"compile_ms", s.compile_ms},
           {"trace_ms", s.trace_ms},
+          {"specialize_ms", s.specialize_ms},
+          {"compile_phases_ms",
+           {{"lower", s.phases.lower_ms},
+            {"emit", s.phases.emit_ms},
+            {"optimize", s.phases.optimize_ms},
+            {"codegen", s.phases.codegen_ms},
+            {"steps", s.phases.steps_ms}}},
+          {"steps", {{"steps", s.phases.steps}, {"distinct", s.phases.distinct_steps}, {"compiled", s.phases.compiled_steps}}},
           {"run_ms", s.run_ms},
           {"disk_loads", s.disk_loads},
           {"remote_loads", s.remote_loads},
@@ -190,6 +220,13 @@ nlohmann::json Jit::stats_json() const {
                   {"disk_load_p50", median(c.disk_load_ms)},
                   {"remote_loads", c.remote_load_ms.size()},
                   {"remote_load_p50", median(c.remote_load_ms)}}},
+                {"steps",
+                 {{"hits", c.parts.hits},
+                  {"waits", c.parts.waits},
+                  {"compiles", c.parts.compiles},
+                  {"disk_hits", c.parts.disk_hits},
+                  {"disk_writes", c.parts.disk_writes},
+                  {"remote_loads", c.parts.remote_loads}}},
                 {"disk", {{"on", c.disk_on}, {"hits", c.disk_hits}, {"misses", c.disk_misses}, {"rejected", c.disk_rejected}, {"writes", c.disk_writes}}},
                 {"remote",
                  {{"on", c.remote_on},

@@ -82,6 +82,7 @@ class Jit {
 
  private:
   Jit(policy::Config config, std::unique_ptr<backends::Backend> backend);
+  void notice_slow_compile(const backends::CompileServices::Notice& n) const;
 
   std::function<void(const std::string&)> log_;  // first: the cache's tiers log until they close
   policy::Config config_;

@@ -23,6 +23,8 @@
 
 namespace shapejit::runtime {
 
+thread_local const std::string* CompilingSite::current_ = nullptr;
+
 using Clock = std::chrono::steady_clock;
 using Action = policy::Decision::Action;
 
@@ -84,7 +86,9 @@ Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& 
   StoredTrace* st = SJ_TRY(trace_or_reuse(call, d));
   if (d.action == Action::kEager) return run_eager(*st, call, outputs);
   const bool generic = d.action == Action::kCompileGeneric;
+  const Clock::time_point t_specialize = Clock::now();
   Specialized sp = SJ_TRY(specialize(*st, args, generic));
+  stats_.specialize_ms += ms_since(t_specialize);
   Compiled compiled = SJ_TRY(compile(*st, sp));
   Entry* entry = install(std::move(sp), std::move(compiled), generic);
   ++stats_.compiles;
@@ -236,6 +240,7 @@ Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Spec
   c.key = cache::make_key(st.graph_hash, sp.graph->spec_hash, services_.backend.name(), services_.backend.target());
   c.maker = make_maker(sp.graph);
   const Clock::time_point t0 = Clock::now();
+  const CompilingSite compiling(name_);
   std::optional<cache::Found> found;
   if (services_.background) {
     found = services_.cache.get_local(c.key, c.maker);
@@ -272,6 +277,9 @@ cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
 }
 
 void CallSite::count_origin(const cache::Found& found) {
+  if (found.origin != cache::Origin::kMemory) {
+    if (const backends::CompilePhases* p = static_cast<const backends::Kernel&>(*found.artifact).phases()) stats_.phases += *p;
+  }
   switch (found.origin) {
     case cache::Origin::kMemory: break;
     case cache::Origin::kDisk: ++stats_.disk_loads; break;
@@ -315,6 +323,7 @@ void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker 
   services_.background->run([this, stand_in, key, maker = std::move(maker)] {
     const Clock::time_point t0 = Clock::now();
     Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
+    const CompilingSite compiling(name_);
     try {
       got = services_.cache.get(key, maker);
     } catch (const std::exception& ex) {

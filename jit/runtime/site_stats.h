@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
+
 namespace shapejit::runtime {
 
 struct SiteStats {
@@ -17,6 +19,8 @@ struct SiteStats {
            stand_in_calls = 0;                // calls run on the reference while their kernel compiled (compile.async)
   std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
   double compile_ms = 0, run_ms = 0, trace_ms = 0;
+  double specialize_ms = 0;          // inference under the entry's specialization, and its guards
+  backends::CompilePhases phases;    // the backend's, over the kernels it compiled or loaded
   std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
 
   // Adds every count, time and sample of `o`.
@@ -25,7 +29,8 @@ struct SiteStats {
     eager_calls += o.eager_calls, graph_breaks += o.graph_breaks, recompiles += o.recompiles, errors += o.errors;
     fallbacks += o.fallbacks, disk_loads += o.disk_loads, remote_loads += o.remote_loads, stand_in_calls += o.stand_in_calls;
     for (const auto& [why, n] : o.recompile_reasons) recompile_reasons[why] += n;
-    compile_ms += o.compile_ms, run_ms += o.run_ms, trace_ms += o.trace_ms;
+    compile_ms += o.compile_ms, run_ms += o.run_ms, trace_ms += o.trace_ms, specialize_ms += o.specialize_ms;
+    phases += o.phases;
     dispatch_ns.insert(dispatch_ns.end(), o.dispatch_ns.begin(), o.dispatch_ns.end());
     return *this;
   }

@@ -219,46 +219,55 @@ TEST(Tool, TheSecondProcessLoadsFromDiskAndTheCacheCommandShowsIt) {
   if (first.code != 0 && first.out.find("llvm") != std::string::npos) GTEST_SKIP() << "no LLVM backend: " << first.out;
   ASSERT_EQ(first.code, 0) << first.out;
   EXPECT_EQ(stats_of("first.json")["backend_compiles"], 1u);
+  // The kernel's record, and one for each of its steps' code (shared with other kernels).
+  const uint64_t steps = stats_of("first.json")["cache"]["steps"]["disk_writes"];
+  EXPECT_GE(steps, 1u);
+  const std::string files = std::to_string(1 + steps);
   ToolRun second = tool(run + config("second.json"));
   ASSERT_EQ(second.code, 0) << second.out;
   EXPECT_EQ(stats_of("second.json")["backend_compiles"], 0u);
   EXPECT_EQ(stats_of("second.json")["disk_loads"], 1u);
+  EXPECT_EQ(stats_of("second.json")["cache"]["steps"]["compiles"], 0u);
+  EXPECT_EQ(stats_of("second.json")["cache"]["steps"]["disk_hits"], steps);
   EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/s.npy")), (std::vector<double>{3}));
 
   const std::string c = " --config " + config("x.json");
   ToolRun stats = tool("cache stats" + c);
   ASSERT_EQ(stats.code, 0) << stats.out;
-  EXPECT_NE(stats.out.find("entries:  1"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("entries:  " + files), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("llvm x86_64"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("llvm step x86_64"), std::string::npos) << stats.out;
   ToolRun ls = tool("cache ls" + c);
   ASSERT_EQ(ls.code, 0) << ls.out;
-  EXPECT_EQ(std::count(ls.out.begin(), ls.out.end(), '\n'), 2) << ls.out;  // a header and the entry
+  EXPECT_EQ(static_cast<uint64_t>(std::count(ls.out.begin(), ls.out.end(), '\n')), 2 + steps) << ls.out;  // a header and the entries
   ToolRun verify = tool("cache verify" + c);
   EXPECT_EQ(verify.code, 0) << verify.out;
-  EXPECT_NE(verify.out.find("1 files, 1 ok, 0 bad"), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find(files + " files, " + files + " ok, 0 bad"), std::string::npos) << verify.out;
 
-  // A bit flipped: verify names the file, and the next run recompiles it.
-  std::string path;
+  // A bit flipped in every record: verify names each file, and the next run
+  // recompiles the kernel and its steps.
+  std::vector<std::string> paths;
   for (const auto& e : fs::directory_iterator(dir + "/kernels")) {
-    if (e.path().extension() == ".sjk") path = e.path().string();
+    if (e.path().extension() == ".sjk") paths.push_back(e.path().string());
   }
-  {
+  for (const std::string& path : paths) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(-1, std::ios::end);
     f.put('\x01');
   }
   verify = tool("cache verify" + c);
   EXPECT_EQ(verify.code, 1) << verify.out;
-  EXPECT_NE(verify.out.find(path + ": checksum mismatch"), std::string::npos) << verify.out;
+  for (const std::string& path : paths) EXPECT_NE(verify.out.find(path + ": checksum mismatch"), std::string::npos) << verify.out;
   ToolRun third = tool(run + config("third.json"));
   ASSERT_EQ(third.code, 0) << third.out;
   EXPECT_NE(third.out.find("checksum mismatch: the payload is corrupt; removed, the kernel is compiled again"), std::string::npos) << third.out;
   EXPECT_EQ(stats_of("third.json")["backend_compiles"], 1u);
+  EXPECT_EQ(stats_of("third.json")["cache"]["steps"]["compiles"], steps);
   EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/s.npy")), (std::vector<double>{3}));
 
   ToolRun clear = tool("cache clear" + c);
   ASSERT_EQ(clear.code, 0) << clear.out;
-  EXPECT_NE(clear.out.find("removed 1 files"), std::string::npos) << clear.out;
+  EXPECT_NE(clear.out.find("removed " + files + " files"), std::string::npos) << clear.out;
   EXPECT_EQ(tool("cache frobnicate").code, 2);
 }
 

@@ -152,6 +152,31 @@ TEST(SymExpr, PropertyRangeSimplificationIsSoundWithinRanges) {
   }
 }
 
+TEST(SymExpr, AQuotientAndItsRemainderMakeTheWhole) {
+  const Expr d = Expr::symbol(0);
+  EXPECT_EQ(Expr(3) * floordiv(d, 3) + mod(d, 3), d);
+  EXPECT_EQ(Expr(2) * floordiv(d, 3) + mod(d, 3), d - floordiv(d, 3));
+  EXPECT_EQ(mod(d, 4) + Expr(4) * floordiv(d, 4) + 1, d + 1);
+  // A remainder alone stays one.
+  EXPECT_EQ((mod(d, 4) + d).kind(), Kind::kAdd);
+}
+
+TEST(ShapeEnv, SimplificationKnowsSizesAreNotNegative) {
+  ShapeEnv env(true);
+  ASSERT_TRUE(env.input_dim("d", 0, 0, std::nullopt).is_ok());
+  const Expr d = Expr::symbol(0);
+  EXPECT_EQ(env.resolve(min(d, floordiv(d, 3))), floordiv(d, 3));
+  EXPECT_EQ(env.resolve(max(Expr(0), d - floordiv(d, 3))), d - floordiv(d, 3));
+  // NumPy's split of d into 3: the last section's end is d itself.
+  EXPECT_EQ(env.resolve(min(d, Expr(3) * floordiv(d, 3) + min(Expr(3), mod(d, 3)))), d);
+  // A section of a section, as np.split of a head of np.split makes: its
+  // end never passes the whole.
+  const Expr y = floordiv(d, 3);
+  EXPECT_EQ(env.resolve(min(Expr(5) * floordiv(y, 12) + min(Expr(5), mod(y, 12)), y)), Expr(5) * floordiv(y, 12) + min(Expr(5), mod(y, 12)));
+  // What is not known stays a min.
+  EXPECT_EQ(env.resolve(min(d, Expr(7))).kind(), Kind::kMin);
+}
+
 TEST(ShapeEnv, ZeroAndOneAreSpecializedOthersGetRangeTwoUp) {
   ShapeEnv env(true);
   Expr a = env.input_dim("a", 0, 0, 1).value();

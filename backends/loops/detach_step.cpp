@@ -1,0 +1,183 @@
+#include "backends/loops/detach_step.h"
+
+#include <unordered_map>
+
+namespace shapejit::backends::loops {
+
+namespace {
+
+using sym::Expr;
+
+// The symbols and buffers a step uses, in the order it first uses them:
+// what the detached step is numbered by.
+class Uses {
+ public:
+  explicit Uses(const LoopProgram& p) : p_(p) {}
+
+  void expr(Expr e) {
+    for (int s : sym::symbols_of(e)) read(s);
+  }
+  void define(int s) {
+    if (index_.emplace(s, -1).second) defined_.push_back(s);
+  }
+  void buffer(int b) {
+    if (buffer_index_.emplace(b, static_cast<int>(buffers_.size())).second) buffers_.push_back(b);
+  }
+
+  // Numbers every symbol seen: sizes, then strides, then task symbols (the
+  // kinds keep their order, so the kinds' bounds are counts), then the
+  // symbols the step defines.
+  void number(DetachedStep& d) {
+    std::vector<int> kinds[3];
+    for (int s : read_) kinds[kind(s)].push_back(s);
+    for (const std::vector<int>& k : kinds) {
+      for (int s : k) {
+        index_[s] = static_cast<int>(d.symbols.size());
+        d.symbols.push_back(s);
+      }
+    }
+    int next = static_cast<int>(d.symbols.size());
+    for (int s : defined_) index_[s] = next++;
+    d.program.num_graph_symbols = static_cast<int>(kinds[0].size());
+    d.program.params.assign(kinds[1].size(), {-1, -1});
+    d.program.task_symbols = static_cast<int>(kinds[2].size());
+    d.program.num_symbols = next;
+    d.buffers = buffers_;
+    for (int b : buffers_) {  // code reads a buffer's dtype alone; its shape is in the original's symbols
+      Buffer local = p_.buffers[b];
+      local.shape.clear();
+      local.strides.clear();
+      d.program.buffers.push_back(std::move(local));
+    }
+  }
+
+  int symbol(int s) const { return index_.at(s); }
+  int buffer_of(int b) const { return buffer_index_.at(b); }
+  Expr rename(Expr e) const {
+    return sym::substitute(e, [&](int s) -> std::optional<Expr> { return Expr::symbol(index_.at(s)); });
+  }
+
+ private:
+  // 0: a size (a graph symbol), 1: a stride, 2: a task symbol.
+  int kind(int s) const {
+    const int strides = p_.num_graph_symbols + static_cast<int>(p_.params.size());
+    return s < p_.num_graph_symbols ? 0 : s < strides ? 1 : 2;
+  }
+  void read(int s) {
+    if (s >= p_.num_read_symbols()) return;  // defined by the step itself (seen at its definition)
+    if (index_.emplace(s, -1).second) read_.push_back(s);
+  }
+
+  const LoopProgram& p_;
+  std::unordered_map<int, int> index_, buffer_index_;
+  std::vector<int> read_, defined_, buffers_;
+};
+
+void add_expr(Hasher& h, Expr e) { h.add(e.hash()); }
+
+// Everything code generation reads of a renumbered step (codegen.h).
+Hash128 structure_key(const LoopProgram& p) {
+  Hasher h;
+  h.add_str("loop-step-v1");
+  h.add_i64(p.num_graph_symbols).add(p.params.size()).add_i64(p.task_symbols).add_i64(p.num_symbols);
+  h.add(p.buffers.size());
+  for (const Buffer& b : p.buffers) h.add(static_cast<uint64_t>(b.dtype));
+  const LoopStep& st = p.steps[0].loops;
+  h.add(st.outer_vars.size());
+  for (size_t i = 0; i < st.outer_vars.size(); ++i) {
+    h.add_i64(st.outer_vars[i]);
+    add_expr(h, st.outer_extents[i]);
+  }
+  h.add(st.phases.size());
+  for (const Phase& ph : st.phases) {
+    h.add(ph.vars.size());
+    for (size_t i = 0; i < ph.vars.size(); ++i) {
+      h.add_i64(ph.vars[i]);
+      add_expr(h, ph.extents[i]);
+    }
+    h.add(ph.body.size());
+    for (const Inst& in : ph.body) {
+      h.add(static_cast<uint64_t>(in.kind)).add(static_cast<uint64_t>(in.dtype)).add(static_cast<uint64_t>(in.op));
+      h.add(in.approximate_tanh).add(in.nonpositive_arg);
+      h.add(in.args.size());
+      for (int a : in.args) h.add_i64(a);
+      h.add_i64(in.buffer);
+      add_expr(h, in.expr);
+      h.add(in.value.is_float).add_i64(in.value.i).add_f64(in.value.f);
+      h.add_i64(in.acc_phase).add_i64(in.acc).add_i64(in.acc_part).add_i64(in.symbol);
+    }
+    h.add(ph.reductions.size());
+    for (const Reduction& r : ph.reductions) {
+      h.add(static_cast<uint64_t>(r.combine)).add_i64(r.value).add_i64(r.index).add(static_cast<uint64_t>(r.acc_dtype));
+    }
+    h.add(ph.stores.size());
+    for (const Store& s : ph.stores) {
+      h.add_i64(s.buffer).add_i64(s.value);
+      add_expr(h, s.offset);
+    }
+  }
+  h.add(st.may_fail);
+  return h.finish();
+}
+
+}  // namespace
+
+DetachedStep detach_step(const LoopProgram& p, int step) {
+  const LoopStep& from = p.steps[static_cast<size_t>(step)].loops;
+  // 1. What the step uses, in order.
+  Uses uses(p);
+  for (size_t i = 0; i < from.outer_vars.size(); ++i) {
+    uses.expr(from.outer_extents[i]);
+    uses.define(from.outer_vars[i]);
+  }
+  for (const Phase& ph : from.phases) {
+    for (size_t i = 0; i < ph.vars.size(); ++i) {
+      uses.expr(ph.extents[i]);
+      uses.define(ph.vars[i]);
+    }
+    for (const Inst& in : ph.body) {
+      if (in.kind == InstKind::kLoad) uses.buffer(in.buffer);
+      if (in.kind == InstKind::kLoad || in.kind == InstKind::kIndex || in.kind == InstKind::kCheckIndex) uses.expr(in.expr);
+      if (in.kind == InstKind::kCheckIndex) uses.define(in.symbol);
+    }
+    for (const Store& s : ph.stores) {
+      uses.buffer(s.buffer);
+      uses.expr(s.offset);
+    }
+  }
+  DetachedStep d;
+  uses.number(d);
+
+  // 2. The step under the new numbers.
+  LoopStep to;
+  for (size_t i = 0; i < from.outer_vars.size(); ++i) {
+    to.outer_vars.push_back(uses.symbol(from.outer_vars[i]));
+    to.outer_extents.push_back(uses.rename(from.outer_extents[i]));
+  }
+  for (const Phase& ph : from.phases) {
+    Phase q = ph;
+    for (size_t i = 0; i < ph.vars.size(); ++i) {
+      q.vars[i] = uses.symbol(ph.vars[i]);
+      q.extents[i] = uses.rename(ph.extents[i]);
+    }
+    for (Inst& in : q.body) {
+      if (in.kind == InstKind::kLoad) in.buffer = uses.buffer_of(in.buffer);
+      in.expr = uses.rename(in.expr);
+      if (in.kind == InstKind::kCheckIndex) in.symbol = uses.symbol(in.symbol);
+    }
+    for (Store& s : q.stores) {
+      s.buffer = uses.buffer_of(s.buffer);
+      s.offset = uses.rename(s.offset);
+    }
+    to.phases.push_back(std::move(q));
+  }
+  to.may_fail = from.may_fail;
+  Step local(Step::Kind::kLoops);
+  local.loops = std::move(to);
+  local.label = p.steps[static_cast<size_t>(step)].label;
+  d.program.steps.push_back(std::move(local));
+  d.key = structure_key(d.program);
+  return d;
+}
+
+}  // namespace shapejit::backends::loops
