@@ -14,6 +14,7 @@
 
 #include "core/ir/graph_json.h"
 #include "jit/runtime/jit.h"
+#include "jit/trace/trace_file.h"
 
 namespace {
 
@@ -78,6 +79,130 @@ void BM_MissCompileDecoderBlock(benchmark::State& state) {
   miss_latency(state, g, block_shapes);
 }
 BENCHMARK(BM_MissCompileDecoderBlock)->Iterations(20)->Unit(benchmark::kMillisecond);
+
+// -- Model size: compile time per node -------------------------------------
+//
+// One cold compile of a whole model traced as one graph (a fresh Jit with
+// its memory cache alone, so every step compiles), reported per node: the
+// GPT-2 of examples/gpt2_numpy.py traced whole at 1, 2, 4 and 12 layers
+// (GPT-2-small's shapes; bench/traces/gpt2_numpy_*.jsonl, recorded by
+// bench/python/record_gpt2.py), and the decoder block stacked 1 to 32 times.
+
+struct Model {
+  ir::Graph graph;
+  std::vector<trace::Observation> observed;
+  std::vector<std::pair<ir::DType, std::vector<int64_t>>> inputs;  // the first call's
+};
+
+Model gpt2_model(int layers) {
+  const std::string path = std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/gpt2_numpy_" + std::to_string(layers) + "layers.jsonl";
+  auto contents = trace::read_trace_file(path);
+  if (!contents.is_ok()) {
+    std::fprintf(stderr, "%s\n", contents.status().to_string().c_str());
+    std::abort();
+  }
+  Model m;
+  for (const trace::TraceEvent& e : contents->events) {
+    if (e.graph && m.graph.nodes.empty()) {
+      m.graph = e.graph->graph;
+      m.observed = e.graph->observed;
+    }
+    if (e.call && m.inputs.empty()) {
+      for (const trace::TraceInput& in : e.call->inputs) m.inputs.emplace_back(in.dtype, in.shape);
+    }
+  }
+  return m;
+}
+
+// The decoder block `n` times: layer i's x is layer i-1's y; each layer has
+// its caches and weights; the outputs are the last y and every layer's k, v.
+Model stacked_blocks(int n) {
+  std::ifstream f(std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/decoder_conv8.jsonl");
+  nlohmann::json block;
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    auto j = nlohmann::json::parse(line);
+    if (j.value("kind", "") == "graph" && j.value("site", "") == "block") {
+      block = j["graph"];
+      break;
+    }
+  }
+  nlohmann::json g = {{"inputs", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}, {"outputs", nlohmann::json::array()}};
+  std::string x = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string p = "l" + std::to_string(i) + "_";
+    auto name = [&](const std::string& v) { return v == "x" ? x : p + v; };
+    for (nlohmann::json in : block["inputs"]) {
+      if (in["name"] == "x" && i > 0) continue;
+      in["name"] = name(in["name"]);
+      g["inputs"].push_back(in);
+    }
+    for (nlohmann::json node : block["nodes"]) {
+      for (auto& operand : node["in"]) {
+        if (operand.is_string()) operand = name(operand);
+      }
+      node["out"] = node["out"].is_array() ? node["out"] : nlohmann::json(name(node["out"]));
+      if (node["out"].is_array()) {
+        for (auto& o : node["out"]) o = name(o);
+      }
+      g["nodes"].push_back(node);
+    }
+    g["outputs"].push_back(p + "k");
+    g["outputs"].push_back(p + "v");
+    x = p + "y";
+  }
+  g["outputs"].push_back(x);
+  Model m;
+  m.graph = std::move(ir::parse_graph(g.dump())).value();
+  for (const ir::InputSpec& in : m.graph.inputs) {
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < in.shape.size(); ++d) {
+      const std::string& s = in.shape[d].name;
+      shape.push_back(in.shape[d].is_symbol ? (s == "b" ? 1 : s == "t" ? 16 : 0) : in.shape[d].value);
+    }
+    m.inputs.emplace_back(in.dtype, shape);
+  }
+  return m;
+}
+
+void cold_compile(benchmark::State& state, const Model& m) {
+  std::vector<ir::Tensor> in;
+  for (const auto& [dtype, shape] : m.inputs) in.push_back(ir::Tensor::empty(dtype, shape));
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> args;
+  for (const ir::Tensor& x : in) dl.push_back(x.dl());
+  for (const DLTensor& d : dl) args.push_back(&d);
+  std::vector<double> t;
+  nlohmann::json stats;
+  for (auto _ : state) {
+    auto jit = std::move(runtime::Jit::create(R"({"cache": {"disk": {"max_mb": 0}}, "log": {"recompiles": false}})")).value();
+    std::vector<ir::Tensor> out;
+    const auto t0 = Clock::now();
+    const Status s = jit->call_graph("model", m.graph, m.observed, runtime::Args(args.data(), args.size()), out);
+    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!s.is_ok()) {
+      state.SkipWithError(s.to_string().c_str());
+      return;
+    }
+    stats = jit->stats_json();
+  }
+  std::sort(t.begin(), t.end());
+  const double nodes = static_cast<double>(m.graph.nodes.size());
+  state.counters["nodes"] = nodes;
+  state.counters["call_ms"] = t[t.size() / 2];
+  state.counters["us_per_node"] = t[t.size() / 2] * 1000 / nodes;
+  state.counters["compile_ms"] = stats["compile_ms"].get<double>();
+  state.counters["specialize_ms"] = stats["specialize_ms"].get<double>();
+  state.counters["lower_ms"] = stats["compile_phases_ms"]["lower"].get<double>();
+  state.counters["steps_ms"] = stats["compile_phases_ms"]["steps"].get<double>();
+  state.counters["distinct_steps"] = stats["steps"]["distinct"].get<double>();
+}
+
+void BM_ColdCompileGpt2(benchmark::State& state) { cold_compile(state, gpt2_model(static_cast<int>(state.range(0)))); }
+BENCHMARK(BM_ColdCompileGpt2)->Arg(1)->Arg(2)->Arg(4)->Arg(12)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+void BM_ColdCompileStackedBlocks(benchmark::State& state) { cold_compile(state, stacked_blocks(static_cast<int>(state.range(0)))); }
+BENCHMARK(BM_ColdCompileStackedBlocks)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,11 +1,11 @@
 #include "backends/llvm/steps.h"
 
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "backends/llvm/session.h"
 #include "backends/loops/detach_step.h"
@@ -36,8 +36,9 @@ class StepArtifact final : public cache::Artifact {
   std::unique_ptr<JitCode> code_;
 };
 
+// The cores this process may run on (its affinity, as TBB sees it).
 int arena_threads(int threads) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = std::max(1, tbb::info::default_concurrency());
   return threads > 0 ? std::min(threads, cores) : cores;
 }
 
