@@ -261,6 +261,16 @@ std::optional<Expr> difference(Expr a, Expr b) {
   return d;
 }
 
+std::optional<Expr> probe(const std::function<Expr()>& build) {
+  const uint64_t before = t_overflows;
+  Expr e = build();
+  if (t_overflows != before) {
+    t_overflows = before;
+    return std::nullopt;
+  }
+  return e;
+}
+
 std::optional<int64_t> constant_difference(Expr a, Expr b) {
   const std::optional<Expr> d = difference(a, b);
   return d ? d->as_const() : std::nullopt;

@@ -103,6 +103,9 @@ class OverflowWatch {
 // nullopt when its construction overflowed, which is then not counted (it
 // only means "not comparable").
 std::optional<Expr> difference(Expr a, Expr b);
+// Any expression built as a probe, the same way: nullopt when building it
+// overflowed, which is then not counted.
+std::optional<Expr> probe(const std::function<Expr()>& build);
 // The probe's value when it is a constant.
 std::optional<int64_t> constant_difference(Expr a, Expr b);
 

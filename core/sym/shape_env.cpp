@@ -223,7 +223,7 @@ int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
     const bool lowers = (t.kind() == Kind::kMin && c < 0) || (t.kind() == Kind::kMax && c > 0);
     if (!lowers) continue;
     for (size_t k = 0; k < 2 && tries < kTries; ++k, ++tries) {
-      const std::optional<Expr> replaced = difference(e, Expr(c) * (t - t.arg(k)));
+      const std::optional<Expr> replaced = probe([&] { return e - Expr(c) * (t - t.arg(k)); });
       if (!replaced) continue;
       best = std::max(best, sign_bound(*replaced, depth - 1));
       if (best >= 0) return best;
