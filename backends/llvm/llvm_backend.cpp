@@ -148,7 +148,12 @@ class LlvmKernel final : public Kernel {
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
-  const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
+  // The symbols, then room for a step's own (what its function reads):
+  // one allocation a call, as for the buffers below.
+  std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
+  const size_t num_values = values.size();
+  values.resize(num_values + local_syms_);
+  int64_t* local_syms = values.data() + num_values;
   for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
     if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
   }
@@ -161,7 +166,6 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   // The buffers, then room for a step's own (what its function reads).
   std::vector<char*> bufs(p_.buffers.size() + local_bufs_);
   char** local_bufs = bufs.data() + p_.buffers.size();
-  std::vector<int64_t> local_syms(local_syms_);
   std::vector<size_t> bytes(p_.buffers.size(), 0);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
@@ -186,7 +190,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kMatmul) {
-      const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms.data()) : StepCall{};
+      const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
       continue;
     }
@@ -205,7 +209,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
     const int64_t rows = *outer;
     if (rows == 0) continue;
-    const StepCall fn = call(s, bufs.data(), values.data(), local_bufs, local_syms.data());
+    const StepCall fn = call(s, bufs.data(), values.data(), local_bufs, local_syms);
     const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
     if (rows <= grain) {
