@@ -11,6 +11,12 @@
 #                                 the C API's churn) under ThreadSanitizer; any report fails it
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A test that hangs fails by name after this many seconds (the slowest, under
+# ASan, take about 75), instead of holding the run until CI's own limit; a
+# Python test that long prints every thread's stack, and the Python suite as
+# a whole (4 minutes under ASan) is stopped after half an hour.
+test_timeout=600
+pytest=(-m pytest -q -p no:cacheprovider -o "faulthandler_timeout=$test_timeout")
 scripts/setup.sh "${1:-}"
 build=build
 if [ "${1:-}" = "--sanitize" ]; then
@@ -22,10 +28,10 @@ fi
 if [ "${1:-}" = "--tsan" ]; then
   # One test at a time: each runs threads of its own.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
-    ctest --test-dir build-tsan --output-on-failure
+    ctest --test-dir build-tsan --output-on-failure --timeout "$test_timeout"
   exit 0
 fi
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+ctest --test-dir "$build" --output-on-failure --timeout "$test_timeout" -j "$(nproc)"
 
 python=build/venv/bin/python
 export SHAPEJIT_TOOL="$PWD/$build/shapejit"
@@ -35,9 +41,9 @@ if [ "${1:-}" = "--sanitize" ]; then
   # allocates until exit).
   (cd tests/python && LD_PRELOAD="$(clang-16 -print-file-name=libclang_rt.asan-x86_64.so)" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
-    PYTHONPATH="$PWD/../../$build/python" "../../$python" -m pytest -q -p no:cacheprovider)
+    PYTHONPATH="$PWD/../../$build/python" timeout 1800 "../../$python" "${pytest[@]}")
   scripts/fuzz.sh 20
 else
   "$python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --config-settings=build-dir=build/wheel .
-  (cd tests/python && "../../$python" -m pytest -q -p no:cacheprovider)
+  (cd tests/python && timeout 1800 "../../$python" "${pytest[@]}")
 fi

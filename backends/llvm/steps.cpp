@@ -57,9 +57,9 @@ int arena_threads(int threads) {
 StepCompiler::StepCompiler(int opt_level, std::string target)
     : opt_level_(opt_level),
       target_(std::move(target)),
+      threads_(arena_threads(0)),
       own_(std::make_unique<cache::KernelCache>(kOwnCacheBytes)),
       cache_(own_.get()),
-      threads_(arena_threads(0)),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 StepCompiler::~StepCompiler() = default;

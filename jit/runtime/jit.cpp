@@ -95,8 +95,9 @@ Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
 // A compile long enough to wait for: a line when it starts, what it
 // compiles and how long it should take, and one when it is done.
 void Jit::notice_slow_compile(const backends::CompileServices::Notice& n) const {
-  if (!log_) return;
   const std::string* site = CompilingSite::current();
+  if (watch_) watch_(site ? *site : std::string(), n);
+  if (!log_) return;
   const std::string who = "shapejit: " + (site ? "site " + *site : std::string("a kernel")) + ": ";
   char line[256];
   if (!n.done) {

@@ -64,6 +64,12 @@ class Jit {
 
   // Where recompile lines and warnings go (stderr by default).
   void set_log(std::function<void(const std::string&)> sink);
+  // Told, besides the log, when a compile expected to take
+  // log.slow_compile_ms or longer starts and when it ends, with the site
+  // that compiles ("" when none is known): replay's progress bar shows it.
+  // Set it before the first call; it runs on the compiling thread.
+  using CompileWatch = std::function<void(const std::string& site, const backends::CompileServices::Notice&)>;
+  void set_compile_watch(CompileWatch watch) { watch_ = std::move(watch); }
   // Collect per-call dispatch and kernel times (replays turn it on).
   void set_timing(bool on) { timing_.store(on); }
   // Off: calls dispatch, trace and compile but run no kernel and leave the
@@ -85,6 +91,7 @@ class Jit {
   void notice_slow_compile(const backends::CompileServices::Notice& n) const;
 
   std::function<void(const std::string&)> log_;  // first: the cache's tiers log until they close
+  CompileWatch watch_;
   policy::Config config_;
   backends::WithFallback backend_;
   cache::KernelCache cache_;

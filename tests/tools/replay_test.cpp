@@ -3,6 +3,7 @@
 // streaming errors, and the cumulative-time plot.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -169,6 +170,34 @@ TEST(Replay, ABadLineStopsTheReplayWithItsPlace) {
   ASSERT_FALSE(r2.is_ok());
   EXPECT_NE(r2.status().message().find("line 3 under mine"), std::string::npos) << r2.status().to_string();
   EXPECT_NE(r2.status().message().find("the graph says f32, the call passes i64"), std::string::npos) << r2.status().to_string();
+}
+
+// A compile expected to take log.slow_compile_ms or longer shows in the
+// progress bar while it runs (here every compile is one: the bound is 0).
+TEST(Replay, TheProgressBarShowsALargeCompile) {
+  std::string text = kNeedsInt;
+  for (int n : {4, 5}) text += "{\"kind\": \"call\", \"site\": \"s\", \"inputs\": [{\"dtype\": \"f32\", \"shape\": [" + std::to_string(n) + "]}]}\n";
+  auto reader = trace::TraceReader::open(write_temp("slow_compile.jsonl", text));
+  ASSERT_TRUE(reader.is_ok());
+  policy::Config config;
+  config.compile.backend = "llvm";
+  config.compile.async = false;
+  config.log.slow_compile_ms = 0;
+  std::FILE* bar = std::tmpfile();
+  ASSERT_NE(bar, nullptr);
+  ReplayOptions options;
+  options.progress = true;
+  options.progress_to = bar;
+  auto r = tools::replay(**reader, {{"slow", config}}, options);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  std::rewind(bar);
+  std::string drawn;
+  for (int c; (c = std::fgetc(bar)) != EOF;) drawn += static_cast<char>(c);
+  std::fclose(bar);
+  EXPECT_NE(drawn.find("compiling site 's': "), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("distinct steps (about "), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("compiled site 's' in "), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("100%  2 calls"), std::string::npos) << drawn;
 }
 
 TEST(Replay, TheReaderStreamsAndCountsBytes) {

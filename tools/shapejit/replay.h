@@ -17,12 +17,14 @@
 // same replay, while a replay run again finds what the last one left.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "jit/policy/config.h"
+#include "jit/runtime/jit.h"
 #include "jit/trace/trace_file.h"
 
 namespace shapejit::tools {
@@ -34,7 +36,8 @@ struct NamedConfig {
 
 struct ReplayOptions {
   bool execute = true;          // --exec all (run kernels) or none
-  bool progress = false;        // a progress bar on stderr (a terminal)
+  bool progress = false;        // a progress bar, with the large compiles under way
+  std::FILE* progress_to = stderr;  // where it is drawn (a terminal)
   bool log_recompiles = false;  // print the Jits' recompile lines to stderr
 };
 
@@ -55,6 +58,8 @@ class Replayer {
   ~Replayer();
 
   Status feed(const trace::TraceEvent& event);
+  // Each config's Jit tells `watch` of its large compiles (Jit::set_compile_watch).
+  void watch_compiles(const runtime::Jit::CompileWatch& watch);
   std::vector<ReplayResult> results() const;
   size_t calls() const { return calls_; }
 
