@@ -55,7 +55,7 @@ class AttentionFinder {
     if (!ir::is_float(dt) || !made_by(probs, Op::kSoftmax) || is_output_[probs] || users_[probs].size() != 1) return std::nullopt;
     const std::vector<Expr>& ps = shape(probs);
     const size_t rank = ps.size();
-    if (rank < 2 || shape(v).size() < 2 || norm_axis(g_.nodes[producer_[probs]].attrs.dim, rank) != rank - 1) return std::nullopt;
+    if (rank < 2 || shape(v).size() < 2 || norm_axis(g_.nodes[producer_[probs]].attrs.dim, rank) != static_cast<int>(rank) - 1) return std::nullopt;
     // The result's batch is the scores' (v broadcasts into it, not beyond).
     const std::vector<Expr>& os = shape(o);
     if (os.size() != rank || !std::equal(ps.begin(), ps.end() - 1, os.begin())) return std::nullopt;

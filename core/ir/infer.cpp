@@ -429,7 +429,7 @@ Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& type
   return Status::ok();
 }
 
-void resolve_types(std::vector<ValueType>& types, const sym::ShapeEnv& env) {
+void resolve_types(std::vector<ValueType>& types, sym::ShapeEnv& env) {
   for (ValueType& t : types) {
     for (Expr& d : t.shape) d = env.resolve(d);
     for (Expr& d : t.aux) d = env.resolve(d);

@@ -41,7 +41,7 @@ Expected<std::vector<ValueType>> infer_inputs(const Graph& g, sym::ShapeEnv& env
 // slot for every value; the results' slots are filled.
 Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& types, sym::ShapeEnv& env);
 // Re-resolves every stored expression after later decisions bound symbols.
-void resolve_types(std::vector<ValueType>& types, const sym::ShapeEnv& env);
+void resolve_types(std::vector<ValueType>& types, sym::ShapeEnv& env);
 // All of the above: inputs, nodes in order, outputs must be tensors.
 Expected<std::vector<ValueType>> infer(const Graph& g, sym::ShapeEnv& env, const ShapeHints* hints);
 

@@ -1,6 +1,7 @@
 #include "core/sym/shape_env.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace shapejit::sym {
 
@@ -155,36 +156,59 @@ Expr ShapeEnv::new_unbacked(Expr bound) {
   return Expr::symbol(static_cast<int>(symbols_.size()) - 1);
 }
 
-Expr ShapeEnv::resolve(Expr e) const {
+namespace {
+
+template <typename F>
+Expr substitute_bindings(const std::vector<Symbol>& symbols, Expr e, F resolve) {
   bool any_bound = false;
-  for (int id : symbols_of(e)) any_bound |= symbols_[id].binding.has_value();
-  if (any_bound) {
-    e = substitute(e, [this](int id) -> std::optional<Expr> {
-      const auto& b = symbols_[id].binding;
-      if (!b) return std::nullopt;
-      return resolve(*b);
-    });
-  }
-  return simplify(e);
+  for (int id : symbols_of(e)) any_bound |= symbols[id].binding.has_value();
+  if (!any_bound) return e;
+  return substitute(e, [&](int id) -> std::optional<Expr> {
+    const auto& b = symbols[id].binding;
+    if (!b) return std::nullopt;
+    return resolve(*b);
+  });
 }
 
-Expr ShapeEnv::simplify(Expr e) const {
+}  // namespace
+
+Expr ShapeEnv::resolve(Expr e) const {
+  return simplify(substitute_bindings(symbols_, e, [this](Expr b) { return resolve(b); }), nullptr);
+}
+
+Expr ShapeEnv::resolve(Expr e) {
+  if (auto it = memo_.resolved.find(e.node()); it != memo_.resolved.end()) return it->second;
+  const Expr r = simplify(substitute_bindings(symbols_, e, [this](Expr b) { return resolve(b); }), &memo_.simplified);
+  memo_.resolved.emplace(e.node(), r);
+  return r;
+}
+
+Expr ShapeEnv::simplify(Expr e, Memo* memo) const {
+  if (e.kind() == Kind::kConst || e.kind() == Kind::kSymbol) return e;
+  if (!memo) return simplify_node(e, nullptr);
+  if (auto it = memo->find(e.node()); it != memo->end()) return it->second;
+  const Expr r = simplify_node(e, memo);
+  memo->emplace(e.node(), r);
+  return r;
+}
+
+Expr ShapeEnv::simplify_node(Expr e, Memo* memo) const {
   switch (e.kind()) {
     case Kind::kConst:
     case Kind::kSymbol: return e;
     case Kind::kAdd: {
       Expr acc(e.add_constant());
-      for (size_t i = 0; i < e.num_args(); ++i) acc = acc + Expr(e.coeff(i)) * simplify(e.arg(i));
+      for (size_t i = 0; i < e.num_args(); ++i) acc = acc + Expr(e.coeff(i)) * simplify(e.arg(i), memo);
       return acc;
     }
     case Kind::kMul: {
       Expr acc(1);
-      for (size_t i = 0; i < e.num_args(); ++i) acc = acc * simplify(e.arg(i));
+      for (size_t i = 0; i < e.num_args(); ++i) acc = acc * simplify(e.arg(i), memo);
       return acc;
     }
     case Kind::kFloorDiv:
     case Kind::kMod: {
-      Expr a = simplify(e.arg(0)), b = simplify(e.arg(1));
+      Expr a = simplify(e.arg(0), memo), b = simplify(e.arg(1), memo);
       if (auto c = b.as_const(); c && *c > 0) {
         Range r = range(a);
         bool within = r.lo >= 0 && r.hi < *c;
@@ -194,7 +218,7 @@ Expr ShapeEnv::simplify(Expr e) const {
     }
     case Kind::kMin:
     case Kind::kMax: {
-      Expr a = simplify(e.arg(0)), b = simplify(e.arg(1));
+      Expr a = simplify(e.arg(0), memo), b = simplify(e.arg(1), memo);
       bool is_min = e.kind() == Kind::kMin;
       const std::optional<Expr> diff = difference(a, b);
       if (!diff) return is_min ? min(a, b) : max(a, b);
@@ -435,6 +459,7 @@ Status ShapeEnv::bind(int symbol, Expr value, Origin origin, const std::string& 
   }
   s.binding = value;
   s.binding_origin = origin;
+  memo_.clear();
   s.binding_label = label;
   return Status::ok();
 }
@@ -442,6 +467,7 @@ Status ShapeEnv::bind(int symbol, Expr value, Origin origin, const std::string& 
 void ShapeEnv::set_range(int symbol, Range r, Origin origin) {
   symbols_[symbol].range = r;
   symbols_[symbol].range_origin = origin;
+  memo_.clear();
 }
 
 std::vector<std::string> ShapeEnv::symbol_names() const {

@@ -99,8 +99,13 @@ class ShapeEnv {
   // A data-dependent size in [0, bound].
   Expr new_unbacked(Expr bound);
 
-  // Substitutes bindings and simplifies with ranges.
+  // Substitutes bindings and simplifies with ranges. On an env that is not
+  // const (one being built: its owner's alone), answers are remembered
+  // until a binding or a range changes: shape inference resolves the same
+  // few expressions for every node of a model. A const env, which threads
+  // may share, works each out again.
   Expr resolve(Expr e) const;
+  Expr resolve(Expr e);
   Range range(Expr e) const;
   std::optional<int64_t> hint(Expr e) const;
   bool has_unbacked(Expr e) const;
@@ -125,7 +130,10 @@ class ShapeEnv {
   std::string str(Expr e) const;
 
  private:
-  Expr simplify(Expr e) const;
+  using Memo = std::unordered_map<const Node*, Expr>;
+  // `memo`, when given, keeps what each subexpression simplified to.
+  Expr simplify(Expr e, Memo* memo) const;
+  Expr simplify_node(Expr e, Memo* memo) const;
   // A lower bound of e (see shape_env.cpp): -inf when none is known.
   int64_t sign_bound(Expr e, int depth) const;
   std::optional<bool> known(Expr e, Rel rel) const;
@@ -137,6 +145,24 @@ class ShapeEnv {
   std::vector<Fact> facts_;
   std::vector<bool> contiguous_;
   size_t next_unbacked_ = 0;  // see new_unbacked
+  // resolve's answers, and simplify's for every subexpression, by the
+  // expression's node (nodes live for the process); a copy starts empty.
+  struct Resolved {
+    Resolved() = default;
+    Resolved(const Resolved&) {}
+    Resolved(Resolved&&) = default;
+    Resolved& operator=(const Resolved&) {
+      clear();
+      return *this;
+    }
+    Resolved& operator=(Resolved&&) = default;
+    void clear() {
+      resolved.clear();
+      simplified.clear();
+    }
+    Memo resolved, simplified;
+  };
+  Resolved memo_;
 };
 
 }  // namespace shapejit::sym

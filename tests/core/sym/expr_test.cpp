@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <random>
+#include <utility>
 
 #include "core/sym/program.h"
 #include "core/sym/shape_env.h"
@@ -175,6 +176,25 @@ TEST(ShapeEnv, SimplificationKnowsSizesAreNotNegative) {
   EXPECT_EQ(env.resolve(min(Expr(5) * floordiv(y, 12) + min(Expr(5), mod(y, 12)), y)), Expr(5) * floordiv(y, 12) + min(Expr(5), mod(y, 12)));
   // What is not known stays a min.
   EXPECT_EQ(env.resolve(min(d, Expr(7))).kind(), Kind::kMin);
+}
+
+// A non-const env remembers what it resolved; a binding or a range that
+// changes later is seen all the same, and a const env agrees with it.
+TEST(ShapeEnv, RememberedAnswersFollowLaterBindingsAndRanges) {
+  ShapeEnv env(true);
+  const Expr a = env.input_dim("a", 0, 0, 9).value();
+  const Expr b = env.input_dim("b", 0, 1, 9).value();
+  const Expr capped = min(a, Expr(5)) + b;
+  EXPECT_EQ(env.resolve(capped), capped);
+  env.set_range(a.symbol_id(), {2, 4}, Origin::kBucket);
+  EXPECT_EQ(env.resolve(capped), a + b);
+  EXPECT_EQ(std::as_const(env).resolve(capped), a + b);
+  ASSERT_TRUE(env.bind(b.symbol_id(), Expr(7), Origin::kShapeCheck).is_ok());
+  EXPECT_EQ(env.resolve(capped), a + Expr(7));
+  EXPECT_EQ(std::as_const(env).resolve(capped), a + Expr(7));
+  // A copy starts without them and answers alike.
+  ShapeEnv copy = env;
+  EXPECT_EQ(copy.resolve(capped), a + Expr(7));
 }
 
 TEST(ShapeEnv, ZeroAndOneAreSpecializedOthersGetRangeTwoUp) {
