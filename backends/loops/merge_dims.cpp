@@ -3,10 +3,56 @@
 // loop: a dense [a, b, c] chain is a single loop of a*b*c. Dims a gather's
 // index reads stay apart.
 #include <algorithm>
+#include <map>
 
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops {
+
+namespace {
+
+bool mentions(Expr e, int id) {
+  if (e.is_symbol()) return e.symbol_id() == id;
+  for (size_t i = 0; i < e.num_args(); ++i) {
+    if (mentions(e.arg(i), id)) return true;
+  }
+  return false;
+}
+
+// c, where e is b + c*x with neither b nor c mentioning symbol x (`id`),
+// read off e's canonical sum of products; nullopt when e is not affine in x
+// (x in a quotient, a min, or a square).
+std::optional<Expr> affine_coefficient(Expr e, int id) {
+  // A product's coefficient: the other factors, when x is one of them once.
+  auto of_product = [&](Expr m) -> std::optional<Expr> {
+    if (m.is_symbol()) return m.symbol_id() == id ? std::optional<Expr>(Expr(1)) : std::optional<Expr>(Expr(0));
+    if (m.kind() != sym::Kind::kMul) return mentions(m, id) ? std::nullopt : std::optional<Expr>(Expr(0));
+    Expr rest(1);
+    int seen = 0;
+    for (size_t f = 0; f < m.num_args(); ++f) {
+      const Expr factor = m.arg(f);
+      if (factor.is_symbol() && factor.symbol_id() == id) {
+        ++seen;
+      } else if (mentions(factor, id)) {
+        return std::nullopt;
+      } else {
+        rest = rest * factor;
+      }
+    }
+    if (seen > 1) return std::nullopt;
+    return seen == 1 ? rest : Expr(0);
+  };
+  if (e.kind() != sym::Kind::kAdd) return of_product(e);
+  Expr c(0);
+  for (size_t i = 0; i < e.num_args(); ++i) {
+    const std::optional<Expr> ci = of_product(e.arg(i));
+    if (!ci) return std::nullopt;
+    if (!ci->is_const() || ci->const_value() != 0) c = c + Expr(e.coeff(i)) * *ci;
+  }
+  return c;
+}
+
+}  // namespace
 
 LoopDims merge_dims(Phase& ph, LoopDims dims) {
   std::vector<Expr>& vars = dims.vars;
@@ -37,20 +83,29 @@ LoopDims merge_dims(Phase& ph, LoopDims dims) {
   }
   for (Store& s : ph.stores) accesses.push_back(&s.offset);
   auto coefficient = [&](Expr e, int id) -> std::optional<Expr> {
-    auto at = [&](int64_t x) { return sym::substitute(e, [&](int s) { return s == id ? std::optional<Expr>(Expr(x)) : std::nullopt; }); };
-    Expr base = at(0), c = at(1) - base;
-    for (int s : sym::symbols_of(c)) {
+    std::optional<Expr> c = affine_coefficient(e, id);
+    if (!c) return std::nullopt;
+    for (int s : sym::symbols_of(*c)) {
       if (is_var(s)) return std::nullopt;
     }
-    if (!(base + c * Expr::symbol(id) == e)) return std::nullopt;
     return c;
+  };
+  // Each access's coefficient of each var, worked out once: a merge sets
+  // the outer var to 0, which leaves the others' coefficients as they were
+  // (and one that was not affine stays unmerged, which is only a loss).
+  std::map<std::pair<size_t, int>, std::optional<Expr>> coefficients;
+  auto coefficient_of = [&](size_t a, int id) -> const std::optional<Expr>& {
+    auto [it, fresh] = coefficients.try_emplace({a, id});
+    if (fresh) it->second = coefficient(*accesses[a], id);
+    return it->second;
   };
   for (size_t d = vars.size(); d-- > 1;) {
     if (pinned[d] || pinned[d - 1]) continue;
     const int inner = vars[d].symbol_id(), outer = vars[d - 1].symbol_id();
     bool ok = true;
-    for (Expr* e : accesses) {
-      auto ci = coefficient(*e, inner), co = coefficient(*e, outer);
+    for (size_t a = 0; a < accesses.size(); ++a) {
+      const std::optional<Expr>& ci = coefficient_of(a, inner);
+      const std::optional<Expr>& co = coefficient_of(a, outer);
       if (!ci || !co || !(*co == *ci * extents[d])) {
         ok = false;
         break;

@@ -226,8 +226,33 @@ Expr sorted_pair(Kind kind, Expr a, Expr b) {
 
 }  // namespace
 
-Expr::Expr(int64_t c) : n_(make(Kind::kConst, c).node()) {}
-Expr Expr::symbol(int id) { return make(Kind::kSymbol, id); }
+namespace {
+
+// The small constants and symbols every expression is made of, interned
+// once: building an expression makes them all the time.
+constexpr int64_t kLeastCached = -64, kMostCached = 1024;
+constexpr int kCachedSymbols = 256;
+const Node* small_constant(int64_t c) {
+  static const std::vector<const Node*> table = [] {
+    std::vector<const Node*> v;
+    for (int64_t k = kLeastCached; k <= kMostCached; ++k) v.push_back(make(Kind::kConst, k).node());
+    return v;
+  }();
+  return table[static_cast<size_t>(c - kLeastCached)];
+}
+const Node* low_symbol(int id) {
+  static const std::vector<const Node*> table = [] {
+    std::vector<const Node*> v;
+    for (int k = 0; k < kCachedSymbols; ++k) v.push_back(make(Kind::kSymbol, k).node());
+    return v;
+  }();
+  return table[static_cast<size_t>(id)];
+}
+
+}  // namespace
+
+Expr::Expr(int64_t c) : n_(c >= kLeastCached && c <= kMostCached ? small_constant(c) : make(Kind::kConst, c).node()) {}
+Expr Expr::symbol(int id) { return Expr(id >= 0 && id < kCachedSymbols ? low_symbol(id) : make(Kind::kSymbol, id).node()); }
 Kind Expr::kind() const { return n_->kind; }
 std::optional<int64_t> Expr::as_const() const {
   if (is_const()) return n_->value;
@@ -429,28 +454,37 @@ std::vector<int> symbols_of(Expr e) {
 
 Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f) {
   const Node* n = e.node();
+  if (n->kind == Kind::kConst) return e;
+  if (n->kind == Kind::kSymbol) {
+    auto r = f(static_cast<int>(n->value));
+    return r ? *r : e;
+  }
+  // A subtree that nothing in changed is returned as it is, not rebuilt.
+  std::vector<Expr> args;
+  args.reserve(n->args.size());
+  bool changed = false;
+  for (const Node* a : n->args) {
+    args.push_back(substitute(Expr(a), f));
+    changed |= args.back().node() != a;
+  }
+  if (!changed) return e;
   switch (n->kind) {
-    case Kind::kConst: return e;
-    case Kind::kSymbol: {
-      auto r = f(static_cast<int>(n->value));
-      return r ? *r : e;
-    }
     case Kind::kAdd: {
       Expr acc(n->value);
-      for (size_t i = 0; i < n->args.size(); ++i) acc = acc + Expr(n->coeffs[i]) * substitute(Expr(n->args[i]), f);
+      for (size_t i = 0; i < args.size(); ++i) acc = acc + Expr(n->coeffs[i]) * args[i];
       return acc;
     }
     case Kind::kMul: {
       Expr acc(1);
-      for (const Node* a : n->args) acc = acc * substitute(Expr(a), f);
+      for (const Expr& a : args) acc = acc * a;
       return acc;
     }
-    case Kind::kFloorDiv: return floordiv(substitute(Expr(n->args[0]), f), substitute(Expr(n->args[1]), f));
-    case Kind::kMod: return mod(substitute(Expr(n->args[0]), f), substitute(Expr(n->args[1]), f));
-    case Kind::kMin: return min(substitute(Expr(n->args[0]), f), substitute(Expr(n->args[1]), f));
-    case Kind::kMax: return max(substitute(Expr(n->args[0]), f), substitute(Expr(n->args[1]), f));
+    case Kind::kFloorDiv: return floordiv(args[0], args[1]);
+    case Kind::kMod: return mod(args[0], args[1]);
+    case Kind::kMin: return min(args[0], args[1]);
+    case Kind::kMax: return max(args[0], args[1]);
+    default: return e;
   }
-  return e;
 }
 
 namespace {
