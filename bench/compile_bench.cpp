@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -165,7 +167,14 @@ Model stacked_blocks(int n) {
   return m;
 }
 
-void cold_compile(benchmark::State& state, const Model& m) {
+// `config` for a Jit of the benches; `disk`: the disk tier's folder (none: no disk tier).
+std::string bench_config(const std::string& disk) {
+  nlohmann::json c = {{"log", {{"recompiles", false}}}};
+  c["cache"]["disk"] = disk.empty() ? nlohmann::json{{"max_mb", 0}} : nlohmann::json{{"path", disk}};
+  return c.dump();
+}
+
+void cold_compile(benchmark::State& state, const Model& m, const std::string& disk = {}) {
   std::vector<ir::Tensor> in;
   for (const auto& [dtype, shape] : m.inputs) in.push_back(ir::Tensor::empty(dtype, shape));
   std::vector<DLTensor> dl;
@@ -175,7 +184,7 @@ void cold_compile(benchmark::State& state, const Model& m) {
   std::vector<double> t;
   nlohmann::json stats;
   for (auto _ : state) {
-    auto jit = std::move(runtime::Jit::create(R"({"cache": {"disk": {"max_mb": 0}}, "log": {"recompiles": false}})")).value();
+    auto jit = std::move(runtime::Jit::create(bench_config(disk))).value();
     std::vector<ir::Tensor> out;
     const auto t0 = Clock::now();
     const Status s = jit->call_graph("model", m.graph, m.observed, runtime::Args(args.data(), args.size()), out);
@@ -200,6 +209,31 @@ void cold_compile(benchmark::State& state, const Model& m) {
 
 void BM_ColdCompileGpt2(benchmark::State& state) { cold_compile(state, gpt2_model(static_cast<int>(state.range(0)))); }
 BENCHMARK(BM_ColdCompileGpt2)->Arg(1)->Arg(2)->Arg(4)->Arg(12)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// The whole model's kernel from the disk tier: a Jit compiles it into a
+// fresh folder, then each iteration's new Jit (its memory tier empty) loads
+// it from there. The process's LLVM session is warm, as after any compile.
+void BM_DiskLoadGpt2(benchmark::State& state) {
+  const Model m = gpt2_model(static_cast<int>(state.range(0)));
+  char dir[] = "/tmp/shapejit-compile-bench-XXXXXX";
+  if (!mkdtemp(dir)) {
+    state.SkipWithError("mkdtemp failed");
+    return;
+  }
+  {
+    std::vector<ir::Tensor> in, out;
+    std::vector<DLTensor> dl;
+    std::vector<const DLTensor*> args;
+    for (const auto& [dtype, shape] : m.inputs) in.push_back(ir::Tensor::empty(dtype, shape));
+    for (const ir::Tensor& x : in) dl.push_back(x.dl());
+    for (const DLTensor& d : dl) args.push_back(&d);
+    auto jit = std::move(runtime::Jit::create(bench_config(dir))).value();
+    if (!jit->call_graph("model", m.graph, m.observed, runtime::Args(args.data(), args.size()), out).is_ok()) std::abort();
+  }
+  cold_compile(state, m, dir);
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_DiskLoadGpt2)->Arg(1)->Arg(12)->Iterations(3)->Unit(benchmark::kMillisecond);
 
 void BM_ColdCompileStackedBlocks(benchmark::State& state) { cold_compile(state, stacked_blocks(static_cast<int>(state.range(0)))); }
 BENCHMARK(BM_ColdCompileStackedBlocks)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Iterations(3)->Unit(benchmark::kMillisecond);

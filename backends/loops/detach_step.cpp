@@ -53,8 +53,10 @@ class Uses {
 
   int symbol(int s) const { return index_.at(s); }
   int buffer_of(int b) const { return buffer_index_.at(b); }
-  Expr rename(Expr e) const {
-    return sym::substitute(e, [&](int s) -> std::optional<Expr> { return Expr::symbol(index_.at(s)); });
+  // A step's expressions share most of their terms (strides, sizes): each
+  // is renamed once.
+  Expr rename(Expr e) {
+    return sym::substitute(e, [&](int s) -> std::optional<Expr> { return Expr::symbol(index_.at(s)); }, &renamed_);
   }
 
  private:
@@ -70,6 +72,7 @@ class Uses {
 
   const LoopProgram& p_;
   std::unordered_map<int, int> index_, buffer_index_;
+  sym::SubstituteMemo renamed_;
   std::vector<int> read_, defined_, buffers_;
 };
 

@@ -57,19 +57,28 @@ std::optional<Expr> affine_coefficient(Expr e, int id) {
 LoopDims merge_dims(Phase& ph, LoopDims dims) {
   std::vector<Expr>& vars = dims.vars;
   std::vector<Expr>& extents = dims.extents;
-  auto rewrite = [&](const std::function<std::optional<Expr>(int)>& f) { substitute_indices(ph, f); };
+  // The accesses are rewritten once for each kind of change: the vars set
+  // to 0 are set together.
+  auto zero = [&](const std::vector<int>& ids) {
+    if (ids.empty()) return;
+    substitute_indices(ph, [&](int s) -> std::optional<Expr> {
+      return std::find(ids.begin(), ids.end(), s) != ids.end() ? std::optional<Expr>(Expr(0)) : std::nullopt;
+    });
+  };
   auto is_var = [&](int id) {
     return std::any_of(vars.begin(), vars.end(), [&](const Expr& v) { return v.symbol_id() == id; });
   };
   // Dims of extent 1 read index 0.
+  std::vector<int> zeroed;
   for (size_t d = vars.size(); d-- > 0;) {
     if (is_one(extents[d]) && vars.size() > 1) {
-      int id = vars[d].symbol_id();
-      rewrite([&](int s) -> std::optional<Expr> { return s == id ? std::optional<Expr>(Expr(0)) : std::nullopt; });
+      zeroed.push_back(vars[d].symbol_id());
       vars.erase(vars.begin() + static_cast<int64_t>(d));
       extents.erase(extents.begin() + static_cast<int64_t>(d));
     }
   }
+  zero(zeroed);
+  zeroed.clear();
   // The accesses, and each var's coefficient in each (nullopt: not affine).
   std::vector<Expr*> accesses;
   std::vector<bool> pinned(vars.size(), false);
@@ -90,9 +99,11 @@ LoopDims merge_dims(Phase& ph, LoopDims dims) {
     }
     return c;
   };
-  // Each access's coefficient of each var, worked out once: a merge sets
-  // the outer var to 0, which leaves the others' coefficients as they were
-  // (and one that was not affine stays unmerged, which is only a loss).
+  // Each access's coefficient of each var, worked out once, on the accesses
+  // before any merge: a merge sets its outer var to 0 (all of them at the
+  // end), which leaves the others' coefficients as they were. (A merged var
+  // is in no other's coefficient: a product of the two would have made its
+  // own not affine.)
   std::map<std::pair<size_t, int>, std::optional<Expr>> coefficients;
   auto coefficient_of = [&](size_t a, int id) -> const std::optional<Expr>& {
     auto [it, fresh] = coefficients.try_emplace({a, id});
@@ -112,12 +123,13 @@ LoopDims merge_dims(Phase& ph, LoopDims dims) {
       }
     }
     if (!ok) continue;
-    rewrite([&](int s) -> std::optional<Expr> { return s == outer ? std::optional<Expr>(Expr(0)) : std::nullopt; });
+    zeroed.push_back(outer);
     extents[d] = extents[d - 1] * extents[d];
     vars.erase(vars.begin() + static_cast<int64_t>(d - 1));
     extents.erase(extents.begin() + static_cast<int64_t>(d - 1));
     pinned.erase(pinned.begin() + static_cast<int64_t>(d - 1));
   }
+  zero(zeroed);
   return dims;
 }
 

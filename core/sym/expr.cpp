@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/support/hash.h"
@@ -321,15 +322,51 @@ int64_t mod_i64(int64_t a, int64_t b) {
   return r;
 }
 
+namespace {
+
+// What +, *, // and % gave for a pair of operands, kept per thread (no
+// lock): a model's shapes repeat the same few sums and products, and each
+// is otherwise rebuilt through a Poly. A result whose arithmetic overflowed
+// is not kept, so that each time counts its overflow again.
+enum class Op : uint8_t { kAdd, kMul, kFloorDiv, kMod };
+struct OpKey {
+  const Node* a;
+  const Node* b;
+  Op op;
+  bool operator==(const OpKey& o) const { return a == o.a && b == o.b && op == o.op; }
+};
+struct OpKeyHash {
+  size_t operator()(const OpKey& k) const { return hash_combine(hash_combine(k.a->hash, k.b->hash), static_cast<uint64_t>(k.op)); }
+};
+constexpr size_t kMaxRemembered = size_t{1} << 16;  // then forgotten all at once
+
+template <typename F>
+Expr remembered(Op op, Expr a, Expr b, F compute) {
+  thread_local std::unordered_map<OpKey, const Node*, OpKeyHash> results;
+  const OpKey key{a.node(), b.node(), op};
+  if (auto it = results.find(key); it != results.end()) return Expr(it->second);
+  const uint64_t before = t_overflows;
+  const Expr r = compute();
+  if (t_overflows == before) {
+    if (results.size() >= kMaxRemembered) results.clear();
+    results.emplace(key, r.node());
+  }
+  return r;
+}
+
+}  // namespace
+
 Expr operator+(Expr a, Expr b) {
   if (a.is_const() && b.is_const()) return Expr(wrap_add(a.const_value(), b.const_value()));
   if (b == Expr(0)) return a;
   if (a == Expr(0)) return b;
-  Poly p = poly_of(a);
-  Poly pb = poly_of(b);
-  for (const auto& [f, c] : pb.terms) p.add_term(f, c);
-  p.constant = wrap_add(p.constant, pb.constant);
-  return from_poly(p);
+  return remembered(Op::kAdd, a, b, [&] {
+    Poly p = poly_of(a);
+    Poly pb = poly_of(b);
+    for (const auto& [f, c] : pb.terms) p.add_term(f, c);
+    p.constant = wrap_add(p.constant, pb.constant);
+    return from_poly(p);
+  });
 }
 
 Expr operator-(Expr a) { return Expr(int64_t{-1}) * a; }
@@ -340,20 +377,22 @@ Expr operator*(Expr a, Expr b) {
   if (a == Expr(1)) return b;
   if (b == Expr(1)) return a;
   if (a == Expr(0) || b == Expr(0)) return Expr(0);
-  Poly pa = poly_of(a), pb = poly_of(b), out;
-  auto each = [](const Poly& p, auto&& fn) {
-    if (p.constant != 0) fn(std::vector<const Node*>{}, p.constant);
-    for (const auto& [f, c] : p.terms) fn(f, c);
-  };
-  each(pa, [&](const std::vector<const Node*>& fa, int64_t ca) {
-    each(pb, [&](const std::vector<const Node*>& fb, int64_t cb) {
-      std::vector<const Node*> f = fa;
-      f.insert(f.end(), fb.begin(), fb.end());
-      std::sort(f.begin(), f.end(), less);
-      out.add_term(std::move(f), wrap_mul(ca, cb));
+  return remembered(Op::kMul, a, b, [&] {
+    Poly pa = poly_of(a), pb = poly_of(b), out;
+    auto each = [](const Poly& p, auto&& fn) {
+      if (p.constant != 0) fn(std::vector<const Node*>{}, p.constant);
+      for (const auto& [f, c] : p.terms) fn(f, c);
+    };
+    each(pa, [&](const std::vector<const Node*>& fa, int64_t ca) {
+      each(pb, [&](const std::vector<const Node*>& fb, int64_t cb) {
+        std::vector<const Node*> f = fa;
+        f.insert(f.end(), fb.begin(), fb.end());
+        std::sort(f.begin(), f.end(), less);
+        out.add_term(std::move(f), wrap_mul(ca, cb));
+      });
     });
+    return from_poly(out);
   });
-  return from_poly(out);
 }
 
 Expr floordiv(Expr a, Expr b) {
@@ -369,12 +408,14 @@ Expr floordiv(Expr a, Expr b) {
         a.arg(1).const_value() <= (int64_t{1} << 31) && c <= (int64_t{1} << 31)) {
       return floordiv(a.arg(0), Expr(a.arg(1).const_value() * c));
     }
-    Poly q, r;
-    split_by(poly_of(a), c, q, r);
-    Expr rest = from_poly(r);
-    Expr quotient = from_poly(q);
-    if (rest.is_const()) return quotient + Expr(floordiv_i64(rest.const_value(), c));
-    return quotient + make(Kind::kFloorDiv, 0, {rest.node(), b.node()});
+    return remembered(Op::kFloorDiv, a, b, [&] {
+      Poly q, r;
+      split_by(poly_of(a), c, q, r);
+      Expr rest = from_poly(r);
+      Expr quotient = from_poly(q);
+      if (rest.is_const()) return quotient + Expr(floordiv_i64(rest.const_value(), c));
+      return quotient + make(Kind::kFloorDiv, 0, {rest.node(), b.node()});
+    });
   }
   return make(Kind::kFloorDiv, 0, {a.node(), b.node()});
 }
@@ -387,11 +428,13 @@ Expr mod(Expr a, Expr b) {
   if (bc && *bc > 0) {
     int64_t c = *bc;
     if (a.kind() == Kind::kMod && a.arg(1) == b) return a;
-    Poly q, r;
-    split_by(poly_of(a), c, q, r);
-    Expr rest = from_poly(r);
-    if (rest.is_const()) return Expr(mod_i64(rest.const_value(), c));
-    return make(Kind::kMod, 0, {rest.node(), b.node()});
+    return remembered(Op::kMod, a, b, [&] {
+      Poly q, r;
+      split_by(poly_of(a), c, q, r);
+      Expr rest = from_poly(r);
+      if (rest.is_const()) return Expr(mod_i64(rest.const_value(), c));
+      return make(Kind::kMod, 0, {rest.node(), b.node()});
+    });
   }
   return make(Kind::kMod, 0, {a.node(), b.node()});
 }
@@ -452,19 +495,17 @@ std::vector<int> symbols_of(Expr e) {
   return out;
 }
 
-Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f) {
+namespace {
+
+// substitute's step for a sum, product or operation.
+Expr substitute_args(Expr e, const std::function<std::optional<Expr>(int)>& f, SubstituteMemo* memo) {
   const Node* n = e.node();
-  if (n->kind == Kind::kConst) return e;
-  if (n->kind == Kind::kSymbol) {
-    auto r = f(static_cast<int>(n->value));
-    return r ? *r : e;
-  }
   // A subtree that nothing in changed is returned as it is, not rebuilt.
   std::vector<Expr> args;
   args.reserve(n->args.size());
   bool changed = false;
   for (const Node* a : n->args) {
-    args.push_back(substitute(Expr(a), f));
+    args.push_back(substitute(Expr(a), f, memo));
     changed |= args.back().node() != a;
   }
   if (!changed) return e;
@@ -485,6 +526,23 @@ Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f) {
     case Kind::kMax: return max(args[0], args[1]);
     default: return e;
   }
+}
+
+}  // namespace
+
+Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f, SubstituteMemo* memo) {
+  const Node* n = e.node();
+  if (n->kind == Kind::kConst) return e;
+  if (n->kind == Kind::kSymbol) {
+    auto r = f(static_cast<int>(n->value));
+    return r ? *r : e;
+  }
+  if (memo) {
+    if (auto it = memo->find(n); it != memo->end()) return it->second;
+  }
+  const Expr r = substitute_args(e, f, memo);
+  if (memo) memo->emplace(n, r);
+  return r;
 }
 
 namespace {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,7 +125,10 @@ int64_t evaluate(Expr e, std::span<const int64_t> values);
 std::vector<int> symbols_of(Expr e);
 
 // Rebuilds e, replacing symbol s by f(s) where f returns a value.
-Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f);
+// `memo`, when given, keeps what each subexpression became, for many
+// expressions substituted by one `f`.
+using SubstituteMemo = std::unordered_map<const Node*, Expr>;
+Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f, SubstituteMemo* memo = nullptr);
 
 }  // namespace shapejit::sym
 
