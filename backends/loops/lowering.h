@@ -64,11 +64,10 @@ inline bool is_one(const Expr& e) { return e.as_const() == int64_t{1}; }
 
 // Substitutes symbols in every index of a phase (loads, index values, stores).
 inline void substitute_indices(Phase& ph, const std::function<std::optional<Expr>(int)>& f) {
-  sym::SubstituteMemo memo;  // the accesses share their strides' terms
   for (Inst& i : ph.body) {
-    if (i.kind == InstKind::kLoad || i.kind == InstKind::kIndex) i.expr = sym::substitute(i.expr, f, &memo);
+    if (i.kind == InstKind::kLoad || i.kind == InstKind::kIndex) i.expr = sym::substitute(i.expr, f);
   }
-  for (Store& s : ph.stores) s.offset = sym::substitute(s.offset, f, &memo);
+  for (Store& s : ph.stores) s.offset = sym::substitute(s.offset, f);
 }
 
 // A new phase of `step` over `vars` (loop symbols) with `extents`.
