@@ -44,6 +44,9 @@ struct NodeEq {
 // expressions a service sees is small, and interning makes == a pointer test.
 class Interner {
  public:
+  // Room for a whole model's shapes from the start: growing one rehash at
+  // a time moves every node again and again.
+  Interner() { table_.reserve(size_t{1} << 17); }
   const Node* intern(Node n) {
     n.hash = structural_hash(n);
     std::lock_guard<std::mutex> lock(mu_);
@@ -342,7 +345,11 @@ constexpr size_t kMaxRemembered = size_t{1} << 16;  // then forgotten all at onc
 
 template <typename F>
 Expr remembered(Op op, Expr a, Expr b, F compute) {
-  thread_local std::unordered_map<OpKey, const Node*, OpKeyHash> results;
+  thread_local std::unordered_map<OpKey, const Node*, OpKeyHash> results = [] {
+    std::unordered_map<OpKey, const Node*, OpKeyHash> m;
+    m.reserve(kMaxRemembered);
+    return m;
+  }();
   const OpKey key{a.node(), b.node(), op};
   if (auto it = results.find(key); it != results.end()) return Expr(it->second);
   const uint64_t before = t_overflows;
