@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 
 #include "backends/llvm/session.h"
 #include "backends/loops/detach_step.h"

@@ -77,6 +77,14 @@ class Uses {
 };
 
 void add_expr(Hasher& h, Expr e) { h.add(e.hash()); }
+// A loop nest's variables and their extents.
+void add_dims(Hasher& h, const std::vector<int>& vars, const std::vector<Expr>& extents) {
+  h.add(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) {
+    h.add_i64(vars[i]);
+    add_expr(h, extents[i]);
+  }
+}
 
 // Everything code generation reads of a renumbered step (codegen.h).
 Hash128 structure_key(const LoopProgram& p) {
@@ -86,18 +94,10 @@ Hash128 structure_key(const LoopProgram& p) {
   h.add(p.buffers.size());
   for (const Buffer& b : p.buffers) h.add(static_cast<uint64_t>(b.dtype));
   const LoopStep& st = p.steps[0].loops;
-  h.add(st.outer_vars.size());
-  for (size_t i = 0; i < st.outer_vars.size(); ++i) {
-    h.add_i64(st.outer_vars[i]);
-    add_expr(h, st.outer_extents[i]);
-  }
+  add_dims(h, st.outer_vars, st.outer_extents);
   h.add(st.phases.size());
   for (const Phase& ph : st.phases) {
-    h.add(ph.vars.size());
-    for (size_t i = 0; i < ph.vars.size(); ++i) {
-      h.add_i64(ph.vars[i]);
-      add_expr(h, ph.extents[i]);
-    }
+    add_dims(h, ph.vars, ph.extents);
     h.add(ph.body.size());
     for (const Inst& in : ph.body) {
       h.add(static_cast<uint64_t>(in.kind)).add(static_cast<uint64_t>(in.dtype)).add(static_cast<uint64_t>(in.op));

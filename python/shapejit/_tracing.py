@@ -24,6 +24,8 @@ import numpy as np
 from . import _shapejit
 from ._state import current
 from ._sizes import SymBool, SymInt, SymRange  # noqa: F401 (SymBool, SymRange: the package imports the value types from here)
+# The functions of tensors; the package calls them through this module.
+from ._tensor_fns import concatenate, expand_dims, matmul, maximum, minimum, stack, unary, where  # noqa: F401
 
 GraphBreak = _shapejit.GraphBreak
 
@@ -547,64 +549,3 @@ def _shape_operand(s):
     if isinstance(s, SymInt):
         return s
     return operator.index(s)
-
-
-# -- functions of tensors (the traced side of shapejit's functions) -----------
-
-def matmul(a, b):
-    st = _state_of(a, b)
-    a, b = promote(st, as_tensor(st, a), as_tensor(st, b))
-    if a._dtype not in ("f32", "f64"):
-        a, b = a.astype("f64"), b.astype("f64")  # NumPy keeps ints; the op is float only
-    return emit(st, "matmul", [a, b])
-
-
-def where(c, a, b):
-    st = _state_of(c, a, b)
-    c = as_tensor(st, c)
-    if c._dtype != "bool":
-        c = emit(st, "ne", [c, 0])
-    a, b = promote(st, a, b)
-    return emit(st, "where", [c, a, b])
-
-
-def maximum(a, b): return binary("maximum", a, b)
-def minimum(a, b): return binary("minimum", a, b)
-
-
-def concatenate(arrays, axis=0):
-    arrays = list(arrays)
-    st = _state_of(*arrays)
-    ts = [as_tensor(st, a) for a in arrays]
-    target = ts[0]._dtype
-    for t in ts[1:]:
-        if t._dtype != target:
-            target = _NAMES[np.result_type(_DTYPES[target], t.dtype)]
-    ts = [t.astype(target) for t in ts]
-    if axis is None:
-        ts, axis = [t.reshape(-1) for t in ts], 0
-    return ts[0] if len(ts) == 1 else emit(st, "concat", ts, {"dim": operator.index(axis)})
-
-
-def stack(arrays, axis=0):
-    arrays = list(arrays)
-    st = _state_of(*arrays)
-    return concatenate([expand_dims(as_tensor(st, a), axis) for a in arrays], axis=axis)
-
-
-def expand_dims(x, axis):
-    st = _state_of(x)
-    x = as_tensor(st, x)
-    axes = _axes(axis, x.ndim)
-    rank = x.ndim + len(axes)
-    for a in sorted(d % rank for d in axes):
-        x = emit(st, "unsqueeze", [x], {"dim": a})
-    return x
-
-
-def unary(op, x):
-    st = _state_of(x)
-    x = as_tensor(st, x)
-    if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
-        x = x.astype("f64")  # NumPy's exp of an int array is float64
-    return emit(st, op, [x])

@@ -1,0 +1,69 @@
+"""Functions of tensors: the traced side of shapejit's functions that are
+not methods (matmul, where, concatenate...). The package calls them through
+``_tracing``, which re-exports them; they reach the tracer through it."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _tracing as T
+
+
+def matmul(a, b):
+    st = T._state_of(a, b)
+    a, b = T.promote(st, T.as_tensor(st, a), T.as_tensor(st, b))
+    if a._dtype not in ("f32", "f64"):
+        a, b = a.astype("f64"), b.astype("f64")  # NumPy keeps ints; the op is float only
+    return T.emit(st, "matmul", [a, b])
+
+
+def where(c, a, b):
+    st = T._state_of(c, a, b)
+    c = T.as_tensor(st, c)
+    if c._dtype != "bool":
+        c = T.emit(st, "ne", [c, 0])
+    a, b = T.promote(st, a, b)
+    return T.emit(st, "where", [c, a, b])
+
+
+def maximum(a, b): return T.binary("maximum", a, b)
+def minimum(a, b): return T.binary("minimum", a, b)
+
+
+def concatenate(arrays, axis=0):
+    arrays = list(arrays)
+    st = T._state_of(*arrays)
+    ts = [T.as_tensor(st, a) for a in arrays]
+    target = ts[0]._dtype
+    for t in ts[1:]:
+        if t._dtype != target:
+            target = T._NAMES[np.result_type(T._DTYPES[target], t.dtype)]
+    ts = [t.astype(target) for t in ts]
+    if axis is None:
+        ts, axis = [t.reshape(-1) for t in ts], 0
+    return ts[0] if len(ts) == 1 else T.emit(st, "concat", ts, {"dim": operator.index(axis)})
+
+
+def stack(arrays, axis=0):
+    arrays = list(arrays)
+    st = T._state_of(*arrays)
+    return concatenate([expand_dims(T.as_tensor(st, a), axis) for a in arrays], axis=axis)
+
+
+def expand_dims(x, axis):
+    st = T._state_of(x)
+    x = T.as_tensor(st, x)
+    axes = T._axes(axis, x.ndim)
+    rank = x.ndim + len(axes)
+    for a in sorted(d % rank for d in axes):
+        x = T.emit(st, "unsqueeze", [x], {"dim": a})
+    return x
+
+
+def unary(op, x):
+    st = T._state_of(x)
+    x = T.as_tensor(st, x)
+    if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
+        x = x.astype("f64")  # NumPy's exp of an int array is float64
+    return T.emit(st, op, [x])
