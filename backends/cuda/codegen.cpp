@@ -89,12 +89,14 @@ class Emitter {
   std::string expr(Expr e) const;
   std::string convert(const std::string& v, DType from, DType to) const;
   std::string op(const Inst& inst, const std::vector<std::string>& vals, const Phase& ph) const;
+  bool launch_invariant(const Phase& ph, int k) const;
   std::string acc_name(int phase, int k) const { return "acc" + std::to_string(phase) + "_" + std::to_string(k); }
 
   // Code fragments (each a statement list).
   std::string prologue() const;
   std::string decode(const std::vector<int>& vars, const std::vector<Expr>& extents, const std::string& flat) const;
-  std::string body(const Phase& ph, int phase, const Lanes* lanes) const;
+  std::string body(const Phase& ph, int phase, const Lanes* lanes, bool hoisted_part = false) const;
+  std::string hoist(const Phase& ph, int phase);
   std::string extent(const Phase& ph) const;
   std::string reduce_into(const Phase& ph, int phase, const std::string& group) const;
 
@@ -107,6 +109,7 @@ class Emitter {
   const int nparams_;
   std::string out_;
   const loops::LoopStep* step_ = nullptr;  // the step being emitted
+  std::vector<bool> hoisted_;              // the phase's instructions written before its loop
 };
 
 std::string Emitter::expr(Expr e) const {
@@ -208,7 +211,9 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
     case Op::kAdd: return fl ? bin("+") : wrap("sj_add");
     case Op::kSub: return fl ? bin("-") : wrap("sj_sub");
     case Op::kMul: return fl ? bin("*") : wrap("sj_mul");
-    case Op::kDiv: return fl ? bin("/") : "sj_floordiv<" + std::string(ctype(dt)) + ">(" + arg(0) + ", " + arg(1) + ")";
+    case Op::kDiv:
+      if (fl && launch_invariant(ph, inst.args[1])) return wrap("sj_div_inv");
+      return fl ? bin("/") : "sj_floordiv<" + std::string(ctype(dt)) + ">(" + arg(0) + ", " + arg(1) + ")";
     case Op::kPow:
       if (fl) return std::string(single ? "powf(" : "pow(") + arg(0) + ", " + arg(1) + ")";
       return "((" + std::string(ctype(dt)) + ")sj_ipow((i64)" + arg(0) + ", (i64)" + arg(1) + "))";
@@ -240,6 +245,29 @@ std::string Emitter::op(const Inst& inst, const std::vector<std::string>& vals, 
     case Op::kGe: return bin(">=");
     case Op::kWhere: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
     default: return "";
+  }
+}
+
+// Whether a phase's value is the same for the whole launch: constants and
+// arithmetic on the dynamic symbols (a mean's count, say). Dividing by one
+// multiplies by its reciprocal, which the compiler then computes once; not
+// a power of two, which the compiler itself turns into a product.
+bool Emitter::launch_invariant(const Phase& ph, int k) const {
+  const Inst& inst = ph.body[k];
+  auto power_of_two = [](double v) {
+    int e = 0;
+    return v != 0 && std::frexp(std::fabs(v), &e) == 0.5;
+  };
+  switch (inst.kind) {
+    case InstKind::kConst: return !power_of_two(inst.value.f);
+    case InstKind::kIndex: {
+      if (auto c = inst.expr.as_const()) return !power_of_two(static_cast<double>(*c));
+      const std::vector<int> ids = sym::symbols_of(inst.expr);
+      return std::all_of(ids.begin(), ids.end(), [&](int id) { return id < nparams_; });
+    }
+    case InstKind::kOp:
+      return inst.op == Op::kCast && launch_invariant(ph, inst.args[0]);
+    default: return false;
   }
 }
 
@@ -279,15 +307,45 @@ std::string Emitter::extent(const Phase& ph) const {
   return expr(e);
 }
 
+// The instructions of a phase that do not change along its loop (constants,
+// arithmetic on the symbols and the row's variables, earlier phases'
+// results: a mean's `sum / n`), written once before the loop; body() then
+// skips them. Loads stay in the loop, which may run no iteration.
+std::string Emitter::hoist(const Phase& ph, int phase) {
+  hoisted_.assign(ph.body.size(), false);
+  auto fixed = [&](int id) {
+    return id < nparams_ || std::find(step_->outer_vars.begin(), step_->outer_vars.end(), id) != step_->outer_vars.end();
+  };
+  for (size_t k = 0; k < ph.body.size(); ++k) {
+    const Inst& inst = ph.body[k];
+    switch (inst.kind) {
+      case InstKind::kConst: hoisted_[k] = true; break;
+      case InstKind::kIndex: {
+        const std::vector<int> ids = sym::symbols_of(inst.expr);
+        hoisted_[k] = std::all_of(ids.begin(), ids.end(), fixed);
+        break;
+      }
+      case InstKind::kAcc: hoisted_[k] = inst.acc_phase != phase; break;
+      case InstKind::kOp: hoisted_[k] = std::all_of(inst.args.begin(), inst.args.end(), [&](int a) { return hoisted_[a]; }); break;
+      case InstKind::kLoad:
+      case InstKind::kCheckIndex: break;
+    }
+  }
+  return body(ph, phase, nullptr, /*hoisted_part=*/true);
+}
+
 // One iteration of a phase: its body, its reductions into the thread's
-// accumulators, its stores.
-std::string Emitter::body(const Phase& ph, int phase, const Lanes* lanes) const {
+// accumulators, its stores; or, for `hoisted_part`, the instructions
+// hoist() took out of the loop.
+std::string Emitter::body(const Phase& ph, int phase, const Lanes* lanes, bool hoisted_part) const {
   std::string s;
   std::vector<std::string> vals(ph.body.size());
   const std::string pre = "x" + std::to_string(phase) + "_";
   for (size_t k = 0; k < ph.body.size(); ++k) {
     const Inst& inst = ph.body[k];
     const std::string name = pre + std::to_string(k);
+    vals[k] = name;
+    if ((k < hoisted_.size() && hoisted_[k]) != hoisted_part) continue;
     std::string v;
     switch (inst.kind) {
       case InstKind::kLoad: {
@@ -317,8 +375,8 @@ std::string Emitter::body(const Phase& ph, int phase, const Lanes* lanes) const 
     }
     if (inst.kind == InstKind::kOp && v.empty()) return "#error unsupported op " + std::string(ir::op_name(inst.op)) + "\n";
     s += "    const " + std::string(ctype(inst.dtype)) + " " + name + " = " + v + ";\n";
-    vals[k] = name;
   }
+  if (hoisted_part) return s;
   for (size_t k = 0; k < ph.reductions.size(); ++k) {
     const loops::Reduction& r = ph.reductions[k];
     const AccForm f = acc_form(r);
@@ -428,10 +486,11 @@ void Emitter::pointwise_kernel(const loops::LoopStep& st, const std::string& nam
   o += "  if (a.splits != 0) {  // many short rows: rows and iterations flattened\n";
   o += "    for (i64 g = (i64)blockIdx.x * 256 + threadIdx.x; g < a.rows * E; g += stride) {\n";
   o += "    const i64 row = (i64)((u64)g / (u64)E), f = (i64)((u64)g % (u64)E);\n";
+  hoisted_.clear();  // the flattened loop moves the row too
   o += decode(st.outer_vars, st.outer_extents, "row") + decode(ph.vars, ph.extents, "f") + body(ph, 0, nullptr);
   o += "    }\n    return;\n  }\n";
   o += "  for (i64 row = blockIdx.y; row < a.rows; row += gridDim.y) {\n" + decode(st.outer_vars, st.outer_extents, "row");
-  o += quad_path(st, ph);
+  o += hoist(ph, 0) + quad_path(st, ph);
   o += "    for (i64 f = f0 + (i64)blockIdx.x * 256 + threadIdx.x; f < E; f += stride) {\n";
   o += decode(ph.vars, ph.extents, "f") + body(ph, 0, nullptr) + "    }\n  }\n}\n\n";
 }
@@ -443,7 +502,7 @@ void Emitter::rows_kernels(const loops::LoopStep& st, const std::string& name) {
   for (size_t p = 0; p < st.phases.size(); ++p) {
     const Phase& ph = st.phases[p];
     const int pi = static_cast<int>(p);
-    o += accs_declared(ph, pi);
+    o += accs_declared(ph, pi) + hoist(ph, pi);
     o += "  for (i64 f = t, E = " + extent(ph) + "; f < E; f += G) {\n";
     o += decode(ph.vars, ph.extents, "f") + body(ph, pi, nullptr) + "  }\n";
     o += reduce_into(ph, pi, "G");
@@ -486,7 +545,7 @@ void Emitter::split_kernels(const loops::LoopStep& st, const std::string& name) 
              f.combine + "(" + acc + ", y_); }\n";
       }
     }
-    o += accs_declared(ph, pi);
+    o += accs_declared(ph, pi) + hoist(ph, pi);
     o += "  const i64 E = " + extent(ph) + ", chunk = (E + a.splits - 1) / a.splits, hi = sj_imin(E, (part + 1) * chunk);\n";
     o += "  for (i64 f = part * chunk + t; f < hi; f += 256) {\n" + decode(ph.vars, ph.extents, "f") + body(ph, pi, nullptr) + "  }\n";
     o += reduce_into(ph, pi, "256");

@@ -50,6 +50,28 @@ __device__ __forceinline__ i64 sj_umod(i64 x, i64 y) { return y == 0 ? 0 : (i64)
 __device__ __forceinline__ i64 sj_imin(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 sj_imax(i64 a, i64 b) { return a < b ? b : a; }
 
+// x / d for a divisor the same for the whole launch (codegen.cpp's
+// launch_invariant): its reciprocal y is computed once, outside the loops,
+// and the quotient x * y is corrected by one fma; with y = 1/d correctly
+// rounded this is x / d correctly rounded (Markstein), for x and d inside
+// the ranges below; outside them, and for 0, infinities and NaN, the
+// division itself, out of line so that the compiler does not compute it on
+// every path.
+__device__ __noinline__ double sj_div_slow(double x, double d) { return x / d; }
+__device__ __noinline__ float sj_div_slow(float x, float d) { return x / d; }
+__device__ __forceinline__ double sj_div_inv(double x, double d) {
+  const double y = 1.0 / d, m = fabs(x), n = fabs(d);
+  if (!(m >= 0x1p-900 && m <= 0x1p900 && n >= 0x1p-60 && n <= 0x1p60)) return sj_div_slow(x, d);
+  const double q = x * y;
+  return fma(fma(-q, d, x), y, q);
+}
+__device__ __forceinline__ float sj_div_inv(float x, float d) {
+  const float y = 1.0f / d, m = fabsf(x), n = fabsf(d);
+  if (!(m >= 0x1p-60f && m <= 0x1p60f && n >= 0x1p-30f && n <= 0x1p30f)) return sj_div_slow(x, d);
+  const float q = x * y;
+  return fmaf(fmaf(-q, d, x), y, q);
+}
+
 // Integer power by squaring, wrapping; a negative exponent is a failed check.
 __device__ __forceinline__ i64 sj_ipow(i64 base, i64 e) {
   u64 r = 1, b = (u64)base;

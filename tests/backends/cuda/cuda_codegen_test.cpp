@@ -107,6 +107,27 @@ TEST(CudaCodegen, ShapesOfEachStepKind) {
   EXPECT_EQ(mm[0].kind, cuda::StepPlan::Kind::kMatmul);
 }
 
+// layer_norm over a dynamic row: `sum / n` is written once per row, before
+// the loop that uses it, and divides by a reciprocal of n (computed once per
+// launch); static n = 1024 is left to the compiler (a product by 2^-10), and
+// a divisor loaded per element stays a division. Measured on an H200: the
+// dynamic kernel was 1.20x the static one when each thread divided per row.
+TEST(CudaCodegen, RowInvariantsLeaveTheLoopAndLaunchInvariantDivisorsUseAReciprocal) {
+  const Case ln = op_case("layer_norm", {{"f32", {"n", "m"}}}, {{4, 1024}});
+  auto dynamic = source_for(ln, false), fixed = source_for(ln, true);
+  ASSERT_TRUE(dynamic.is_ok() && fixed.is_ok());
+  const std::string& code = dynamic->code;
+  const size_t mean = code.find("= sj_div_inv(x1_2, x1_3);");
+  ASSERT_NE(mean, std::string::npos) << code;
+  const size_t loop = code.find("for (i64 f = t", mean);
+  ASSERT_NE(loop, std::string::npos);
+  EXPECT_EQ(code.find("x1_0 = B0[", mean), code.find("x1_0 = B0[", loop)) << "the load stays in the loop";
+  EXPECT_EQ(fixed->code.find("sj_div_inv(x1_2"), std::string::npos) << "1024 is a power of two";
+  auto div = source_for(op_case("div", {{"f32", {"n"}}, {"f32", {"n"}}}, {{5}, {5}}), false);
+  ASSERT_TRUE(div.is_ok());
+  EXPECT_EQ(div->code.find("sj_div_inv(x0_"), std::string::npos) << div->code;
+}
+
 TEST(CudaCodegen, NvrtcErrorsCarryTheLogAndTheSourcePath) {
   const std::string bad = std::string(cuda::prelude()) + "extern \"C\" __global__ void k() { undeclared_thing = 1; }\n";
   auto r = cuda::nvrtc_compile(bad, 90, false);
