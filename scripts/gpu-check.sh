@@ -9,10 +9,17 @@
 #      and the rest of the C++ suite in shards, side by side.
 # Logs go to $OUT (the device tool's) or /tmp/gpu-out; the summary to stdout.
 #
-#   scripts/gpu-check.sh [--only tests|bench|models]
+#   scripts/gpu-check.sh [--only tests|bench|models] [--no-suite]
+# (--no-suite: of the tests, the Cuda* ones and the memcheck alone)
 set -uo pipefail
-only=${2:-}
-[ "${1:-}" = "--only" ] || only=""
+only="" suite=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --only) only=$2; shift ;;
+    --no-suite) suite=0 ;;
+  esac
+  shift
+done
 root=$PWD
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out"
@@ -52,7 +59,7 @@ fi
 
 if { [ -z "$only" ] || [ "$only" = models ]; } && [ -x "$b/bin/cuda_models_bench" ]; then
   stamp "models: shapejit, torch eager, torch.compile"
-  PYTHONUNBUFFERED=1 timeout 300 python3 bench/peers/gpu_transformer_peers.py --shapejit "$b/bin/cuda_models_bench" \
+  PYTHONUNBUFFERED=1 timeout 280 python3 bench/peers/gpu_transformer_peers.py --shapejit "$b/bin/cuda_models_bench" \
     --json "$out/models.json" >"$out/models.txt" 2>&1
   echo "exit $?" >>"$out/models.txt"
   cat "$out/models.txt"
@@ -66,6 +73,7 @@ if [ -z "$only" ] || [ "$only" = tests ]; then
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$b/bin/shapejit_tests" --gtest_filter="$edge" >"$out/memcheck.txt" 2>&1 &
   memcheck=$!
   shards=$(($(nproc) > 4 ? $(nproc) - 3 : 2))
+  [ "$suite" = 1 ] || shards=0
   pids=()
   for i in $(seq 0 $((shards - 1))); do
     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout 300 "$b/bin/shapejit_tests" --gtest_filter='-Cuda*' >"/tmp/shard$i.txt" 2>&1 &
@@ -73,7 +81,7 @@ if [ -z "$only" ] || [ "$only" = tests ]; then
   done
   status=0
   for p in "${pids[@]}"; do wait "$p" || status=1; done
-  cat /tmp/shard*.txt >"$out/suite.txt"
+  [ "$suite" = 1 ] && cat /tmp/shard*.txt >"$out/suite.txt"
   wait "$cuda"; echo "exit $?" >>"$out/cuda_tests.txt"
   wait "$memcheck"; echo "exit $?" >>"$out/memcheck.txt"
   stamp "done"
