@@ -59,7 +59,7 @@ fi
 
 if { [ -z "$only" ] || [ "$only" = models ]; } && [ -x "$b/bin/cuda_models_bench" ]; then
   stamp "models: shapejit, torch eager, torch.compile"
-  PYTHONUNBUFFERED=1 timeout 280 python3 bench/peers/gpu_transformer_peers.py --shapejit "$b/bin/cuda_models_bench" \
+  PYTHONUNBUFFERED=1 timeout 280 python3 bench/peers/gpu_transformer_peers.py --shapejit "$b/bin/cuda_models_bench" ${GPU_MODELS_ARGS:-} \
     --json "$out/models.json" >"$out/models.txt" 2>&1
   echo "exit $?" >>"$out/models.txt"
   cat "$out/models.txt"

@@ -287,8 +287,7 @@ Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<c
   return launch(fns_[k].block, std::min(rows, 8 * sms), 1, words, s, what);
 }
 
-// Row-major C = A @ B as column-major C^T = B^T A^T; the last batch dim is
-// cuBLAS's batch (a broadcast operand strides 0), the others a loop.
+// Row-major C = A @ B as column-major C^T = B^T A^T, strided-batched.
 Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) {
   const Driver& cu = sh_->cu();
   const ir::DType dt = p_.buffers[mm.c].dtype;
@@ -299,12 +298,21 @@ Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::s
   if (m == 0 || n == 0 || count == 0) return Status::ok();
   if (k == 0) return check(cu, cu.cuMemsetD8Async(dptr(bufs[mm.c]), 0, static_cast<size_t>(count * m * n * es), s), "zeroing a matmul");
   if (std::max({m, n, k}) > INT32_MAX) return unsupported("cuda: a matmul dim over 2^31 (cuBLAS takes int)");
-  const int64_t inner = nb ? shape.batch[nb - 1] : 1, outer = count / inner;
+  // cuBLAS's batch: the trailing batch dims whose strides compose (a dense
+  // operand's do, a broadcast one's are 0 along each), attention's
+  // [batch, heads] in one call; the dims before them are a loop.
+  size_t first = nb ? nb - 1 : 0;
+  int64_t inner = nb ? shape.batch[nb - 1] : 1;
   const int64_t sa = nb ? shape.a_stride[nb - 1] : 0, sb = nb ? shape.b_stride[nb - 1] : 0;
+  while (first > 0 && shape.a_stride[first - 1] == sa * inner && shape.b_stride[first - 1] == sb * inner &&
+         inner * shape.batch[first - 1] <= INT32_MAX) {
+    inner *= shape.batch[--first];
+  }
+  const int64_t outer = count / inner;
   std::lock_guard<std::mutex> lock(sh_->blas_mu);
   if (sh_->blas->cublasSetStream(sh_->handle, s) != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cublasSetStream failed");
   for (int64_t o = 0; o < outer; ++o) {
-    const auto [ao, bo] = shape.offsets(o, nb ? nb - 1 : 0);
+    const auto [ao, bo] = shape.offsets(o, first);
     const char* a = bufs[mm.a.buffer] + ao * es;  // dense: lowered without strided operands
     const char* b = bufs[mm.b.buffer] + bo * es;
     char* c = bufs[mm.c] + o * inner * m * n * es;
