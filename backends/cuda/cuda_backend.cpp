@@ -298,17 +298,13 @@ Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::s
   if (m == 0 || n == 0 || count == 0) return Status::ok();
   if (k == 0) return check(cu, cu.cuMemsetD8Async(dptr(bufs[mm.c]), 0, static_cast<size_t>(count * m * n * es), s), "zeroing a matmul");
   if (std::max({m, n, k}) > INT32_MAX) return unsupported("cuda: a matmul dim over 2^31 (cuBLAS takes int)");
-  // cuBLAS's batch: the trailing batch dims whose strides compose (a dense
-  // operand's do, a broadcast one's are 0 along each), attention's
-  // [batch, heads] in one call; the dims before them are a loop.
-  size_t first = nb ? nb - 1 : 0;
-  int64_t inner = nb ? shape.batch[nb - 1] : 1;
-  const int64_t sa = nb ? shape.a_stride[nb - 1] : 0, sb = nb ? shape.b_stride[nb - 1] : 0;
-  while (first > 0 && shape.a_stride[first - 1] == sa * inner && shape.b_stride[first - 1] == sb * inner &&
-         inner * shape.batch[first - 1] <= INT32_MAX) {
-    inner *= shape.batch[--first];
-  }
+  // cuBLAS's batch: the trailing batch dims that one strided batch covers
+  // (attention's [batch, heads] in one call); the dims before them a loop.
+  const size_t first = shape.strided_batch_start(INT32_MAX);
+  int64_t inner = 1;
+  for (size_t d = first; d < nb; ++d) inner *= shape.batch[d];
   const int64_t outer = count / inner;
+  const int64_t sa = nb ? shape.a_stride[nb - 1] : 0, sb = nb ? shape.b_stride[nb - 1] : 0;
   std::lock_guard<std::mutex> lock(sh_->blas_mu);
   if (sh_->blas->cublasSetStream(sh_->handle, s) != CUBLAS_STATUS_SUCCESS) return internal_error("cuda: cublasSetStream failed");
   for (int64_t o = 0; o < outer; ++o) {

@@ -1,5 +1,7 @@
 #include "backends/loops/loop_ir.h"
 
+#include <algorithm>
+
 namespace shapejit::backends::loops {
 
 std::string LoopProgram::dump(bool labels) const {
@@ -116,6 +118,17 @@ std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) con
     b += at * b_stride[i];
   }
   return {a, b};
+}
+
+size_t MatmulShape::strided_batch_start(int64_t max_batch) const {
+  if (batch.empty()) return 0;
+  size_t first = batch.size() - 1;
+  int64_t inner = batch[first];
+  const int64_t sa = a_stride[first], sb = b_stride[first];
+  while (first > 0 && a_stride[first - 1] == sa * inner && b_stride[first - 1] == sb * inner && batch[first - 1] <= max_batch / std::max<int64_t>(inner, 1)) {
+    inner *= batch[--first];
+  }
+  return first;
 }
 
 std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {

@@ -142,6 +142,11 @@ struct MatmulShape {
   // The operands' offsets (elements, `offset` included) for batch matrix
   // `index` of the first `dims` batch dims (row-major over them).
   std::pair<int64_t, int64_t> offsets(int64_t index, size_t dims) const;
+  // The first of the trailing batch dims that one strided-batched product
+  // covers: those whose operands' strides compose (a dense operand's do, a
+  // broadcast one's are 0 along each) and whose sizes multiply to at most
+  // `max_batch`; the last batch dim always (0 when there is none).
+  size_t strided_batch_start(int64_t max_batch) const;
 };
 
 // out = softmax(f(q @ k)) @ v, with f pointwise (a scale, a mask by

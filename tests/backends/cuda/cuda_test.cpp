@@ -211,6 +211,22 @@ TEST(Cuda, ReductionsShortLongAndSplitRows) {
   expect_agrees(testing::op_case("max", {{"f32", {"n", "m"}}}, {{1, 1 << 18}}, "", R"({"axes": [1]})").graph, {ties}, "max NaN");
 }
 
+// Batch dims that one cuBLAS call covers (dense, broadcast), and those it
+// loops over (a broadcast that breaks the layout).
+TEST(Cuda, BatchedMatmulsOverSeveralBatchDims) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(11);
+  using Dims = std::vector<std::string>;
+  auto mm = [&](const Dims& a, std::vector<int64_t> as, const Dims& b, std::vector<int64_t> bs, const std::string& what) {
+    const std::string graph = testing::op_case("matmul", {{"f32", a}, {"f32", b}}, {as, bs}).graph;
+    expect_agrees(graph, {testing::random_tensor(DType::kF32, as, rng), testing::random_tensor(DType::kF32, bs, rng)}, what, 1e-4, 1e-5);
+  };
+  mm({"b", "h", "m", "k"}, {2, 3, 5, 7}, {"b", "h", "k", "n"}, {2, 3, 7, 4}, "dense [2, 3] batch");
+  mm({"b", "h", "m", "k"}, {2, 3, 5, 7}, {"k", "n"}, {7, 4}, "b broadcast over the batch");
+  mm({"b", "1", "m", "k"}, {2, 1, 5, 7}, {"h", "k", "n"}, {3, 7, 4}, "a and b broadcast along different dims");
+  mm({"g", "b", "h", "m", "k"}, {4, 2, 3, 5, 7}, {"1", "b", "h", "k", "n"}, {1, 2, 3, 7, 4}, "three batch dims, b broadcast along the first");
+}
+
 TEST(Cuda, ErrorsAreTheReferencesAndEmptyAxesToo) {
   SKIP_WITHOUT_GPU();
   Tensor table = testing::from_values<float>(DType::kF32, {3, 2}, {1, 2, 3, 4, 5, 6});
