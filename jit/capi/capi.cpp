@@ -24,6 +24,9 @@ struct sj_site {
 struct sj_tracer {
   shapejit::trace::Tracer* tracer;
 };
+struct sj_graph {
+  shapejit::ir::Graph graph;
+};
 
 namespace {
 
@@ -178,17 +181,58 @@ sj_status sj_call_graph(sj_site* site, const char* graph_json, const DLTensor* c
   return sj_call_graph_on_stream(site, nullptr, graph_json, args, num_args, outputs, num_outputs);
 }
 
+namespace {
+
+// A call of a parsed graph: the entry points' checks and delivery.
+Status call_parsed(sj_site* site, void* stream, const shapejit::ir::Graph& graph, const DLTensor* const* args, int32_t num_args,
+                   DLManagedTensor*** outputs, int32_t* num_outputs) {
+  *outputs = nullptr;
+  *num_outputs = 0;
+  std::vector<shapejit::ir::Tensor> results;
+  SJ_TRY(site->site->call_graph(graph, {}, shapejit::runtime::Args(args, static_cast<size_t>(num_args)), results, stream));
+  return deliver(results, outputs, num_outputs);
+}
+
+Status check_call(const sj_site* site, const void* graph, const DLTensor* const* args, int32_t num_args, DLManagedTensor*** outputs,
+                  const int32_t* num_outputs) {
+  if (!site || !graph || !outputs || !num_outputs || (num_args > 0 && !args)) return null_arg("site, graph, args or outputs");
+  if (num_args < 0) return shapejit::invalid("num_args is negative");
+  return Status::ok();
+}
+
+}  // namespace
+
 sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph_json, const DLTensor* const* args, int32_t num_args,
                                   DLManagedTensor*** outputs, int32_t* num_outputs) {
   return guarded([&]() -> Status {
-    if (!site || !graph_json || !outputs || !num_outputs || (num_args > 0 && !args)) return null_arg("site, graph, args or outputs");
-    if (num_args < 0) return shapejit::invalid("num_args is negative");
-    *outputs = nullptr;
-    *num_outputs = 0;
+    SJ_TRY(check_call(site, graph_json, args, num_args, outputs, num_outputs));
+    const shapejit::ir::Graph g = SJ_TRY(shapejit::ir::parse_graph(graph_json));
+    return call_parsed(site, stream, g, args, num_args, outputs, num_outputs);
+  });
+}
+
+sj_status sj_graph_parse(const char* graph_json, sj_graph** out) {
+  return guarded([&]() -> Status {
+    if (!graph_json || !out) return null_arg("graph or out");
+    *out = nullptr;
     shapejit::ir::Graph g = SJ_TRY(shapejit::ir::parse_graph(graph_json));
-    std::vector<shapejit::ir::Tensor> results;
-    SJ_TRY(site->site->call_graph(g, {}, shapejit::runtime::Args(args, static_cast<size_t>(num_args)), results, stream));
-    return deliver(results, outputs, num_outputs);
+    *out = new sj_graph{std::move(g)};
+    return Status::ok();
+  });
+}
+
+void sj_graph_free(sj_graph* graph) { delete graph; }
+
+sj_status sj_call_graph_handle(sj_site* site, const sj_graph* graph, const DLTensor* const* args, int32_t num_args,
+                               DLManagedTensor*** outputs, int32_t* num_outputs) {
+  return sj_call_graph_handle_on_stream(site, nullptr, graph, args, num_args, outputs, num_outputs);
+}
+
+sj_status sj_call_graph_handle_on_stream(sj_site* site, void* stream, const sj_graph* graph, const DLTensor* const* args,
+                                         int32_t num_args, DLManagedTensor*** outputs, int32_t* num_outputs) {
+  return guarded([&]() -> Status {
+    SJ_TRY(check_call(site, graph, args, num_args, outputs, num_outputs));
+    return call_parsed(site, stream, graph->graph, args, num_args, outputs, num_outputs);
   });
 }
 

@@ -34,6 +34,7 @@ typedef enum {
 typedef struct sj_jit sj_jit;
 typedef struct sj_site sj_site;
 typedef struct sj_tracer sj_tracer;
+typedef struct sj_graph sj_graph;
 typedef int32_t sj_value;
 
 typedef enum { SJ_OPERAND_VALUE = 0, SJ_OPERAND_INT = 1, SJ_OPERAND_FLOAT = 2 } sj_operand_kind;
@@ -69,6 +70,17 @@ sj_status sj_call_on_stream(sj_site* site, void* stream, const DLTensor* const* 
 sj_status sj_call_graph_on_stream(sj_site* site, void* stream, const char* graph_json, const DLTensor* const* args, int32_t num_args,
                                   DLManagedTensor*** outputs, int32_t* num_outputs);
 void sj_free_outputs(DLManagedTensor** outputs, int32_t num_outputs);
+
+/* A graph parsed once, for a caller that calls the same graph many times
+ * (sj_call_graph parses its text on every call). The handle is immutable:
+ * any thread may call with it while it lives; free it after the last. */
+sj_status sj_graph_parse(const char* graph_json, sj_graph** out);
+void sj_graph_free(sj_graph* graph);
+/* sj_call_graph and sj_call_graph_on_stream with a parsed graph. */
+sj_status sj_call_graph_handle(sj_site* site, const sj_graph* graph, const DLTensor* const* args, int32_t num_args,
+                               DLManagedTensor*** outputs, int32_t* num_outputs);
+sj_status sj_call_graph_handle_on_stream(sj_site* site, void* stream, const sj_graph* graph, const DLTensor* const* args,
+                                         int32_t num_args, DLManagedTensor*** outputs, int32_t* num_outputs);
 
 /* Frozen memory, for the process: the caller promises that the bytes of a
  * host tensor (a model's weights) stay as they are until sj_thaw, and

@@ -118,6 +118,44 @@ TEST(CApi, CallGraphTakesTheJsonFormat) {
   sj_destroy(jit);
 }
 
+// A graph parsed once serves every call, from any site; a bad text is an
+// error at the parse, and null handles are errors, not crashes.
+TEST(CApi, AGraphParsedOnceServesEveryCall) {
+  sj_jit* jit = nullptr;
+  ASSERT_EQ(sj_create(nullptr, &jit), SJ_OK);
+  sj_site* site = nullptr;
+  ASSERT_EQ(sj_site_get(jit, "g", &site), SJ_OK);
+  sj_graph* graph = nullptr;
+  ASSERT_EQ(sj_graph_parse(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "mul", "in": ["x", 2.0], "out": "y"}], "outputs": ["y"]})", &graph), SJ_OK) << sj_last_error();
+  for (int64_t n : {3, 5, 3}) {
+    Host x({n}, 1.5f);
+    const DLTensor* args[] = {&x.dl};
+    DLManagedTensor** outs = nullptr;
+    int32_t num = 0;
+    ASSERT_EQ(sj_call_graph_handle(site, graph, args, 1, &outs, &num), SJ_OK) << sj_last_error();
+    ASSERT_EQ(num, 1);
+    ASSERT_EQ(outs[0]->dl_tensor.shape[0], n);
+    EXPECT_EQ(static_cast<const float*>(outs[0]->dl_tensor.data)[n - 1], 3.0f);
+    sj_free_outputs(outs, num);
+  }
+  char* stats = nullptr;
+  ASSERT_EQ(sj_stats_json(jit, &stats), SJ_OK);
+  EXPECT_NE(std::string(stats).find("\"compiles\":1"), std::string::npos) << stats;
+  sj_free_string(stats);
+  sj_graph* bad = nullptr;
+  EXPECT_EQ(sj_graph_parse("{\"inputs\": 3}", &bad), SJ_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_NE(std::string(sj_last_error()).find("/inputs"), std::string::npos);
+  DLManagedTensor** outs = nullptr;
+  int32_t num = 0;
+  EXPECT_EQ(sj_call_graph_handle(site, nullptr, nullptr, 0, &outs, &num), SJ_INVALID_ARGUMENT);
+  EXPECT_EQ(sj_graph_parse(nullptr, &bad), SJ_INVALID_ARGUMENT);
+  sj_graph_free(graph);
+  sj_graph_free(nullptr);
+  sj_destroy(jit);
+}
+
 // A weight frozen through the C API serves calls as before; it is thawed
 // as often as it was frozen, and errors are status codes with a message.
 TEST(CApi, FreezeAndThawWeights) {
