@@ -249,6 +249,40 @@ BENCHMARK(BM_StreamedGemmVsOpenBlas)
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 
+// Few rows against a B packed beforehand (frozen weights: packed once, kept
+// across calls) and against B read where it lies (llvm::multiply_streaming),
+// each over 18 copies of B as a forward pass reads its layers' weights.
+// Reported per product.
+void BM_PrepackedVsStreamedGemm(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2), copies = 18;
+  std::mt19937 rng(3);
+  const std::vector<float> a = random_floats(m * k, rng);
+  std::vector<float> c(static_cast<size_t>(m * n));
+  std::vector<std::vector<float>> bs, packed;
+  for (int64_t i = 0; i < copies; ++i) {
+    bs.push_back(random_floats(k * n, rng));
+    packed.emplace_back(static_cast<size_t>(backends::llvm::packed_size<float>(k, n)));
+    backends::llvm::pack(k, n, bs.back().data(), n, 1, packed.back().data(), 0, k);
+  }
+  compare(
+      state,
+      [&] {
+        for (const std::vector<float>& b : bs) backends::llvm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
+      },
+      [&] {
+        for (const std::vector<float>& p : packed) backends::llvm::multiply(m, n, k, a.data(), k, 1, p.data(), c.data(), n, false);
+      },
+      "streamed", "prepacked");
+  for (const char* name : {"streamed_ms", "prepacked_ms"}) state.counters[name] = state.counters[name] / static_cast<double>(copies);
+}
+BENCHMARK(BM_PrepackedVsStreamedGemm)
+    ->Args({16, 384, 1536})
+    ->Args({16, 1536, 384})
+    ->Args({16, 384, 384})
+    ->Args({48, 384, 1536})
+    ->Iterations(30)
+    ->Unit(benchmark::kMillisecond);
+
 // Each compile on a new backend: a backend keeps the steps it compiled,
 // and the same graph again would be a lookup.
 void BM_CompileLatency10Op(benchmark::State& state) {

@@ -25,12 +25,9 @@ constexpr int64_t kBlockRows = 96;
 // Rows of a tile of C (kTileRows): 6 rows of two vectors are 12 of the 16
 // registers, beside B's two vectors and the broadcast element of A.
 constexpr int kRows = static_cast<int>(kTileRows);
-// Products of at most kInPlaceRows rows (three tiles) of a row-major B
-// read it in place (in_place_avx2), in bands of about kBandBytes of B's
-// rows, from kMinBand to kMaxBand rows: for so few rows, copying B into
-// panels costs more than the products that read them. Taller products
-// pack (bench/results/README.md has the measurements behind the bounds).
-constexpr int64_t kInPlaceRows = 3 * kTileRows;
+// Products of at most kInPlaceRows rows (gemm.h) of a row-major B read it
+// in place (in_place_avx2), in bands of about kBandBytes of B's rows, from
+// kMinBand to kMaxBand rows.
 constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // Rows of B packed across all panels before the next: a band of 1536
 // floats' rows is 96 KB, in L2 while its panels take it.

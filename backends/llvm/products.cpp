@@ -174,7 +174,9 @@ template <typename T>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const T* packed) {
   if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
-  if (!packed) return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
+  if (!packed || rows <= kInPlaceRows) {
+    return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
+  }
   multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
 }
 
