@@ -13,7 +13,7 @@
 // (a cold cache: the compile counts, as in a new process).
 //
 //   taskset -c 0 build/embed_stream_bench [--sentences 500] [--rounds 3] [--seed 1]
-//       [--way text-inputs|handle-inputs|text-frozen|handle-frozen ...]
+//       [--way text-inputs|handle-inputs|text-frozen|handle-frozen ...] [--length N (every sentence N tokens)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -132,12 +132,14 @@ Result stream(const std::string& text, std::vector<Host>& weights, const std::ve
 int main(int argc, char** argv) {
   int sentences = 500, rounds = 3;
   unsigned seed = 1;
+  int64_t length = 0;
   std::vector<std::pair<bool, bool>> ways;  // handle, frozen
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--way" && (v == "text-inputs" || v == "handle-inputs" || v == "text-frozen" || v == "handle-frozen")) {
       ways.emplace_back(v.rfind("handle", 0) == 0, v.find("frozen") != std::string::npos);
-    } else if (a == "--sentences") sentences = std::atoi(argv[i + 1]);
+    } else if (a == "--length") length = std::atoll(argv[i + 1]);
+    else if (a == "--sentences") sentences = std::atoi(argv[i + 1]);
     else if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(argv[i + 1]));
     else {
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "embed_stream_bench: the encoder graph has %zu weights, not 101\n", weights.size());
     return 1;
   }
-  const std::vector<int64_t> lens = lengths(sentences, seed);
+  const std::vector<int64_t> lens = length > 0 ? std::vector<int64_t>(static_cast<size_t>(sentences), length) : lengths(sentences, seed);
   std::vector<int64_t> sorted = lens;
   std::sort(sorted.begin(), sorted.end());
   std::printf("%d sentences, %lld to %lld tokens, median %lld\n", sentences, static_cast<long long>(sorted.front()),

@@ -9,8 +9,15 @@ ONNX Runtime, on the same weights and inputs:
            D=64, 4 heads): decode steps over caches of 128, 1024 and 4096
            positions, prefills of 64, 256, 1024 and 4096 new positions;
   encoder  the MiniLM-size encoder of examples/encoder.py (6 layers, hidden
-           384, 12 heads, gelu MLP, padding mask, mean pooling): batch 1, 8,
-           32 by sequence 16, 64, 128, 256.
+           384, 12 heads, gelu MLP, padding mask, mean pooling): one
+           sentence of 8, 16, 24, 32 and 48 tokens, batch 1, 8, 32 by
+           sequence 64, 128, 256, and batches of 8 and 32 short ones.
+
+The weights are frozen by default, as each framework is deployed: ONNX
+Runtime on an export with the weights as initializers (all graph
+optimizations), torch.compile with Inductor's freezing, jax.jit with the
+weights closed over, shapejit with `shapejit.freeze`; `--weights inputs`
+passes them on every call instead.
 
 Each thread count runs in its own process pinned with taskset to that many
 cores (0..T-1), every framework told to use T threads and not to spin its
@@ -24,7 +31,7 @@ fastest peer. Not run by CI; the peers come from PyPI:
 
     pip install torch jax onnxruntime onnx numpy
     PYTHONPATH=build/python python bench/peers/transformer_peers.py [--threads 1,2] [--rounds 7]
-        [--only decoder|encoder] [--weights inputs|frozen] [--json out.json]
+        [--only decoder|encoder] [--shapes 1x8,1x16] [--weights frozen|inputs] [--json out.json]
 """
 from __future__ import annotations
 
@@ -43,7 +50,9 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 DECODER_SHAPES = [("decode", 1, 128), ("decode", 1, 1024), ("decode", 1, 4096),
                   ("prefill", 64, 0), ("prefill", 256, 0), ("prefill", 1024, 0), ("prefill", 4096, 0)]
-ENCODER_SHAPES = [(b, t) for b in (1, 8, 32) for t in (16, 64, 128, 256)]
+# One sentence at a time at chat lengths (the shape embedding services see
+# most), then batches.
+ENCODER_SHAPES = [(1, t) for t in (8, 16, 24, 32, 48)] + [(b, t) for b in (1, 8, 32) for t in (64, 128, 256)] + [(8, 16), (32, 16)]
 FRAMEWORKS = ["shapejit", "jax.jit", "torch.compile", "torch eager", "onnxruntime"]
 
 
@@ -318,6 +327,9 @@ def child(args):
         for model_name in (["decoder", "encoder"] if args.only is None else [args.only]):
             models = (decoder_models if model_name == "decoder" else encoder_models)()
             shapes = DECODER_SHAPES if model_name == "decoder" else ENCODER_SHAPES
+            if args.shapes:
+                keep = set(args.shapes.split(","))
+                shapes = [s for s in shapes if ("x".join(map(str, s)) if model_name == "encoder" else ":".join(map(str, s))) in keep]
             run = {k: f for k, f in runners(models, threads, workdir, args.weights == "frozen").items()
                    if k in args.frameworks.split(",") or k == "shapejit"}
             for shape in shapes:
@@ -390,7 +402,8 @@ def main():
     ap.add_argument("--calls", type=int, default=3, help="timed calls per framework per round")
     ap.add_argument("--only", choices=["decoder", "encoder"])
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="a subset of " + ", ".join(FRAMEWORKS))
-    ap.add_argument("--weights", choices=["inputs", "frozen"], default="inputs",
+    ap.add_argument("--shapes", help="only these shapes, e.g. 1x8,1x16 (encoder: batch x tokens; decoder: kind:t:p)")
+    ap.add_argument("--weights", choices=["inputs", "frozen"], default="frozen",
                     help="inputs: weights passed on every call, as the graphs' inputs; frozen: each framework's constants "
                          "(shapejit.freeze, Inductor's freezing, ONNX initializers, jax closures)")
     ap.add_argument("--json", help="write every row here too")
@@ -409,7 +422,7 @@ def main():
                    XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}")
         cmd = ["taskset", "-c", ",".join(map(str, cores)), sys.executable, __file__, "--child", str(threads),
                "--rounds", str(args.rounds), "--warmup", str(args.warmup), "--calls", str(args.calls), "--frameworks", args.frameworks,
-               "--weights", args.weights] + (["--only", args.only] if args.only else [])
+               "--weights", args.weights] + (["--only", args.only] if args.only else []) + (["--shapes", args.shapes] if args.shapes else [])
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("{"):
