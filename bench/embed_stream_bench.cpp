@@ -14,6 +14,7 @@
 //
 //   taskset -c 0 build/embed_stream_bench [--sentences 500] [--rounds 3] [--seed 1]
 //       [--way text-inputs|handle-inputs|text-frozen|handle-frozen ...] [--length N (every sentence N tokens)]
+//       [--lengths FILE (one length a line: the stream of bench/peers/transformer_peers.py --stream)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -133,12 +134,21 @@ int main(int argc, char** argv) {
   int sentences = 500, rounds = 3;
   unsigned seed = 1;
   int64_t length = 0;
+  std::vector<int64_t> from_file;
   std::vector<std::pair<bool, bool>> ways;  // handle, frozen
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--way" && (v == "text-inputs" || v == "handle-inputs" || v == "text-frozen" || v == "handle-frozen")) {
       ways.emplace_back(v.rfind("handle", 0) == 0, v.find("frozen") != std::string::npos);
     } else if (a == "--length") length = std::atoll(argv[i + 1]);
+    else if (a == "--lengths") {
+      std::ifstream f(v);
+      for (int64_t t; f >> t;) from_file.push_back(t);
+      if (from_file.empty()) {
+        std::fprintf(stderr, "embed_stream_bench: no lengths in %s\n", v.c_str());
+        return 2;
+      }
+    }
     else if (a == "--sentences") sentences = std::atoi(argv[i + 1]);
     else if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(argv[i + 1]));
@@ -166,10 +176,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "embed_stream_bench: the encoder graph has %zu weights, not 101\n", weights.size());
     return 1;
   }
-  const std::vector<int64_t> lens = length > 0 ? std::vector<int64_t>(static_cast<size_t>(sentences), length) : lengths(sentences, seed);
+  const std::vector<int64_t> lens = !from_file.empty() ? from_file : length > 0 ? std::vector<int64_t>(static_cast<size_t>(sentences), length) : lengths(sentences, seed);
   std::vector<int64_t> sorted = lens;
   std::sort(sorted.begin(), sorted.end());
-  std::printf("%d sentences, %lld to %lld tokens, median %lld\n", sentences, static_cast<long long>(sorted.front()),
+  std::printf("%zu sentences, %lld to %lld tokens, median %lld\n", lens.size(), static_cast<long long>(sorted.front()),
               static_cast<long long>(sorted.back()), static_cast<long long>(sorted[sorted.size() / 2]));
   std::map<std::string, std::vector<Result>> results;
   if (ways.empty()) ways = {{false, false}, {true, false}, {false, true}, {true, true}};

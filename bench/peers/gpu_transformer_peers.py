@@ -39,6 +39,8 @@ import traceback
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "peers"))
+from transformer_peers import torch_decoder_block as torch_decoder  # noqa: E402  (the same model as the CPU peers')
 D, HEADS, HEAD_DIM, FFN = 64, 4, 16, 256  # examples/decoder_serving.py
 LAYERS, HIDDEN, ENC_HEADS, ENC_FFN, VOCAB, MAX_POS = 6, 384, 12, 1536, 30522, 512  # examples/encoder.py
 
@@ -96,25 +98,6 @@ def inputs_of(fills, case, dtypes):
 
 
 # -- the models in torch (and in NumPy, through the examples, for --cpu) ----------
-
-def torch_decoder(x, kc, vc, norm1, w_qkv, w_o, norm2, w_up, w_down):
-    import torch
-    b, t, _ = x.shape
-    p = kc.shape[2]
-
-    def rms(v, g):
-        return v * torch.rsqrt((v * v).mean(-1, keepdim=True) + 1e-6) * g
-    qkv = rms(x, norm1) @ w_qkv
-    q, kn, vn = (qkv[:, :, i * D:(i + 1) * D].reshape(b, t, HEADS, HEAD_DIM).transpose(1, 2) for i in range(3))
-    k, v = torch.cat([kc, kn], 2), torch.cat([vc, vn], 2)
-    s = q @ k.transpose(-1, -2) * HEAD_DIM ** -0.5
-    if t != 1:
-        visible = torch.arange(p + t, device=x.device)[None, :] <= torch.arange(p, p + t, device=x.device)[:, None]
-        s = torch.where(visible, s, torch.tensor(-1e30, device=x.device))
-    a = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, t, D)
-    h = x + a @ w_o
-    return h + torch.nn.functional.silu(rms(h, norm2) @ w_up) @ w_down, k, v
-
 
 def torch_encoder(ids, mask, *ws):
     import torch

@@ -58,6 +58,27 @@ FRAMEWORKS = ["shapejit", "jax.jit", "torch.compile", "torch eager", "onnxruntim
 
 # -- the models in each framework -------------------------------------------------
 
+def torch_decoder_block(x, kc, vc, norm1, w_qkv, w_o, norm2, w_up, w_down):
+    """examples/decoder_serving.py's block in torch, on the inputs' device (the
+    GPU peers' script, bench/peers/gpu_transformer_peers.py, runs it too)."""
+    import torch
+    b, t, d = x.shape
+    heads, head_dim, p = kc.shape[1], kc.shape[3], kc.shape[2]
+
+    def rms(v, g):
+        return v * torch.rsqrt((v * v).mean(-1, keepdim=True) + 1e-6) * g
+    qkv = rms(x, norm1) @ w_qkv
+    q, kn, vn = (qkv[:, :, i * d:(i + 1) * d].reshape(b, t, heads, head_dim).transpose(1, 2) for i in range(3))
+    k, v = torch.cat([kc, kn], 2), torch.cat([vc, vn], 2)
+    s = q @ k.transpose(-1, -2) * head_dim ** -0.5
+    if t != 1:
+        visible = torch.arange(p + t, device=x.device)[None, :] <= torch.arange(p, p + t, device=x.device)[:, None]
+        s = torch.where(visible, s, torch.tensor(-1e30, device=x.device))
+    a = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, t, d)
+    h = x + a @ w_o
+    return h + torch.nn.functional.silu(rms(h, norm2) @ w_up) @ w_down, k, v
+
+
 def decoder_models():
     import numpy as np
     import decoder_serving as S
@@ -67,23 +88,7 @@ def decoder_models():
     names = ["norm1", "w_qkv", "w_o", "norm2", "w_up", "w_down"]
     weights = [w[n] for n in names]
 
-    def torch_block(x, kc, vc, norm1, w_qkv, w_o, norm2, w_up, w_down):
-        import torch
-        b, t, _ = x.shape
-        p = kc.shape[2]
-
-        def rms(v, g):
-            return v * torch.rsqrt((v * v).mean(-1, keepdim=True) + 1e-6) * g
-        qkv = rms(x, norm1) @ w_qkv
-        q, kn, vn = (qkv[:, :, i * D:(i + 1) * D].reshape(b, t, H, HD).transpose(1, 2) for i in range(3))
-        k, v = torch.cat([kc, kn], 2), torch.cat([vc, vn], 2)
-        s = q @ k.transpose(-1, -2) * HD ** -0.5
-        if t != 1:
-            visible = torch.arange(p + t)[None, :] <= torch.arange(p, p + t)[:, None]
-            s = torch.where(visible, s, torch.tensor(-1e30))
-        a = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, t, D)
-        h = x + a @ w_o
-        return h + torch.nn.functional.silu(rms(h, norm2) @ w_up) @ w_down, k, v
+    torch_block = torch_decoder_block
 
     def jax_block(x, kc, vc, norm1, w_qkv, w_o, norm2, w_up, w_down):
         import jax
@@ -148,9 +153,9 @@ def encoder_models():
             q["layers"].append(L)
         return q
 
-    def shapejit_fn():
+    def shapejit_fn(config=None):
         model = E.encoder(p)  # weights read from the closure: inputs of the graph, not constants
-        jitted = sj.jit(model)
+        jitted = sj.jit(model, config=config)
         return lambda ids, mask, *ws: jitted(ids, mask)
 
     def torch_encoder(ids, mask, *ws):
@@ -211,7 +216,7 @@ def encoder_models():
             mask[i, int(rng.integers(t // 2 + 1, t + 1)):] = 0
         return [ids, mask] + flat
 
-    return {"shapejit": shapejit_fn(), "torch": torch_encoder, "jax": jax_encoder, "inputs": inputs, "weights": flat,
+    return {"shapejit": shapejit_fn(), "cold": lambda: shapejit_fn({"cache": {"disk": {"max_mb": 0}}}), "torch": torch_encoder, "jax": jax_encoder, "inputs": inputs, "weights": flat,
             "freeze": lambda: sj.freeze(p),
             "onnx_axes": {"ids": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}}, "onnx_names": ["ids", "mask"] + flat_names}
 
@@ -319,11 +324,51 @@ def first(r):
     return r[0] if isinstance(r, (tuple, list)) else r
 
 
+def stream(args, threads, workdir):
+    """The encoder over a stream of single sentences (lengths log-normal
+    around 16 tokens, 5 to 74), weights frozen; per framework one pass on a
+    cold start (shapejit: a new jit with no disk tier, so it compiles; ONNX
+    Runtime: its export and session; torch.compile and jax.jit: their
+    compiles), the first call reported apart. The C API's embedding loop
+    (build/embed_stream_bench) runs the same lengths."""
+    import numpy as np
+    models = encoder_models()
+    run = {k: f for k, f in runners(models, threads, workdir, True).items() if k in args.frameworks.split(",")}
+    cold = models["cold"]()
+    run["shapejit"] = lambda a: np.asarray(first(cold(*a)))
+    rng = np.random.default_rng(args.seed)
+    lens = np.clip(np.rint(rng.lognormal(np.log(16), 0.55, args.stream)), 5, 74).astype(np.int64)
+    calls = [[rng.integers(0, 30522, (1, t)).astype(np.int64), np.ones((1, t), np.int64)] + models["weights"] for t in lens]
+    rows = []
+    for name, fn in run.items():
+        t0 = time.perf_counter()
+        fn(calls[0])
+        first_s = time.perf_counter() - t0
+        for a in calls[1:]:
+            fn(a)
+        rows.append({"stream": len(lens), "framework": name, "threads": threads, "total_s": time.perf_counter() - t0, "first_s": first_s})
+    lengths = os.path.join(workdir, "lengths.txt")
+    np.savetxt(lengths, lens, fmt="%d")
+    tool = ROOT / "build" / "embed_stream_bench"
+    if tool.exists() and threads == 1:
+        r = subprocess.run([str(tool), "--lengths", lengths, "--rounds", "1", "--way", "handle-frozen"], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            if line.startswith("handle, frozen"):
+                total, first_ms = float(line.split()[2]), float(line.split()[4])
+                rows.append({"stream": len(lens), "framework": "shapejit (C API)", "threads": threads, "total_s": total,
+                             "first_s": first_ms / 1e3})
+    for row in rows:
+        row["lengths"] = f"{lens.min()} to {lens.max()}, median {int(np.median(lens))}"
+        print(json.dumps(row), flush=True)
+
+
 def child(args):
     import numpy as np
     threads = args.child
     results = []
     with tempfile.TemporaryDirectory() as workdir:
+        if args.stream:
+            return stream(args, threads, workdir)
         for model_name in (["decoder", "encoder"] if args.only is None else [args.only]):
             models = (decoder_models if model_name == "decoder" else encoder_models)()
             shapes = DECODER_SHAPES if model_name == "decoder" else ENCODER_SHAPES
@@ -402,6 +447,8 @@ def main():
     ap.add_argument("--calls", type=int, default=3, help="timed calls per framework per round")
     ap.add_argument("--only", choices=["decoder", "encoder"])
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="a subset of " + ", ".join(FRAMEWORKS))
+    ap.add_argument("--stream", type=int, help="instead of the table: the encoder over this many single sentences")
+    ap.add_argument("--seed", type=int, default=1, help="the stream's lengths and ids")
     ap.add_argument("--shapes", help="only these shapes, e.g. 1x8,1x16 (encoder: batch x tokens; decoder: kind:t:p)")
     ap.add_argument("--weights", choices=["inputs", "frozen"], default="frozen",
                     help="inputs: weights passed on every call, as the graphs' inputs; frozen: each framework's constants "
@@ -422,14 +469,19 @@ def main():
                    XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}")
         cmd = ["taskset", "-c", ",".join(map(str, cores)), sys.executable, __file__, "--child", str(threads),
                "--rounds", str(args.rounds), "--warmup", str(args.warmup), "--calls", str(args.calls), "--frameworks", args.frameworks,
-               "--weights", args.weights] + (["--only", args.only] if args.only else []) + (["--shapes", args.shapes] if args.shapes else [])
+               "--weights", args.weights] + (["--only", args.only] if args.only else []) + (["--shapes", args.shapes] if args.shapes else []) + (["--stream", str(args.stream), "--seed", str(args.seed)] if args.stream else [])
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("{"):
                 rows.append(json.loads(line))
         if proc.returncode:
             print(f"# the {threads}-thread run exited with {proc.returncode}", file=sys.stderr)
-    print(table(rows))
+    if args.stream:
+        for r in rows:
+            print(f"{r['threads']} thread(s), {r['stream']} sentences ({r['lengths']}): {r['framework']:18s} total {r['total_s']:.2f} s,"
+                  f" first call {r['first_s'] * 1e3:.0f} ms")
+    else:
+        print(table(rows))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 
