@@ -72,18 +72,14 @@ def _leaf_array(x):
     return np.empty((0, x if x >= 0 else -x), np.bool_)
 
 
-def objects(spec):
+def objects(spec, out=None):
     """The objects a call's key holds by identity (arrays may hang off them)."""
-    out = []
-
-    def walk(s):
-        if isinstance(s, Ident):
-            out.append(s.obj)
-        elif isinstance(s, tuple):
-            for e in s:
-                walk(e)
-
-    walk(spec)
+    out = [] if out is None else out
+    if isinstance(spec, Ident):
+        out.append(spec.obj)
+    elif isinstance(spec, tuple):
+        for e in spec:
+            objects(e, out)
     return out
 
 

@@ -34,49 +34,51 @@ def flatten(x, is_leaf, other, convert=None):
     of a value that is neither a leaf nor a container (it may raise to refuse
     it)."""
     leaves = []
+    return leaves, _walk(x, leaves, is_leaf, other, convert)
 
-    def walk(x):
-        leaf = is_leaf(x)
-        if leaf is True:
-            leaves.append(x)
-            return LEAF
-        if leaf:
-            leaves.append(convert(x) if convert else x)
-            return leaf
-        kind = _kind(x)
-        if kind is None:
-            return ("other", other(x))
-        if kind == "dict":
-            return ("dict", tuple((k, walk(v)) for k, v in x.items()))
-        if kind == "namedtuple":
-            return ("namedtuple", type(x), tuple(walk(e) for e in x))
-        return (kind, tuple(walk(e) for e in x))
 
-    return leaves, walk(x)
+# The walkers recurse as module functions, not as closures over themselves: a
+# closure that names itself is a reference cycle, which would hold a call's
+# arrays (its leaves) until the cyclic collector ran.
+def _walk(x, leaves, is_leaf, other, convert):
+    leaf = is_leaf(x)
+    if leaf is True:
+        leaves.append(x)
+        return LEAF
+    if leaf:
+        leaves.append(convert(x) if convert else x)
+        return leaf
+    kind = _kind(x)
+    if kind is None:
+        return ("other", other(x))
+    if kind == "dict":
+        return ("dict", tuple((k, _walk(v, leaves, is_leaf, other, convert)) for k, v in x.items()))
+    if kind == "namedtuple":
+        return ("namedtuple", type(x), tuple(_walk(e, leaves, is_leaf, other, convert) for e in x))
+    return (kind, tuple(_walk(e, leaves, is_leaf, other, convert) for e in x))
 
 
 def unflatten(spec, leaves, value_of=lambda v: v):
     """The tree of `spec` over `leaves` (an iterable, consumed in order);
     `value_of` turns an "other" spec entry back into its value."""
-    it = iter(leaves)
+    return _build(spec, iter(leaves), value_of)
 
-    def build(spec):
-        kind = spec[0]
-        if kind == "leaf":  # its own spec too
-            return next(it)
-        if kind == "other":
-            return value_of(spec[1])
-        if kind == "tuple":
-            return tuple(build(s) for s in spec[1])
-        if kind == "list":
-            return [build(s) for s in spec[1]]
-        if kind == "dict":
-            return {k: build(s) for k, s in spec[1]}
-        if kind == "namedtuple":
-            return spec[1](*(build(s) for s in spec[2]))
-        raise AssertionError(spec)
 
-    return build(spec)
+def _build(spec, it, value_of):
+    kind = spec[0]
+    if kind == "leaf":  # its own spec too
+        return next(it)
+    if kind == "other":
+        return value_of(spec[1])
+    if kind == "tuple":
+        return tuple(_build(s, it, value_of) for s in spec[1])
+    if kind == "list":
+        return [_build(s, it, value_of) for s in spec[1]]
+    if kind == "dict":
+        return {k: _build(s, it, value_of) for k, s in spec[1]}
+    if kind == "namedtuple":
+        return spec[1](*(_build(s, it, value_of) for s in spec[2]))
+    raise AssertionError(spec)
 
 
 def map_leaves(fn, x, is_leaf):
