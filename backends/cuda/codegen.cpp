@@ -1,9 +1,11 @@
 #include "backends/cuda/codegen.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 namespace shapejit::backends::cuda {
 
@@ -93,7 +95,8 @@ class Emitter {
   std::string acc_name(int phase, int k) const { return "acc" + std::to_string(phase) + "_" + std::to_string(k); }
 
   // Code fragments (each a statement list).
-  std::string prologue() const;
+  std::string prologue(std::string_view body) const;
+  void declare(size_t at);
   std::string decode(const std::vector<int>& vars, const std::vector<Expr>& extents, const std::string& flat) const;
   std::string body(const Phase& ph, int phase, const Lanes* lanes, bool hoisted_part = false) const;
   std::string hoist(const Phase& ph, int phase);
@@ -271,21 +274,42 @@ bool Emitter::launch_invariant(const Phase& ph, int k) const {
   }
 }
 
-// The dynamic symbols and the buffers, at the top of every kernel. A buffer
-// that the step does not store to is read through the read-only path.
-std::string Emitter::prologue() const {
+// The dynamic symbols and the buffers that `body` names (S<i>, B<i>), at
+// the top of a kernel: a model's graph has hundreds of each, and declaring
+// them all in every kernel made the source megabytes that NVRTC parsed for
+// many seconds. A buffer that the step does not store to is read through
+// the read-only path.
+std::string Emitter::prologue(std::string_view body) const {
+  std::vector<bool> symbols(static_cast<size_t>(nparams_), false), buffers(p_.buffers.size(), false);
+  for (size_t i = 0; i + 1 < body.size(); ++i) {
+    const char c = body[i];
+    if ((c != 'S' && c != 'B') || !std::isdigit(static_cast<unsigned char>(body[i + 1]))) continue;
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(body[i - 1])) || body[i - 1] == '_')) continue;
+    size_t id = 0, j = i + 1;
+    for (; j < body.size() && std::isdigit(static_cast<unsigned char>(body[j])); ++j) id = id * 10 + static_cast<size_t>(body[j] - '0');
+    if (j < body.size() && (std::isalpha(static_cast<unsigned char>(body[j])) || body[j] == '_')) continue;
+    std::vector<bool>& used = c == 'S' ? symbols : buffers;
+    if (id < used.size()) used[id] = true;
+  }
   std::string s;
-  for (int i = 0; i < nparams_; ++i) s += "  const i64 S" + std::to_string(i) + " = a.s[" + std::to_string(i) + "];\n";
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    if (symbols[i]) s += "  const i64 S" + std::to_string(i) + " = a.s[" + std::to_string(i) + "];\n";
+  }
   std::vector<bool> stored(p_.buffers.size(), false);
   for (const Phase& ph : step_->phases) {
     for (const loops::Store& st : ph.stores) stored[st.buffer] = true;
   }
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
+    if (!buffers[i]) continue;
     const std::string t = std::string(stored[i] ? "" : "const ") + mtype(p_.buffers[i].dtype), k = std::to_string(i);
     s += "  " + t + "* __restrict__ B" + k + " = (" + t + "*)a.b[" + k + "];\n";
   }
   return s;
 }
+
+// Writes the prologue of the kernel whose body starts at `at` in the
+// output (its head written before `at`, its body after).
+void Emitter::declare(size_t at) { out_.insert(at, prologue(std::string_view(out_).substr(at))); }
 
 // Unravels `flat` into the variables, innermost fastest.
 std::string Emitter::decode(const std::vector<int>& vars, const std::vector<Expr>& extents, const std::string& flat) const {
@@ -480,7 +504,8 @@ std::string Emitter::quad_path(const loops::LoopStep& st, const Phase& ph) const
 void Emitter::pointwise_kernel(const loops::LoopStep& st, const std::string& name) {
   const Phase& ph = st.phases[0];
   std::string& o = out_;
-  o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const Args a) {\n" + prologue();
+  o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const Args a) {\n";
+  const size_t at = o.size();
   o += "  const i64 E = " + extent(ph) + ";\n";
   o += "  const i64 stride = (i64)gridDim.x * 256;\n";
   o += "  if (a.splits != 0) {  // many short rows: rows and iterations flattened\n";
@@ -493,11 +518,13 @@ void Emitter::pointwise_kernel(const loops::LoopStep& st, const std::string& nam
   o += hoist(ph, 0) + quad_path(st, ph);
   o += "    for (i64 f = f0 + (i64)blockIdx.x * 256 + threadIdx.x; f < E; f += stride) {\n";
   o += decode(ph.vars, ph.extents, "f") + body(ph, 0, nullptr) + "    }\n  }\n}\n\n";
+  declare(at);
 }
 
 void Emitter::rows_kernels(const loops::LoopStep& st, const std::string& name) {
   std::string& o = out_;
-  o += "template <int G> __device__ __forceinline__ void " + name + "_row(const Args& a, const i64 row, const int t) {\n" + prologue();
+  o += "template <int G> __device__ __forceinline__ void " + name + "_row(const Args& a, const i64 row, const int t) {\n";
+  const size_t at = o.size();
   o += decode(st.outer_vars, st.outer_extents, "row");
   for (size_t p = 0; p < st.phases.size(); ++p) {
     const Phase& ph = st.phases[p];
@@ -509,6 +536,7 @@ void Emitter::rows_kernels(const loops::LoopStep& st, const std::string& name) {
     if (p + 1 < st.phases.size()) o += "  sj_sync<G>();  // the next phase may read this one's stores\n";
   }
   o += "}\n";
+  declare(at);
   o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_w(const Args a) {\n";
   o += "  for (i64 row = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); row < a.rows; row += (i64)gridDim.x * 8) " + name +
        "_row<32>(a, row, threadIdx.x & 31);\n}\n";
@@ -530,7 +558,8 @@ void Emitter::split_kernels(const loops::LoopStep& st, const std::string& name) 
   for (size_t p = 0; p < st.phases.size(); ++p) {
     const Phase& ph = st.phases[p];
     const int pi = static_cast<int>(p);
-    o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_p" + std::to_string(p) + "(const Args a) {\n" + prologue();
+    o += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "_p" + std::to_string(p) + "(const Args a) {\n";
+    const size_t at = o.size();
     o += "  const int t = threadIdx.x;\n";
     o += "  for (i64 blk = blockIdx.x; blk < a.rows * a.splits; blk += gridDim.x) {\n";
     o += "  const i64 row = (i64)((u64)blk / (u64)a.splits), part = (i64)((u64)blk % (u64)a.splits);\n";
@@ -551,6 +580,7 @@ void Emitter::split_kernels(const loops::LoopStep& st, const std::string& name) 
     o += reduce_into(ph, pi, "256");
     for (size_t k = 0; k < ph.reductions.size(); ++k) o += "  if (t == 0) sj_put(" + slot(pi, k, "part") + ", " + acc_name(pi, static_cast<int>(k)) + ");\n";
     o += "  }\n}\n";
+    declare(at);
   }
   o += "\n";
 }

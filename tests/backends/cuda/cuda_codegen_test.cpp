@@ -128,6 +128,36 @@ TEST(CudaCodegen, RowInvariantsLeaveTheLoopAndLaunchInvariantDivisorsUseARecipro
   EXPECT_EQ(div->code.find("sj_div_inv(x0_"), std::string::npos) << div->code;
 }
 
+// A kernel declares the buffers and symbols it names, not the program's:
+// ten unrelated steps (each its own input and output, two symbols) are ten
+// kernels of two buffers and two symbols each. Declaring every one in every
+// kernel made the MiniLM-size encoder's source 2 MB (278 KB now), NVRTC 15.7
+// s on it against 10.3 s.
+TEST(CudaCodegen, AKernelDeclaresWhatItNames) {
+  std::string inputs, nodes, outputs;
+  ir::ShapeHints hints;
+  for (int i = 0; i < 10; ++i) {
+    const std::string k = std::to_string(i);
+    inputs += std::string(i ? ", " : "") + R"({"name": "x)" + k + R"(", "dtype": "f32", "shape": ["n)" + k + R"(", "m)" + k + R"("]})";
+    nodes += std::string(i ? ", " : "") + R"({"op": "exp", "in": ["x)" + k + R"("], "out": "y)" + k + R"("})";
+    outputs += std::string(i ? ", " : "") + "\"y" + k + "\"";
+    hints.push_back({3 + i, 5 + i});
+  }
+  const Case c{"ten steps", R"({"inputs": [)" + inputs + R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}", hints};
+  auto src = source_for(c, false);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  ASSERT_EQ(src->steps.size(), 10u);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src->code.find(what); at != std::string::npos; at = src->code.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("= (const float*)a.b["), 10u) << src->code;
+  EXPECT_EQ(count("= (float*)a.b["), 10u);
+  EXPECT_EQ(count("= a.s["), 20u);
+  EXPECT_TRUE(cuda::nvrtc_compile(src->code, 90, true).is_ok());
+}
+
 TEST(CudaCodegen, NvrtcErrorsCarryTheLogAndTheSourcePath) {
   const std::string bad = std::string(cuda::prelude()) + "extern \"C\" __global__ void k() { undeclared_thing = 1; }\n";
   auto r = cuda::nvrtc_compile(bad, 90, false);
