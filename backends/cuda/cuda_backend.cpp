@@ -386,6 +386,7 @@ class CudaBackend final : public Backend {
     const Driver& cu = sh_->cu();
     SJ_TRY(sh_->dev->bind());
     CUmodule module = nullptr;
+    if (cu.module_source) cu.module_source(image.data(), image.size(), src.code.c_str());  // the tests' mock runs the source
     SJ_TRY(check(cu, cu.cuModuleLoadData(&module, image.data()), "loading the module"));
     std::vector<StepFns> fns(src.steps.size());
     auto get = [&](CUfunction* f, const std::string& name) { return check(cu, cu.cuModuleGetFunction(f, module, name.c_str()), "finding " + name); };

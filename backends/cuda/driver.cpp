@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include "backends/cuda/nvrtc.h"
 
 namespace shapejit::backends::cuda {
@@ -11,11 +13,17 @@ namespace {
 #define SJ_NAME(x) SJ_NAME2(x)
 #define SJ_NAME2(x) #x
 
-Expected<Driver*> open_driver() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+// $name when set and not empty, else `fallback`.
+std::string library(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+Expected<Driver*> open_driver(const std::string& path) {
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
-    return unsupported(std::string("cuda: no CUDA driver on this machine (dlopen libcuda.so.1: ") + (why ? why : "not found") + ")");
+    return unsupported("cuda: no CUDA driver on this machine (dlopen " + path + ": " + (why ? why : "not found") + ")");
   }
   auto* cu = new Driver;  // lives as long as the process, as libcuda does
 #define SJ_RESOLVE(f)                                                                             \
@@ -23,13 +31,16 @@ Expected<Driver*> open_driver() {
   if (!cu->f) return unsupported("cuda: the CUDA driver lacks " SJ_NAME(f) " (driver too old?)");
   SJ_CUDA_DRIVER_FUNCTIONS(SJ_RESOLVE)
 #undef SJ_RESOLVE
+  cu->module_source = reinterpret_cast<decltype(cu->module_source)>(dlsym(lib, "shapejitModuleSource"));
   return cu;
 }
 
-Expected<Device*> open_device() {
-  const Driver* cu = SJ_TRY(open_driver());
+}  // namespace
+
+Expected<const Device*> open_device(const std::string& driver_library) {
+  const Driver* cu = SJ_TRY(open_driver(driver_library));
   CUresult r = cu->cuInit(0);
-  if (r == CUDA_ERROR_STUB_LIBRARY) return unsupported("cuda: libcuda.so.1 is the toolkit's stub, not a driver: no GPU here");
+  if (r == CUDA_ERROR_STUB_LIBRARY) return unsupported("cuda: " + driver_library + " is the toolkit's stub, not a driver: no GPU here");
   if (r == CUDA_ERROR_NO_DEVICE) return unsupported("cuda: the driver finds no GPU");
   SJ_TRY(check(*cu, r, "cuInit"));
   auto* d = new Device;
@@ -56,10 +67,8 @@ Expected<Device*> open_device() {
   SJ_TRY(check(*cu, cu->cuDeviceGetName(name, sizeof name, d->dev), "cuDeviceGetName"));
   d->name = name;
   SJ_TRY(check(*cu, cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev), "cuDevicePrimaryCtxRetain"));
-  return d;
+  return static_cast<const Device*>(d);
 }
-
-}  // namespace
 
 std::string Driver::error(CUresult r) const {
   const char* name = nullptr;
@@ -81,14 +90,13 @@ Status Device::bind() const {
 }
 
 Expected<const Device*> device() {
-  static const Expected<Device*> d = open_device();
-  if (!d.is_ok()) return d.status();
-  return static_cast<const Device*>(d.value());
+  static const Expected<const Device*> d = open_device(library("SHAPEJIT_CUDA_DRIVER", "libcuda.so.1"));
+  return d;
 }
 
 Expected<const Cublas*> cublas() {
   static const Expected<Cublas*> b = []() -> Expected<Cublas*> {
-    const std::string so = "libcublas.so." + nvrtc_version().substr(0, nvrtc_version().find('.'));
+    const std::string so = library("SHAPEJIT_CUBLAS", "libcublas.so." + nvrtc_version().substr(0, nvrtc_version().find('.')));
     void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* why = dlerror();

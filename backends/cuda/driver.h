@@ -29,6 +29,10 @@ struct Driver {
 #define SJ_DECLARE(f) decltype(&::f) f = nullptr;
   SJ_CUDA_DRIVER_FUNCTIONS(SJ_DECLARE)
 #undef SJ_DECLARE
+  // Optional, and only in a driver that runs kernels from their source
+  // (the tests' mock, tests/support/mock_cuda): told the CUDA C of each image
+  // before cuModuleLoadData loads it. A real driver has no such entry point.
+  void (*module_source)(const void* image, size_t bytes, const char* source) = nullptr;
   // "CUDA_ERROR_INVALID_VALUE (invalid argument)", for messages.
   std::string error(CUresult r) const;
 };
@@ -53,11 +57,18 @@ struct Device {
 };
 
 // The process's device, opened once; the reason when there is none (no
-// libcuda, the driver stub, no GPU, a driver older than NVRTC).
+// libcuda, the driver stub, no GPU, a driver older than NVRTC). The driver
+// is libcuda.so.1, or the library $SHAPEJIT_CUDA_DRIVER names (the tests
+// name their mock driver there).
 Expected<const Device*> device();
 
-// cuBLAS from the toolkit (libcublas.so.<major>), opened once; the reason
-// when it cannot be opened. Matmuls become loops without it.
+// The device a driver library gives, opened afresh each time (device()
+// keeps the first): for tests of the reasons.
+Expected<const Device*> open_device(const std::string& driver_library);
+
+// cuBLAS from the toolkit (libcublas.so.<major>, or $SHAPEJIT_CUBLAS),
+// opened once; the reason when it cannot be opened. Matmuls become loops
+// without it.
 Expected<const Cublas*> cublas();
 
 // A driver status as a Status: `what` failed, with the driver's words.

@@ -12,9 +12,12 @@
 
 #ifdef SHAPEJIT_HAVE_CUDA
 
+#include <thread>
+
 #include "backends/cuda/driver.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/random_graph.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 namespace shapejit {
@@ -120,12 +123,16 @@ std::vector<Tensor> inputs_for(const testing::Case& c, std::mt19937& rng) {
   return in;
 }
 
-TEST(Cuda, WithoutAGpuTheBackendSaysWhy) {
-  auto b = backends::make_cuda_backend();
-  if (b.is_ok()) GTEST_SKIP() << "a GPU is here: " << (*b)->target();
-  EXPECT_EQ(b.status().code(), Code::kUnsupported);
-  EXPECT_EQ(b.status().message().rfind("cuda: ", 0), 0u) << b.status().message();
-  std::printf("the cuda backend is unavailable here: %s\n", b.status().message().c_str());
+// The reasons a machine has no device, from drivers that cannot give one.
+TEST(Cuda, WithoutADriverTheBackendSaysWhy) {
+  auto none = cuda::open_device("/nonexistent/libcuda.so.1");
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_EQ(none.status().code(), Code::kUnsupported);
+  EXPECT_NE(none.status().message().find("cuda: no CUDA driver on this machine (dlopen /nonexistent/libcuda.so.1: "), std::string::npos)
+      << none.status().message();
+  auto stub = cuda::open_device(SHAPEJIT_CUDA_STUB);
+  ASSERT_FALSE(stub.is_ok());
+  EXPECT_NE(stub.status().message().find("is the toolkit's stub, not a driver: no GPU here"), std::string::npos) << stub.status().message();
 }
 
 TEST(Cuda, TargetNamesArchitectureCompilerAndDriver) {
@@ -314,6 +321,63 @@ TEST(Cuda, RandomGraphsAgreeWithTheReference) {
       }
     }
   }
+}
+
+// A kernel compiled by one Jit is loaded from the disk tier by the next,
+// with no NVRTC, and runs right.
+TEST(Cuda, KernelsPersistThroughTheDiskTier) {
+  SKIP_WITHOUT_GPU();
+  testing::TempDir dir;
+  const std::string config = R"({"compile": {"backend": "cuda"}, "log": {"recompiles": false}, "cache": {"disk": {"path": ")" + dir.path() + R"("}}})";
+  std::mt19937 rng(31);
+  const Tensor hx = testing::random_tensor(DType::kF32, {64, 300}, rng), hy = testing::random_tensor(DType::kF32, {300}, rng);
+  auto ref = testing::run_graph(kChain, {hx, hy}, R"({"compile": {"backend": "reference"}})");
+  ASSERT_TRUE(ref.is_ok());
+  for (int round = 0; round < 2; ++round) {
+    auto jit = testing::make_jit(config);
+    Tensor x = to_device(hx), y = to_device(hy);
+    DLTensor dl[] = {x.dl(), y.dl()};
+    const DLTensor* args[] = {&dl[0], &dl[1]};
+    std::vector<Tensor> out;
+    ASSERT_TRUE(jit->call_graph("t", testing::graph_from(kChain), {}, runtime::Args(args, 2), out).is_ok());
+    EXPECT_TRUE(testing::tensors_close(to_host(out[0]), (*ref)[0]));
+    const auto s = jit->stats_json();
+    EXPECT_EQ(s["backend_compiles"].get<uint64_t>(), round == 0 ? 1u : 0u);
+    EXPECT_EQ(s["disk_loads"].get<uint64_t>(), round == 0 ? 0u : 1u);
+  }
+}
+
+// Threads share one Jit, each calling on a stream of its own (the context
+// bound on each thread, the pools per stream).
+TEST(Cuda, ThreadsShareAJitEachOnItsOwnStream) {
+  SKIP_WITHOUT_GPU();
+  auto jit = testing::make_jit(R"({"compile": {"backend": "cuda"}})");
+  const ir::Graph g = testing::graph_from(kChain);
+  std::vector<std::string> failures(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < failures.size(); ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(40 + t));
+      if (!dev().bind().is_ok()) return void(failures[t] = "bind");
+      CUstream stream = nullptr;
+      if (dev().cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return void(failures[t] = "cuStreamCreate");
+      for (int call = 0; call < 3; ++call) {
+        const Tensor hx = testing::random_tensor(DType::kF32, {8 + call, 100 + 10 * static_cast<int64_t>(t)}, rng);
+        const Tensor hy = testing::random_tensor(DType::kF32, {100 + 10 * static_cast<int64_t>(t)}, rng);
+        Tensor x = to_device(hx), y = to_device(hy);
+        DLTensor dl[] = {x.dl(), y.dl()};
+        const DLTensor* args[] = {&dl[0], &dl[1]};
+        std::vector<Tensor> out;
+        Status st = jit->call_graph("t", g, {}, runtime::Args(args, 2), out, stream);
+        if (!st.is_ok()) return void(failures[t] = st.to_string());
+        auto ref = testing::run_graph(kChain, {hx, hy}, R"({"compile": {"backend": "reference"}})");
+        if (!ref.is_ok() || !testing::tensors_close(to_host(out[0], stream), (*ref)[0])) return void(failures[t] = "wrong result");
+      }
+      dev().cu->cuStreamDestroy(stream);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t t = 0; t < failures.size(); ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 }  // namespace
