@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what a lent GPU machine needs to run the CUDA backend's tests and
 # benchmarks into .gpu/bundle.tar.xz (ignored; the device tool carries it):
-# the test binary, the benchmarks and the CLI, stripped, with the libraries
+# the test binary, the benchmarks, the CLI and the mock driver, stripped, with the libraries
 # of this machine's Debian that the GPU machine's CUDA image lacks (LLVM,
 # TBB, OpenBLAS, hiredis, Google Benchmark, ...) and a redis-server for the
 # remote tier's tests. Not glibc and not NVRTC: that machine's are used.
@@ -16,7 +16,7 @@ cmake --build build -j "$(nproc)"
 out=.gpu/bundle
 rm -rf .gpu && mkdir -p "$out"/{bin,lib,extra,redis}
 bins=()
-for b in shapejit_tests cuda_kernels_bench cuda_models_bench shapejit; do
+for b in shapejit_tests cuda_kernels_bench cuda_models_bench shapejit libshapejit_mock_cuda.so; do
   if [ -f "build/$b" ]; then
     strip -o "$out/bin/$b" "build/$b"
     bins+=("build/$b")

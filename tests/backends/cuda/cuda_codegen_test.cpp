@@ -1,7 +1,8 @@
 // The CUDA backend's code generation, which needs no GPU: every op of the
 // op set, each graph fully dynamic and fully static, lowered and compiled by
-// NVRTC to PTX (compute_90) and to cubin (sm_90, sm_80). CI runs these; the
-// kernels' results are checked on a GPU by cuda_test.cpp.
+// NVRTC to PTX (compute_90) and to cubin (sm_90, sm_80), with ptxas's
+// report of registers and spills; the kernels' results are checked by
+// cuda_test.cpp (on a GPU, or on the mock driver).
 #include <gtest/gtest.h>
 
 #ifdef SHAPEJIT_HAVE_CUDA

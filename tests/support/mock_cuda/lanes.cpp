@@ -52,7 +52,8 @@ struct Lane {
   const void* stack = nullptr;  // its lowest address
 };
 
-thread_local Lane* t_lane = nullptr;
+// The running lane; read on every threadIdx, so in the static TLS block.
+__attribute__((tls_model("initial-exec"))) thread_local Lane* t_lane = nullptr;
 // Free stacks of this thread, freed when it ends.
 struct Stacks {
   std::vector<void*> free;
