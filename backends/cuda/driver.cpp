@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "backends/cuda/nvrtc.h"
 
@@ -19,13 +20,13 @@ std::string library(const char* name, const std::string& fallback) {
   return v && *v ? v : fallback;
 }
 
-Expected<Driver*> open_driver(const std::string& path) {
+Expected<std::unique_ptr<Driver>> open_driver(const std::string& path) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
     return unsupported("cuda: no CUDA driver on this machine (dlopen " + path + ": " + (why ? why : "not found") + ")");
   }
-  auto* cu = new Driver;  // lives as long as the process, as libcuda does
+  auto cu = std::make_unique<Driver>();
 #define SJ_RESOLVE(f)                                                                             \
   cu->f = reinterpret_cast<decltype(cu->f)>(dlsym(lib, SJ_NAME(f)));                              \
   if (!cu->f) return unsupported("cuda: the CUDA driver lacks " SJ_NAME(f) " (driver too old?)");
@@ -38,12 +39,13 @@ Expected<Driver*> open_driver(const std::string& path) {
 }  // namespace
 
 Expected<const Device*> open_device(const std::string& driver_library) {
-  const Driver* cu = SJ_TRY(open_driver(driver_library));
+  std::unique_ptr<Driver> owned = SJ_TRY(open_driver(driver_library));
+  const Driver* cu = owned.get();
   CUresult r = cu->cuInit(0);
   if (r == CUDA_ERROR_STUB_LIBRARY) return unsupported("cuda: " + driver_library + " is the toolkit's stub, not a driver: no GPU here");
   if (r == CUDA_ERROR_NO_DEVICE) return unsupported("cuda: the driver finds no GPU");
   SJ_TRY(check(*cu, r, "cuInit"));
-  auto* d = new Device;
+  auto d = std::make_unique<Device>();
   d->cu = cu;
   SJ_TRY(check(*cu, cu->cuDriverGetVersion(&d->driver_version), "cuDriverGetVersion"));
   int count = 0;
@@ -67,7 +69,8 @@ Expected<const Device*> open_device(const std::string& driver_library) {
   SJ_TRY(check(*cu, cu->cuDeviceGetName(name, sizeof name, d->dev), "cuDeviceGetName"));
   d->name = name;
   SJ_TRY(check(*cu, cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev), "cuDevicePrimaryCtxRetain"));
-  return static_cast<const Device*>(d);
+  owned.release();  // the driver and the device live as long as the process, as libcuda does
+  return static_cast<const Device*>(d.release());
 }
 
 std::string Driver::error(CUresult r) const {
