@@ -302,6 +302,23 @@ TEST(Cuda, RunsOnTheCallersStream) {
   EXPECT_EQ(dev().cu->cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
+// A thread with no context current cannot make a stream: the driver's rule
+// (the mock's and a GPU's alike), which RunsOnTheCallersStream broke when
+// run alone.
+TEST(Cuda, AStreamNeedsAContextCurrentOnItsThread) {
+  SKIP_WITHOUT_GPU();
+  CUresult made = CUDA_SUCCESS, after_bind = CUDA_ERROR_UNKNOWN;
+  std::thread([&] {
+    CUstream s = nullptr;
+    made = dev().cu->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (!dev().bind().is_ok()) return;
+    after_bind = dev().cu->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (after_bind == CUDA_SUCCESS) dev().cu->cuStreamDestroy(s);
+  }).join();
+  EXPECT_EQ(made, CUDA_ERROR_INVALID_CONTEXT);
+  EXPECT_EQ(after_bind, CUDA_SUCCESS);
+}
+
 TEST(Cuda, HostInputsAreRejectedSayingWhereAndWhat) {
   SKIP_WITHOUT_GPU();
   auto jit = testing::make_jit(R"({"compile": {"backend": "cuda"}})");

@@ -401,6 +401,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
       if (!e.empty()) return fail(CUDA_ERROR_INVALID_VALUE, what + "parameter " + std::to_string(i) + ", byte " + std::to_string(w) + ": " + e);
     }
   }
+  // One launch at a time in the process: a module's __shared__ memory is a
+  // single static copy (kernel_prelude.h).
+  static std::mutex launching;
+  std::lock_guard<std::mutex> lock(launching);
   const std::string e = run_grid(k, params, SjDim3{gx, gy, gz}, SjDim3{bx, by, bz});
   if (!e.empty()) return fail(CUDA_ERROR_LAUNCH_FAILED, what + e);
   return CUDA_SUCCESS;

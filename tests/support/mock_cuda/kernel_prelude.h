@@ -5,7 +5,9 @@
 // A thread of a block is a fiber (lanes.h); `threadIdx` and the others read
 // the running lane's ids, `__syncthreads`, `__syncwarp` and the shuffles
 // suspend it until its block or warp arrives, and `__shared__` memory is one
-// copy per OS thread, which runs a block's lanes one at a time. The math
+// static copy: the mock runs one block at a time, in one launch at a time
+// (static, not thread_local: hundreds of modules with thread-local storage
+// crash LeakSanitizer's scan at exit). The math
 // functions are the C library's (a GPU's are within 2 ulp of them). Included
 // only into emulated modules, never into the library or the mock.
 #pragma once
@@ -41,7 +43,7 @@ inline const SjMockRuntime* sj_mock_rt = nullptr;
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
-#define __shared__ static thread_local
+#define __shared__ static
 #define __align__(n) alignas(n)
 #define __restrict__ __restrict
 

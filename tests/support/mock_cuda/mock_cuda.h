@@ -22,9 +22,10 @@
 //   - cuBLAS (cublas_api.cpp): the strided-batched gemms on OpenBLAS, each
 //     matrix checked to lie in one allocation.
 //
-// Work runs when it is submitted, in submission order (a valid order of a
-// GPU's streams); events time it on the host clock. A refusal returns the
-// driver's code, and cuGetErrorString then gives the mock's reason.
+// Work runs when it is submitted, one launch at a time in the process, in
+// submission order (a valid order of a GPU's streams); events time it on
+// the host clock. A refusal returns the driver's code, and cuGetErrorString
+// then gives the mock's reason.
 #pragma once
 
 #include <cuda.h>
