@@ -216,6 +216,34 @@ extern "C" __global__ void early(int* x) {
   cu().cuModuleUnload(m);
 }
 
+// Two modules with one template instance of one name, whose shared arrays
+// differ in size: each module's are its own. (They were one object across
+// modules, a unique symbol the first module sized, which the second
+// overran.)
+TEST(MockDriver, EachModuleHasItsOwnStatics) {
+  auto module = [](const char* type, int per_thread) {
+    return load(std::string("template <int N> __device__ void body(long long* out) {\n  __shared__ ") + type + " s[" + std::to_string(per_thread) +
+                R"( * N];
+  for (int i = threadIdx.x; i < )" + std::to_string(per_thread) + R"( * N; i += N) s[i] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = s[N - 1 - threadIdx.x];
+}
+extern "C" __global__ void k(long long* out) { body<8>(out); })");
+  };
+  const CUmodule small = module("int", 1), large = module("long long", 64);
+  CUdeviceptr out = alloc(8 * 8);
+  void* params[] = {&out};
+  for (CUmodule m : {small, large, small}) {
+    ASSERT_EQ(cu().cuLaunchKernel(function(m, "k"), 1, 1, 1, 8, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS) << why(CUDA_ERROR_LAUNCH_FAILED);
+    std::vector<long long> got(8);
+    cu().cuMemcpyDtoHAsync(got.data(), out, 8 * 8, nullptr);
+    EXPECT_EQ(got, (std::vector<long long>{7, 6, 5, 4, 3, 2, 1, 0}));
+  }
+  cu().cuMemFree(out);
+  cu().cuModuleUnload(small);
+  cu().cuModuleUnload(large);
+}
+
 // Death: a kernel reading past its allocation faults (the guard page), as
 // one reading a float from an odd address traps; neither runs on.
 TEST(MockDriverDeathTest, OutOfBoundsAndMisalignedAccessesAreFatal) {

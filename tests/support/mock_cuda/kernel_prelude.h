@@ -5,9 +5,7 @@
 // A thread of a block is a fiber (lanes.h); `threadIdx` and the others read
 // the running lane's ids, `__syncthreads`, `__syncwarp` and the shuffles
 // suspend it until its block or warp arrives, and `__shared__` memory is one
-// static copy: the mock runs one block at a time, in one launch at a time
-// (static, not thread_local: hundreds of modules with thread-local storage
-// crash LeakSanitizer's scan at exit). The math
+// static copy: the mock runs one block at a time, in one launch at a time. The math
 // functions are the C library's (a GPU's are within 2 ulp of them). Included
 // only into emulated modules, never into the library or the mock.
 #pragma once
@@ -97,6 +95,9 @@ struct SjMockSignature<void(P...)> {
   }
   static void call(void (*f)(P...), void** params) { call(f, params, typename SjMakeSeq<sizeof...(P)>::type{}); }
 };
+
+// What the mock looks up in a module, which is built with hidden symbols.
+#define SJ_MOCK_EXPORT __attribute__((visibility("default")))
 
 // The table the mock reads, one entry per kernel and a null name last
 // (written after the source by the mock).

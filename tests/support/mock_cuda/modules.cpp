@@ -119,8 +119,8 @@ const std::string& prelude_text() {
 // The host library for `source` (with the kernel table after it), compiled
 // or found; its path, or the compiler's words.
 bool compile(const std::string& source, const std::vector<Kernel>& kernels, std::string& path_or_error) {
-  std::string unit = source + "\n\nextern \"C\" void sj_mock_bind(const SjMockRuntime* rt) { sj_mock_rt = rt; }\n";
-  unit += "extern \"C\" const SjMockKernel sj_mock_kernels[] = {\n";
+  std::string unit = source + "\n\nextern \"C\" SJ_MOCK_EXPORT void sj_mock_bind(const SjMockRuntime* rt) { sj_mock_rt = rt; }\n";
+  unit += "extern \"C\" SJ_MOCK_EXPORT const SjMockKernel sj_mock_kernels[] = {\n";
   for (const Kernel& k : kernels) unit += "  SJ_MOCK_KERNEL(" + k.name + "),\n";
   unit += "  {nullptr, nullptr, 0, nullptr}};\n";
   const std::string flags = SJ_MOCK_KERNEL_FLAGS;
