@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -156,13 +157,16 @@ TEST(MockDriver, AModuleNeedsItsSourceAndEveryKernelInTheImage) {
 }
 
 // A block sum: warp shuffles, then the warps' sums through shared memory
-// across __syncthreads; and a shuffle within groups of 8.
+// across __syncthreads; a shuffle within groups of 8; and atomics over
+// every block.
 TEST(MockDriver, BlocksSynchronizeAndWarpsShuffleInLockstep) {
   const CUmodule m = load(R"(extern "C" __global__ void __launch_bounds__(256) sums(const int* x, int* out, int* eights) {
   int v = x[blockIdx.x * 256 + threadIdx.x];
   int e = v;
   for (int o = 4; o > 0; o >>= 1) e += __shfl_xor_sync(0xffffffffu, e, o, 8);
   eights[blockIdx.x * 256 + threadIdx.x] = e;
+  atomicAdd(out + gridDim.x, x[blockIdx.x * 256 + threadIdx.x]);
+  atomicMax(out + gridDim.x + 1, x[blockIdx.x * 256 + threadIdx.x]);
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   __shared__ int warps[8];
   if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = v;
@@ -176,13 +180,19 @@ TEST(MockDriver, BlocksSynchronizeAndWarpsShuffleInLockstep) {
   const int blocks = 3;
   std::vector<int> x(blocks * 256);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int>(i % 97) - 40;
-  CUdeviceptr dx = alloc(x.size() * 4), dout = alloc(blocks * 4), deights = alloc(x.size() * 4);
+  CUdeviceptr dx = alloc(x.size() * 4), dout = alloc((blocks + 2) * 4), deights = alloc(x.size() * 4);
   EXPECT_EQ(cu().cuMemcpyHtoDAsync(dx, x.data(), x.size() * 4, nullptr), CUDA_SUCCESS);
+  const int start[2] = {0, -1000};  // the atomics' sum and max
+  EXPECT_EQ(cu().cuMemcpyHtoDAsync(dout + blocks * 4, start, 8, nullptr), CUDA_SUCCESS);
   void* params[] = {&dx, &dout, &deights};
   ASSERT_EQ(cu().cuLaunchKernel(function(m, "sums"), blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS)
       << why(CUDA_ERROR_LAUNCH_FAILED);
-  std::vector<int> out(blocks), eights(x.size());
-  EXPECT_EQ(cu().cuMemcpyDtoHAsync(out.data(), dout, blocks * 4, nullptr), CUDA_SUCCESS);
+  std::vector<int> out(blocks + 2), eights(x.size());
+  EXPECT_EQ(cu().cuMemcpyDtoHAsync(out.data(), dout, (blocks + 2) * 4, nullptr), CUDA_SUCCESS);
+  int total = 0;
+  for (int v : x) total += v;
+  EXPECT_EQ(out[blocks], total) << "atomicAdd";
+  EXPECT_EQ(out[blocks + 1], *std::max_element(x.begin(), x.end())) << "atomicMax";
   EXPECT_EQ(cu().cuMemcpyDtoHAsync(eights.data(), deights, x.size() * 4, nullptr), CUDA_SUCCESS);
   for (int b = 0; b < blocks; ++b) {
     int want = 0;
