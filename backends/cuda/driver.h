@@ -30,7 +30,7 @@ struct Driver {
   SJ_CUDA_DRIVER_FUNCTIONS(SJ_DECLARE)
 #undef SJ_DECLARE
   // Optional, and only in a driver that runs kernels from their source
-  // (the tests' mock, tests/support/mock_cuda): told the CUDA C of each image
+  // (the tests' mock, tests/backends/cuda/mock_driver): told the CUDA C of each image
   // before cuModuleLoadData loads it. A real driver has no such entry point.
   void (*module_source)(const void* image, size_t bytes, const char* source) = nullptr;
   // "CUDA_ERROR_INVALID_VALUE (invalid argument)", for messages.

@@ -3,8 +3,8 @@
 // 1, broadcast, non-contiguous, a vector tail, long rows that take the
 // split reduction, many short rows); errors, fallbacks, streams, threads,
 // the disk tier; random graphs. On a GPU where the machine has one, else on
-// the mock driver (tests/support/mock_cuda, chosen by
-// tests/support/cuda_env.cpp), which runs the same kernels on the CPU: CI
+// the mock driver (tests/backends/cuda/mock_driver, chosen by
+// tests/backends/cuda/cuda_env.cpp), which runs the same kernels on the CPU: CI
 // runs every test here.
 //
 // Tolerance: as the LLVM backend's (floats rtol 1e-5, atol 1e-6; matmuls

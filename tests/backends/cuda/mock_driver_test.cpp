@@ -1,4 +1,4 @@
-// The mock CUDA driver and cuBLAS (tests/support/mock_cuda) refuse what a
+// The mock CUDA driver and cuBLAS (tests/backends/cuda/mock_driver) refuse what a
 // real driver refuses, each with its reason, and run kernels as a GPU would:
 // barriers and shuffles in lockstep, out-of-bounds and misaligned accesses
 // fatal. Opened directly, so these run on a GPU machine too.

@@ -61,36 +61,17 @@ inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
 // Atomics: blocks run one at a time and a block's lanes one at a time
 // between waits, so each is a plain read-modify-write returning the old
 // value.
-template <class T>
-inline T atomicAdd(T* p, T v) {
+template <class T, class F>
+inline T sj_mock_rmw(T* p, F next) {
   const T old = *p;
-  *p = old + v;
+  *p = next(old);
   return old;
 }
-template <class T>
-inline T atomicMax(T* p, T v) {
-  const T old = *p;
-  *p = old < v ? v : old;
-  return old;
-}
-template <class T>
-inline T atomicMin(T* p, T v) {
-  const T old = *p;
-  *p = v < old ? v : old;
-  return old;
-}
-template <class T>
-inline T atomicExch(T* p, T v) {
-  const T old = *p;
-  *p = v;
-  return old;
-}
-template <class T>
-inline T atomicCAS(T* p, T expected, T v) {
-  const T old = *p;
-  if (old == expected) *p = v;
-  return old;
-}
+template <class T> inline T atomicAdd(T* p, T v) { return sj_mock_rmw(p, [v](T o) { return o + v; }); }
+template <class T> inline T atomicMax(T* p, T v) { return sj_mock_rmw(p, [v](T o) { return o < v ? v : o; }); }
+template <class T> inline T atomicMin(T* p, T v) { return sj_mock_rmw(p, [v](T o) { return v < o ? v : o; }); }
+template <class T> inline T atomicExch(T* p, T v) { return sj_mock_rmw(p, [v](T) { return v; }); }
+template <class T> inline T atomicCAS(T* p, T expected, T v) { return sj_mock_rmw(p, [=](T o) { return o == expected ? v : o; }); }
 
 inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
 inline int __float_as_int(float x) { return __builtin_bit_cast(int, x); }

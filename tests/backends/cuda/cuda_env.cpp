@@ -1,5 +1,5 @@
 // Which CUDA driver the tests run on: the machine's GPU where it has one,
-// else the mock driver and cuBLAS (tests/support/mock_cuda), named in
+// else the mock driver and cuBLAS (tests/backends/cuda/mock_driver), named in
 // $SHAPEJIT_CUDA_DRIVER and $SHAPEJIT_CUBLAS before any test opens the
 // device. A run that names a driver itself keeps it (the mock on a GPU
 // machine, to compare the two).

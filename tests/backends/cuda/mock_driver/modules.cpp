@@ -20,7 +20,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/mock_cuda/mock_cuda.h"
+#include "tests/backends/cuda/mock_driver/mock_cuda.h"
 
 namespace shapejit::mock_cuda {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <set>
 
-#include "tests/support/mock_cuda/mock_cuda.h"
+#include "tests/backends/cuda/mock_driver/mock_cuda.h"
 
 namespace shapejit::mock_cuda {
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tests/support/mock_cuda/mock_cuda.h"
+#include "tests/backends/cuda/mock_driver/mock_cuda.h"
 
 namespace shapejit::mock_cuda {
 

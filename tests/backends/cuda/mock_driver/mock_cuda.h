@@ -1,7 +1,7 @@
 // A CUDA driver and cuBLAS for the tests, on the CPU (libshapejit_mock_cuda.so).
 //
 // The backend opens it where it would open libcuda.so.1 and libcublas
-// ($SHAPEJIT_CUDA_DRIVER and $SHAPEJIT_CUBLAS; tests/support/cuda_env.cpp
+// ($SHAPEJIT_CUDA_DRIVER and $SHAPEJIT_CUBLAS; tests/backends/cuda/cuda_env.cpp
 // names it when the machine has no GPU). It exports the entry points the
 // backend resolves (backends/cuda/driver.h) and runs what they ask on the
 // host, refusing what a real driver refuses:
@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/mock_cuda/kernel_prelude_abi.h"
+#include "tests/backends/cuda/mock_driver/kernel_prelude_abi.h"
 
 namespace shapejit::mock_cuda {
 
