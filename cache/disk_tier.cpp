@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace shapejit::cache {
@@ -31,11 +32,13 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// The whole file, or an error; bounded so that a huge foreign file is not
-// read. `absent` says the error is only that there is no such file.
-Expected<std::string> read_file(const std::string& path, bool* absent = nullptr) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// The whole file `name` in the folder `dir_fd`, or an error; never through
+// a link, and bounded so that a huge foreign file is not read. `absent`
+// says the error is only that there is no such file.
+Expected<std::string> read_file(int dir_fd, const std::string& name, const std::string& path, bool* absent = nullptr) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0 && absent) *absent = errno == ENOENT;
+  if (fd < 0 && errno == ELOOP) return Status(Code::kIo, path + ": a symbolic link, which the cache does not follow");
   if (fd < 0) return io_error(path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -43,9 +46,13 @@ Expected<std::string> read_file(const std::string& path, bool* absent = nullptr)
     ::close(fd);
     return io_error(path, err);
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(Code::kIo, path + ": not a regular file");
+  }
   if (static_cast<uint64_t>(st.st_size) > kMaxRecordBytes) {
     ::close(fd);
-    return Status(Code::kIo, "larger than any record (" + std::to_string(st.st_size) + " bytes)");
+    return Status(Code::kIo, path + ": larger than any record (" + std::to_string(st.st_size) + " bytes)");
   }
   std::string out(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
@@ -96,6 +103,16 @@ class FolderLock {
   int fd_;
 };
 
+// A listing of the folder open as `dir_fd`, or null.
+DIR* open_listing(int dir_fd) {
+  const int fd = dir_fd < 0 ? -1 : ::dup(dir_fd);
+  if (fd < 0) return nullptr;
+  DIR* d = ::fdopendir(fd);
+  if (!d) ::close(fd);
+  else ::rewinddir(d);
+  return d;
+}
+
 std::string temp_name() {
   static std::atomic<uint64_t> next{0};
   return std::string(kTempPrefix) + std::to_string(::getpid()) + "-" + std::to_string(next++);
@@ -109,30 +126,56 @@ std::string default_disk_dir() {
   return "";
 }
 
-Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint64_t max_bytes) {
+// Why `dir` is no folder for code every process runs, or ok: it must be a
+// folder (not a link to one) owned by this user that nobody else can write.
+Status check_folder(int dir_fd, const std::string& dir) {
+  struct stat st {};
+  if (::fstat(dir_fd, &st) != 0) return io_error(dir, errno);
+  if (!S_ISDIR(st.st_mode)) return Status(Code::kIo, dir + " is not a folder");
+  if (st.st_uid != ::geteuid()) {
+    return Status(Code::kIo, dir + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " + std::to_string(::geteuid()) +
+                                 "): its kernels would run as this user");
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Status(Code::kIo, dir + " is writable by its group or by others (mode " + mode +
+                                 "), who could put code in it that this process runs; `chmod go-w` it");
+  }
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint64_t max_bytes, Signer signer) {
   if (dir.empty()) return Status(Code::kIo, "no folder (XDG_CACHE_HOME and HOME are unset)");
-  // Made one level at a time, like mkdir -p.
+  // Made one level at a time, like mkdir -p; the folder itself for its
+  // user alone.
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     const std::string part = dir.substr(0, slash);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return io_error("cannot make " + part, errno);
+    if (::mkdir(part.c_str(), slash == std::string::npos ? 0700 : 0755) != 0 && errno != EEXIST) return io_error("cannot make " + part, errno);
     if (slash == std::string::npos) break;
   }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return io_error(dir, errno);
-  if (!S_ISDIR(st.st_mode)) return Status(Code::kIo, dir + " is not a folder");
+  std::unique_ptr<DiskTier> tier(new DiskTier(dir, max_bytes, std::move(signer)));
+  tier->dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (tier->dir_fd_ < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return Status(Code::kIo, dir + " is a symbolic link; the cache folder must be the folder itself");
+    }
+    return Status(Code::kIo, dir + " is not a folder");
+  }
+  if (tier->dir_fd_ < 0) return io_error(dir, errno);
+  SJ_TRY(check_folder(tier->dir_fd_, dir));
   // A probe write: a folder we cannot write is no cache (root passes the
   // permission bits, not a read-only mount).
-  std::unique_ptr<DiskTier> tier(new DiskTier(dir, max_bytes));
-  const std::string probe = dir + "/" + temp_name();
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const std::string probe = temp_name();
+  const int fd = ::openat(tier->dir_fd_, probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot write in " + dir, errno);
-  Status wrote = write_all(fd, "probe", probe);
+  Status wrote = write_all(fd, "probe", dir + "/" + probe);
   ::close(fd);
-  ::unlink(probe.c_str());
+  ::unlinkat(tier->dir_fd_, probe.c_str(), 0);
   SJ_TRY(wrote);
-  const std::string usage = dir + "/" + kUsageFile;
-  tier->usage_fd_ = ::open(usage.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (tier->usage_fd_ < 0) return io_error("cannot open " + usage, errno);
+  tier->usage_fd_ = ::openat(tier->dir_fd_, kUsageFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (tier->usage_fd_ < 0) return io_error("cannot open " + dir + "/" + kUsageFile, errno);
   {
     std::lock_guard<std::mutex> guard(tier->mu_);
     FolderLock lock(tier->usage_fd_);
@@ -146,57 +189,69 @@ Expected<std::unique_ptr<DiskTier>> DiskTier::open(const std::string& dir, uint6
 
 DiskTier::~DiskTier() {
   if (usage_fd_ >= 0) ::close(usage_fd_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
 }
 
-std::unique_ptr<DiskTier> DiskTier::inspect(const std::string& dir, uint64_t max_bytes) {
-  return std::unique_ptr<DiskTier>(new DiskTier(dir, max_bytes));
+std::unique_ptr<DiskTier> DiskTier::inspect(const std::string& dir, uint64_t max_bytes, Signer signer) {
+  std::unique_ptr<DiskTier> tier(new DiskTier(dir, max_bytes, std::move(signer)));
+  tier->dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // the command names it: a link is the user's choice
+  return tier;
 }
 
 std::string DiskTier::path_of(const Hash128& key) const { return dir_ + "/" + key.hex() + kSuffix; }
 
-std::optional<std::string> DiskTier::load(const Hash128& key, std::string_view target, std::string* rejected) {
-  const std::string path = path_of(key);
+std::optional<std::string> DiskTier::load(const Hash128& key, std::string_view target, std::string* rejected, Rejection* why) {
+  const std::string name = key.hex() + kSuffix;
+  const std::string path = dir_ + "/" + name;
   bool absent = false;
-  Expected<std::string> bytes = read_file(path, &absent);
+  Expected<std::string> bytes = read_file(dir_fd_, name, path, &absent);
   if (!bytes.is_ok()) {
     if (absent) return std::nullopt;  // a miss
     if (rejected) *rejected = bytes.status().message();
-    ::unlink(path.c_str());
+    if (why) *why = Rejection::kMalformed;
+    ::unlinkat(dir_fd_, name.c_str(), 0);
     return std::nullopt;
   }
-  Expected<std::string_view> payload = decode_record(*bytes, key, target);
+  Rejection kind = Rejection::kNone;
+  Expected<std::string_view> payload = decode_record(*bytes, key, target, signer_, &kind);
   if (!payload.is_ok()) {
     if (rejected) *rejected = path + ": " + payload.status().message();
-    ::unlink(path.c_str());
+    if (why) *why = kind;
+    ::unlinkat(dir_fd_, name.c_str(), 0);
     return std::nullopt;
   }
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // recently used: now
+  ::utimensat(dir_fd_, name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);  // recently used: now
   return std::string(*payload);
 }
 
 Status DiskTier::store(const Hash128& key, std::string_view target, std::string_view payload) {
-  const std::string record = encode_record(key, target, payload);
-  const std::string temp = dir_ + "/" + temp_name();
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const std::string record = encode_record(key, target, payload, signer_);
+  const std::string temp = temp_name();
+  const int fd = ::openat(dir_fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot write in " + dir_, errno);
-  Status wrote = write_all(fd, record, temp);
-  if (::close(fd) != 0 && wrote.is_ok()) wrote = io_error("writing " + temp, errno);
+  // On the disk before it has its name: a crash after the rename must not
+  // leave the name on a file whose bytes never landed.
+  Status wrote = write_all(fd, record, dir_ + "/" + temp);
+  if (wrote.is_ok() && ::fsync(fd) != 0) wrote = io_error("flushing " + dir_ + "/" + temp, errno);
+  if (::close(fd) != 0 && wrote.is_ok()) wrote = io_error("writing " + dir_ + "/" + temp, errno);
   if (!wrote.is_ok()) {
-    ::unlink(temp.c_str());
+    ::unlinkat(dir_fd_, temp.c_str(), 0);
     return wrote;
   }
   // The rename and the count change together, under the folder's lock: no
   // process adds to the folder unseen by the count.
-  const std::string path = path_of(key);
+  const std::string name = key.hex() + kSuffix;
   std::lock_guard<std::mutex> guard(mu_);
   FolderLock lock(usage_fd_);
   struct stat old {};
-  const uint64_t replaced = ::stat(path.c_str(), &old) == 0 ? static_cast<uint64_t>(old.st_size) : 0;
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  const uint64_t replaced = ::fstatat(dir_fd_, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 ? static_cast<uint64_t>(old.st_size) : 0;
+  if (::renameat(dir_fd_, temp.c_str(), dir_fd_, name.c_str()) != 0) {
     const int err = errno;
-    ::unlink(temp.c_str());
-    return io_error("renaming into " + path, err);
+    ::unlinkat(dir_fd_, temp.c_str(), 0);
+    return io_error("renaming into " + path_of(key), err);
   }
+  // The rename itself, on the disk: the folder's entry.
+  if (::fsync(dir_fd_) != 0) return io_error("flushing " + dir_, errno);
   const std::optional<uint64_t> before = read_usage();
   const uint64_t after = before ? *before - std::min(*before, replaced) + record.size() : 0;
   if (!before || after > max_bytes_ || ++writes_since_scan_ >= std::max(kScanEvery, files_at_scan_)) evict_locked();
@@ -204,7 +259,7 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
   return Status::ok();
 }
 
-void DiskTier::remove(const Hash128& key) { ::unlink(path_of(key).c_str()); }
+void DiskTier::remove(const Hash128& key) { ::unlinkat(dir_fd_, (key.hex() + kSuffix).c_str(), 0); }
 
 std::optional<uint64_t> DiskTier::read_usage() const {
   unsigned char bytes[8];
@@ -229,27 +284,26 @@ void DiskTier::write_usage(uint64_t count) const {
 // dead writer left go too.
 void DiskTier::evict_locked() {
   struct Seen {
-    std::string path;
+    std::string name;
     uint64_t bytes;
     struct timespec modified;
   };
   std::vector<Seen> files;
   uint64_t total = 0;
   const std::time_t now = std::time(nullptr);
-  DIR* d = ::opendir(dir_.c_str());
+  DIR* d = open_listing(dir_fd_);
   if (!d) return;
   while (const dirent* e = ::readdir(d)) {
-    const std::string_view name = e->d_name;
+    const std::string name = e->d_name;
     const bool temp = name.rfind(kTempPrefix, 0) == 0;
     if (!temp && !ends_with(name, kSuffix)) continue;
-    const std::string path = dir_ + "/" + std::string(name);
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) continue;  // removed by another process meanwhile
+    if (::fstatat(dir_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // removed by another process meanwhile
     if (temp) {
-      if (now - st.st_mtime > kStaleTempSeconds) ::unlink(path.c_str());
+      if (now - st.st_mtime > kStaleTempSeconds) ::unlinkat(dir_fd_, name.c_str(), 0);
       continue;
     }
-    files.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim});
+    files.push_back({name, static_cast<uint64_t>(st.st_size), st.st_mtim});
     total += static_cast<uint64_t>(st.st_size);
   }
   ::closedir(d);
@@ -266,7 +320,7 @@ void DiskTier::evict_locked() {
   for (const Seen& f : files) {
     if (total <= max_bytes_) break;
     // Gone already (a load that found it corrupt) counts as removed.
-    if (::unlink(f.path.c_str()) == 0 || errno == ENOENT) {
+    if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0 || errno == ENOENT) {
       total -= f.bytes;
       --kept;
     }
@@ -276,7 +330,7 @@ void DiskTier::evict_locked() {
 
 std::vector<DiskTier::File> DiskTier::list(bool verify) const {
   std::vector<File> out;
-  DIR* d = ::opendir(dir_.c_str());
+  DIR* d = open_listing(dir_fd_);
   if (!d) return out;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
@@ -285,10 +339,10 @@ std::vector<DiskTier::File> DiskTier::list(bool verify) const {
     f.name = name;
     const std::string path = dir_ + "/" + name;
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) continue;
+    if (::fstatat(dir_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     f.bytes = static_cast<uint64_t>(st.st_size);
     f.modified = st.st_mtime;
-    Expected<std::string> bytes = read_file(path);
+    Expected<std::string> bytes = read_file(dir_fd_, name, path);
     if (!bytes.is_ok()) {
       f.status = bytes.status();
     } else if (Expected<RecordHeader> h = decode_header(*bytes); !h.is_ok()) {
@@ -299,7 +353,7 @@ std::vector<DiskTier::File> DiskTier::list(bool verify) const {
       if (verify) {
         const std::string stem = name.substr(0, name.size() - std::strlen(kSuffix));
         if (stem != h->key.hex()) f.status = Status(Code::kIo, "named " + stem + " but holds key " + h->key.hex());
-        else if (Expected<std::string_view> p = decode_record(*bytes, h->key, h->target); !p.is_ok()) f.status = p.status();
+        else if (Expected<std::string_view> p = decode_record(*bytes, h->key, h->target, signer_); !p.is_ok()) f.status = p.status();
       }
     }
     out.push_back(std::move(f));
@@ -310,16 +364,15 @@ std::vector<DiskTier::File> DiskTier::list(bool verify) const {
 }
 
 Expected<size_t> DiskTier::clear() {
-  DIR* d = ::opendir(dir_.c_str());
-  if (!d) return io_error(dir_, errno);
+  DIR* d = open_listing(dir_fd_);
+  if (!d) return io_error(dir_, dir_fd_ < 0 ? ENOENT : errno);
   size_t removed = 0;
   Status failed;
   while (const dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
     if (!ends_with(name, kSuffix) && name.rfind(kTempPrefix, 0) != 0) continue;
-    const std::string path = dir_ + "/" + std::string(name);
-    if (::unlink(path.c_str()) == 0) ++removed;
-    else if (errno != ENOENT && failed.is_ok()) failed = io_error("cannot remove " + path, errno);
+    if (::unlinkat(dir_fd_, std::string(name).c_str(), 0) == 0) ++removed;
+    else if (errno != ENOENT && failed.is_ok()) failed = io_error("cannot remove " + dir_ + "/" + std::string(name), errno);
   }
   ::closedir(d);
   SJ_TRY(failed);

@@ -2,10 +2,19 @@
 // opens it (DESIGN.md, Cache).
 //
 // A file is a record (record.h) named <key in hex>.sjk. A write goes to a
-// temporary file in the same folder, renamed into place: a reader sees the
-// whole old file or the whole new one, never half of either, and two
-// processes writing one key at once leave one whole file. Recency is the
-// file's modification time, which a load renews.
+// temporary file in the same folder, flushed to the disk and renamed into
+// place, and then the folder is flushed: a reader sees the whole old file or
+// the whole new one, never half of either, two processes writing one key at
+// once leave one whole file, and neither a killed process nor a lost machine
+// leaves a record that a later run must reject. Recency is the file's
+// modification time, which a load renews.
+//
+// The folder holds code that every process on it runs, so the tier refuses
+// one that others could write to: a symbolic link, a folder writable by its
+// group or by others, or one owned by another user (the tier is then off,
+// with a line that says why, as for a folder it cannot write). Files are
+// opened relative to the folder opened at the start, never through a link.
+// Records are signed and checked with the tier's signer (signer.h).
 //
 // The bound holds for every process on the folder together. Beside the
 // entries lies one small file, `.usage`: its lock (flock) orders the
@@ -46,10 +55,10 @@ class DiskTier {
 
   // The tier over `dir`, made when missing; an error that says why when it
   // cannot be made or written (read-only, not a folder, no space).
-  static Expected<std::unique_ptr<DiskTier>> open(const std::string& dir, uint64_t max_bytes);
+  static Expected<std::unique_ptr<DiskTier>> open(const std::string& dir, uint64_t max_bytes, Signer signer = Signer());
   // The folder as it is, to look at (the cache command): made and written
   // by nothing but `clear`.
-  static std::unique_ptr<DiskTier> inspect(const std::string& dir, uint64_t max_bytes);
+  static std::unique_ptr<DiskTier> inspect(const std::string& dir, uint64_t max_bytes, Signer signer = Signer());
 
   const std::string& dir() const { return dir_; }
   uint64_t max_bytes() const { return max_bytes_; }
@@ -57,8 +66,8 @@ class DiskTier {
 
   // The payload stored under `key` for `target`, or nullopt when there is
   // none. A file that fails its checks is removed; `rejected` then says
-  // why, in one line that names the file.
-  std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr);
+  // why, in one line that names the file, and `why` which kind of check.
+  std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr, Rejection* why = nullptr);
   // Writes the record and, when the folder passes its bound, evicts down to
   // it; an error means the
   // folder can no longer be written (full, read-only, gone).
@@ -84,7 +93,7 @@ class DiskTier {
   DiskTier& operator=(const DiskTier&) = delete;
 
  private:
-  DiskTier(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  DiskTier(std::string dir, uint64_t max_bytes, Signer signer) : dir_(std::move(dir)), max_bytes_(max_bytes), signer_(std::move(signer)) {}
   // With the folder locked: scans it, evicts down to the bound and writes
   // the count of what is left.
   void evict_locked();
@@ -94,6 +103,8 @@ class DiskTier {
 
   std::string dir_;
   uint64_t max_bytes_;
+  Signer signer_;
+  int dir_fd_ = -1;    // the folder, opened once: files are found relative to it
   int usage_fd_ = -1;  // `.usage`, open for the tier's life (-1 for inspect)
   // Orders this process's threads, whom one open file's flock does not.
   std::mutex mu_;

@@ -24,9 +24,10 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
       .finish();
 }
 
-KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log) : capacity_(capacity_bytes), log_(std::move(log)) {
+KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log)
+    : capacity_(capacity_bytes), log_(std::move(log)), signer_(tiers.signer) {
   if (!tiers.disk_dir.empty() && tiers.disk_max_bytes > 0) {
-    Expected<std::unique_ptr<DiskTier>> disk = DiskTier::open(tiers.disk_dir, tiers.disk_max_bytes);
+    Expected<std::unique_ptr<DiskTier>> disk = DiskTier::open(tiers.disk_dir, tiers.disk_max_bytes, signer_);
     if (disk.is_ok()) {
       disk_ = std::move(disk).value();
       disk_on_ = true;
@@ -160,15 +161,16 @@ std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& mak
   if (!maker.load || !disk_on_.load()) return std::nullopt;
   // Lines are logged outside the lock: a sink may take locks of its own
   // (Python's takes the GIL).
-  std::string rejected;
-  std::optional<std::string> payload = disk_->load(key, maker.target, &rejected);
+  std::string why;
+  Rejection kind = Rejection::kNone;
+  std::optional<std::string> payload = disk_->load(key, maker.target, &why, &kind);
   if (!payload) {
-    {
+    if (!why.empty()) {
+      rejected(disk_->dir(), why + "; removed, the kernel is compiled again", kind, /*remote=*/false);
+    } else if (!maker.part) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!rejected.empty()) ++stats_.disk_rejected;
-      else if (!maker.part) ++stats_.disk_misses;
+      ++stats_.disk_misses;
     }
-    if (!rejected.empty()) log("shapejit: cache: " + rejected + "; removed, the kernel is compiled again");
     return std::nullopt;
   }
   Expected<std::unique_ptr<Artifact>> made = maker.load(*payload);
@@ -191,15 +193,14 @@ std::optional<Found> KernelCache::load_remote(const Hash128& key, const Maker& m
   if (!maker.load || !remote_) return std::nullopt;
   std::optional<std::string> record = remote_->get(key);
   if (!record) return std::nullopt;
-  Expected<std::string_view> payload = decode_record(*record, key, maker.target);
+  Rejection kind = Rejection::kNone;
+  Expected<std::string_view> payload = decode_record(*record, key, maker.target, signer_, &kind);
+  // A record that fails its checks is never handed to the backend.
   Expected<std::unique_ptr<Artifact>> made = payload.is_ok() ? maker.load(*payload) : Expected<std::unique_ptr<Artifact>>(payload.status());
   if (!made.is_ok()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.remote_rejected;
-    }
-    log("shapejit: cache: redis at " + remote_->url() + ": the value of " + key.hex() + " is unusable (" + made.status().message() +
-        "); a miss");
+    rejected("redis at " + remote_->url(),
+             "redis at " + remote_->url() + ": the value of " + key.hex() + " is unusable (" + made.status().message() + "); a miss", kind,
+             /*remote=*/true);
     return std::nullopt;
   }
   {
@@ -220,7 +221,24 @@ void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view
       disk_failed(s);
     }
   }
-  if (remote && remote_) remote_->put(key, encode_record(key, maker.target, image));
+  if (remote && remote_) remote_->put(key, encode_record(key, maker.target, image, signer_));
+}
+
+void KernelCache::rejected(const std::string& origin, const std::string& why, Rejection kind, bool remote) {
+  bool quiet = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(remote ? stats_.remote_rejected : stats_.disk_rejected);
+    if (kind == Rejection::kSignature) {
+      ++(remote ? stats_.remote_bad_signatures : stats_.disk_bad_signatures);
+      bool& logged = remote ? remote_signature_logged_ : disk_signature_logged_;
+      quiet = logged;
+      logged = true;
+    }
+  }
+  if (quiet) return;
+  log("shapejit: cache: " + why);
+  if (kind == Rejection::kSignature) log("shapejit: cache: further records from " + origin + " that fail their signature are counted in stats, not logged");
 }
 
 void KernelCache::disk_failed(const Status& s) {
@@ -251,6 +269,7 @@ CacheStats KernelCache::stats() const {
   CacheStats s = stats_;
   s.disk_on = disk_on_.load();
   s.remote_on = remote_ != nullptr;
+  s.signed_records = signer_.enabled();
   if (remote_) s.remote = remote_->stats();
   return s;
 }

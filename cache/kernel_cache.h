@@ -17,7 +17,10 @@
 // Redis hit fills the disk. Whatever a lower tier does wrong (a corrupt
 // file, a full folder, a server that went away) is a miss and a log line,
 // never a failed call: a folder that cannot be written turns the disk tier
-// off for the cache's life.
+// off for the cache's life. With a signer that has keys (TierOptions),
+// records are signed as they are written and a record from either tier
+// that is unsigned, signed with another key or altered is never loaded: it
+// is counted, logged once per tier, and its kernel compiled again.
 #pragma once
 
 #include <atomic>
@@ -58,6 +61,10 @@ struct CacheStats {
   // The disk tier: loads, misses, files rejected (removed and compiled
   // again), writes; the remote tier's own counts.
   uint64_t disk_hits = 0, disk_misses = 0, disk_rejected = 0, disk_writes = 0, remote_loads = 0, remote_rejected = 0;
+  // Of the rejected, those whose signature failed (unsigned, another key,
+  // altered): counted apart, as they may be an attack rather than an accident.
+  uint64_t disk_bad_signatures = 0, remote_bad_signatures = 0;
+  bool signed_records = false;  // a signer with keys
   bool disk_on = false, remote_on = false;
   RedisStats remote;
   // Milliseconds each kernel took to come from where it came from: a
@@ -89,6 +96,7 @@ struct TierOptions {
   std::string disk_dir;  // empty: no disk tier
   uint64_t disk_max_bytes = 0;
   RedisOptions redis;  // an empty url: no remote tier
+  Signer signer;       // no keys: records are neither signed nor checked
 };
 
 class KernelCache {
@@ -138,12 +146,17 @@ class KernelCache {
   std::optional<Found> load_remote(const Hash128& key, const Maker& maker);
   void store(const Hash128& key, const Maker& maker, std::string_view image, bool remote);
   void disk_failed(const Status& s);
+  // Counts a record the tier `origin` held and that failed its checks, and
+  // logs why: every time for an accident, once per tier for a signature.
+  void rejected(const std::string& origin, const std::string& why, Rejection kind, bool remote);
   void log(const std::string& line) const {
     if (log_) log_(line);
   }
 
   const size_t capacity_;
   Log log_;
+  Signer signer_;
+  bool disk_signature_logged_ = false, remote_signature_logged_ = false;  // under mu_
   std::unique_ptr<DiskTier> disk_;
   std::atomic<bool> disk_on_{false};
   std::unique_ptr<RedisTier> remote_;

@@ -18,7 +18,7 @@ set_target_properties(shapejit_package PROPERTIES OUTPUT_NAME shapejit EXPORT_NA
 target_include_directories(shapejit_package INTERFACE $<INSTALL_INTERFACE:include>)
 # What the layers link, gathered: the archive needs all of it.
 target_link_libraries(shapejit_package INTERFACE nlohmann_json::nlohmann_json TBB::tbb Threads::Threads
-  ${SHAPEJIT_XXHASH_LIBRARIES} ${SHAPEJIT_HIREDIS_LIBRARIES})
+  ${SHAPEJIT_XXHASH_LIBRARIES} ${SHAPEJIT_HIREDIS_LIBRARIES} ${SHAPEJIT_LIBCRYPTO_LIBRARIES})
 set(SHAPEJIT_PC_LIBS "")
 set(SHAPEJIT_PC_CFLAGS "")
 if(SHAPEJIT_LLVM)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libtbb-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
-          llvm-16-dev lld libopenblas-dev pkg-config libxxhash-dev libhiredis-dev redis-server libboost-context-dev)
+          llvm-16-dev lld libopenblas-dev pkg-config libxxhash-dev libhiredis-dev libssl-dev redis-server libboost-context-dev)
 [ "${1:-}" = "--deps-only" ] && packages+=("${@:2}")
 [ "${1:-}" = "--sanitize" ] && packages+=(clang-16 libclang-rt-16-dev)
 missing=()

@@ -160,6 +160,22 @@ Status check_redis_url(const std::string& url, const std::string& ptr) {
   return Status::ok();
 }
 
+// cache.sign.key_file: a file name, or a non-empty list of them (the first
+// signs). The files are read when a Jit starts (cache/signer.h).
+Status read_key_files(const json& v, const std::string& ptr, std::vector<std::string>& out) {
+  const bool one = v.is_string();
+  if (!one && (!v.is_array() || v.empty())) return err(ptr, "expected a file name, or a non-empty list of them (the first signs), got " + json_excerpt(v));
+  for (size_t i = 0; i < (one ? 1 : v.size()); ++i) {
+    const json& f = one ? v : v[i];
+    const std::string at = one ? ptr : ptr + "/" + std::to_string(i);
+    if (!f.is_string()) return err(at, "expected a file name, got " + json_excerpt(f));
+    const std::string name = f.get<std::string>();
+    if (name.empty() || name.find('\0') != std::string::npos) return err(at, "not a file name");
+    out.push_back(name);
+  }
+  return Status::ok();
+}
+
 Status read_policy(Object& o, PolicyConfig& p) {
   SJ_TRY(o.choice("mode", p.mode, mode_names()));
   SJ_TRY(o.integer("backoff_after", p.backoff_after, 1, 1'000'000));
@@ -233,6 +249,10 @@ Expected<Config> config_from_json(const json& j) {
       if (c.cache.redis_prefix.size() > 256) return err(r.at("prefix"), "at most 256 characters");
       return Status::ok();
     }));
+    SJ_TRY(o.object("sign", [&](Object& g) -> Status {
+      const json* v = g.take("key_file");
+      return v ? read_key_files(*v, g.at("key_file"), c.cache.sign_key_files) : Status::ok();
+    }));
     return Status::ok();
   }));
   SJ_TRY(root.object("log", [&](Object& o) -> Status {
@@ -275,7 +295,8 @@ json config_to_json(const Config& c) {
           {"connect_timeout_ms", c.cache.redis_connect_timeout_ms},
           {"timeout_ms", c.cache.redis_timeout_ms},
           {"cooldown_ms", c.cache.redis_cooldown_ms},
-          {"prefix", c.cache.redis_prefix}}}}},
+          {"prefix", c.cache.redis_prefix}}},
+         {"sign", c.cache.sign_key_files.empty() ? json::object() : json{{"key_file", c.cache.sign_key_files}}}}},
       {"log", {{"recompiles", c.log.recompiles}, {"stats", c.log.stats}, {"record", c.log.record}, {"slow_compile_ms", c.log.slow_compile_ms}}},
   };
 }

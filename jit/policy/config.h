@@ -60,6 +60,10 @@ struct CacheConfig {
   int redis_timeout_ms = 100;
   int redis_cooldown_ms = 10'000;
   std::string redis_prefix = "shapejit:";  // keys are the prefix and the kernel key in hex
+  // Files holding the keys that sign and check records (cache/signer.h):
+  // the first signs, every one verifies. Empty: records are not signed,
+  // unless $SHAPEJIT_CACHE_SIGN_KEYS is set.
+  std::vector<std::string> sign_key_files;
 };
 
 struct LogConfig {

@@ -46,7 +46,10 @@ Expected<std::unique_ptr<Jit>> Jit::create(const policy::Config& config, std::un
     std::ofstream probe(config.log.stats, std::ios::app);
     if (!probe) return Status(Code::kIo, "config: /log/stats: cannot write \"" + config.log.stats + "\": " + std::strerror(errno));
   }
-  std::unique_ptr<Jit> jit(new Jit(config, std::move(backend)));
+  // A key that cannot be read is an error, never unsigned records.
+  Expected<cache::Signer> signer = cache::Signer::load(config.cache.sign_key_files);
+  if (!signer.is_ok()) return signer.status();
+  std::unique_ptr<Jit> jit(new Jit(config, std::move(backend), std::move(signer).value()));
   if (!config.log.record.empty()) jit->record(SJ_TRY(TraceRecorder::open(config.log.record)));
   return jit;
 }
@@ -58,8 +61,9 @@ Expected<std::unique_ptr<Jit>> Jit::create(std::string_view config_json) {
 
 namespace {
 
-cache::TierOptions tier_options(const policy::CacheConfig& c) {
+cache::TierOptions tier_options(const policy::CacheConfig& c, cache::Signer signer) {
   cache::TierOptions t;
+  t.signer = std::move(signer);
   t.disk_dir = c.disk_path.empty() ? cache::default_disk_dir() : c.disk_path;
   t.disk_max_bytes = static_cast<uint64_t>(c.disk_max_mb) << 20;
   t.redis.url = c.redis;
@@ -72,11 +76,11 @@ cache::TierOptions tier_options(const policy::CacheConfig& c) {
 
 }  // namespace
 
-Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend)
+Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend, cache::Signer signer)
     : log_([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }),
       config_(std::move(config)),
       backend_(std::move(backend)),
-      cache_(static_cast<size_t>(config_.cache.memory_mb) << 20, tier_options(config_.cache),
+      cache_(static_cast<size_t>(config_.cache.memory_mb) << 20, tier_options(config_.cache, std::move(signer)),
              [this](const std::string& line) {
                if (log_) log_(line);
              }) {
@@ -228,13 +232,21 @@ nlohmann::json Jit::stats_json() const {
                   {"disk_hits", c.parts.disk_hits},
                   {"disk_writes", c.parts.disk_writes},
                   {"remote_loads", c.parts.remote_loads}}},
-                {"disk", {{"on", c.disk_on}, {"hits", c.disk_hits}, {"misses", c.disk_misses}, {"rejected", c.disk_rejected}, {"writes", c.disk_writes}}},
+                {"signed", c.signed_records},
+                {"disk",
+                 {{"on", c.disk_on},
+                  {"hits", c.disk_hits},
+                  {"misses", c.disk_misses},
+                  {"rejected", c.disk_rejected},
+                  {"bad_signatures", c.disk_bad_signatures},
+                  {"writes", c.disk_writes}}},
                 {"remote",
                  {{"on", c.remote_on},
                   {"hits", c.remote.hits},
                   {"misses", c.remote.misses},
                   {"loads", c.remote_loads},
                   {"rejected", c.remote_rejected},
+                  {"bad_signatures", c.remote_bad_signatures},
                   {"errors", c.remote.errors},
                   {"skipped", c.remote.skipped},
                   {"writes", c.remote.writes},

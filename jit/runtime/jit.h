@@ -87,7 +87,7 @@ class Jit {
   nlohmann::json stats_json() const;
 
  private:
-  Jit(policy::Config config, std::unique_ptr<backends::Backend> backend);
+  Jit(policy::Config config, std::unique_ptr<backends::Backend> backend, cache::Signer signer);
   void notice_slow_compile(const backends::CompileServices::Notice& n) const;
 
   std::function<void(const std::string&)> log_;  // first: the cache's tiers log until they close

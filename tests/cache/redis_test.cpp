@@ -64,13 +64,13 @@ TEST(RedisTier, AFleetCompilesEachKernelOnceAndAHitFillsTheDisk) {
   TempDir a, b;
   Counting c;
   {
-    KernelCache first(1 << 20, TierOptions{a.path(), 1 << 20, options(server)}, {});
+    KernelCache first(1 << 20, TierOptions{a.path(), 1 << 20, options(server), {}}, {});
     EXPECT_EQ(first.get(key_of(1), c.maker("k1"))->origin, Origin::kCompile);
     first.remote()->flush();  // the write is in the background
     EXPECT_EQ(first.stats().remote.writes, 1u);
   }
   std::vector<std::string> lines;
-  KernelCache second(1 << 20, TierOptions{b.path(), 1 << 20, options(server)}, [&](const std::string& l) { lines.push_back(l); });
+  KernelCache second(1 << 20, TierOptions{b.path(), 1 << 20, options(server), {}}, [&](const std::string& l) { lines.push_back(l); });
   auto f = second.get(key_of(1), c.maker("k1"));
   EXPECT_EQ(text_of(f), "k1");
   EXPECT_EQ(f->origin, Origin::kRemote);
@@ -98,7 +98,7 @@ TEST(RedisTier, AValueThatFailsItsChecksumIsAMiss) {
     writer->flush();
   }
   std::vector<std::string> lines;
-  KernelCache cache(1 << 20, TierOptions{dir.path(), 1 << 20, o}, [&](const std::string& l) { lines.push_back(l); });
+  KernelCache cache(1 << 20, TierOptions{dir.path(), 1 << 20, o, {}}, [&](const std::string& l) { lines.push_back(l); });
   auto f = cache.get(key_of(3), c.maker("good bytes"));
   EXPECT_EQ(f->origin, Origin::kCompile);
   EXPECT_EQ(c.compiles.load(), 1);

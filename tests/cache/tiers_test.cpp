@@ -69,8 +69,8 @@ TEST(Record, RoundTripsAndRejectsEveryKindOfDamage) {
   EXPECT_NE(why(foreign).find("not a shapejit cache record"), std::string::npos);
   EXPECT_NE(why("#!/bin/sh\necho hello\n").find("not a shapejit cache record"), std::string::npos);
   std::string version = rec;
-  version[8] = 2;
-  EXPECT_NE(why(version).find("format version 2 (this shapejit reads 1)"), std::string::npos);
+  version[8] = 1;
+  EXPECT_NE(why(version).find("format version 1 (this shapejit reads 2)"), std::string::npos);
   EXPECT_NE(why(rec, key_of(2)).find("holds key " + key.hex()), std::string::npos);
   EXPECT_NE(why(rec, key, "llvm aarch64").find("built for \"llvm x86_64\""), std::string::npos);
   // The header alone, for listings.
@@ -101,8 +101,8 @@ TEST(DiskTier, StoresLoadsAndMakesItsFolder) {
 
 TEST(DiskTier, EvictsTheLeastRecentlyUsedDownToItsBound) {
   TempDir tmp;
-  const std::string payload(1000, 'x');  // a record is 1000 + 48 + 1 bytes
-  auto tier = std::move(DiskTier::open(tmp.path(), 5 * 1049)).value();
+  const std::string payload(1000, 'x');  // a record is 1000 + 56 + 1 bytes
+  auto tier = std::move(DiskTier::open(tmp.path(), 5 * 1057)).value();
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(tier->store(key_of(i), "t", payload).is_ok());
     // Distinct times, oldest first.
@@ -208,9 +208,16 @@ TEST(DiskTier, AReadOnlyFolderTurnsTheTierOffWithOneLine) {
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
   ASSERT_EQ(::chmod(dir.c_str(), 0555), 0);
+  // The child's own folder (a folder of another user's is refused for that
+  // alone: DiskTierSafety), which it cannot write.
+  if (::geteuid() == 0) {
+    const passwd* nobody = ::getpwnam("nobody");
+    ASSERT_NE(nobody, nullptr);
+    ASSERT_EQ(::chown(dir.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+  }
   const int rc = as_unprivileged_child([&] {
     std::vector<std::string> lines;
-    KernelCache cache(1 << 20, TierOptions{dir, 1 << 20, {}}, [&](const std::string& l) { lines.push_back(l); });
+    KernelCache cache(1 << 20, TierOptions{dir, 1 << 20, {}, {}}, [&](const std::string& l) { lines.push_back(l); });
     if (cache.disk() != nullptr) return 1;
     if (lines.size() != 1 || lines[0].find("the disk tier is off") == std::string::npos || lines[0].find("cannot write in " + dir) == std::string::npos) {
       return 2;
@@ -264,14 +271,14 @@ TEST(KernelCacheTiers, ACompileIsWrittenAndAnotherCacheLoadsItWithoutCompiling) 
   TempDir tmp;
   Counting c;
   {
-    KernelCache first(1 << 20, TierOptions{tmp.path(), 1 << 20, {}}, {});
+    KernelCache first(1 << 20, TierOptions{tmp.path(), 1 << 20, {}, {}}, {});
     auto f = first.get(key_of(1), c.maker("kernel one"));
     EXPECT_EQ(text_of(f), "kernel one");
     EXPECT_EQ(f->origin, Origin::kCompile);
     EXPECT_EQ(first.stats().disk_writes, 1u);
     EXPECT_EQ(first.get(key_of(1), c.maker("kernel one"))->origin, Origin::kMemory);
   }
-  KernelCache second(1 << 20, TierOptions{tmp.path(), 1 << 20, {}}, {});
+  KernelCache second(1 << 20, TierOptions{tmp.path(), 1 << 20, {}, {}}, {});
   auto f = second.get(key_of(1), c.maker("kernel one"));
   EXPECT_EQ(text_of(f), "kernel one");
   EXPECT_EQ(f->origin, Origin::kDisk);
@@ -279,7 +286,7 @@ TEST(KernelCacheTiers, ACompileIsWrittenAndAnotherCacheLoadsItWithoutCompiling) 
   EXPECT_EQ(c.loads.load(), 1);
   EXPECT_EQ(second.stats().disk_hits, 1u);
   // get_local sees memory and disk, and compiles nothing.
-  KernelCache third(1 << 20, TierOptions{tmp.path(), 1 << 20, {}}, {});
+  KernelCache third(1 << 20, TierOptions{tmp.path(), 1 << 20, {}, {}}, {});
   EXPECT_FALSE(third.get_local(key_of(2), c.maker("two")).has_value());
   auto local = third.get_local(key_of(1), c.maker("kernel one"));
   ASSERT_TRUE(local.has_value());
@@ -291,7 +298,7 @@ TEST(KernelCacheTiers, ACorruptOrUnloadableFileIsLoggedRemovedAndRecompiled) {
   TempDir tmp;
   Counting c;
   std::vector<std::string> lines;
-  KernelCache cache(0, TierOptions{tmp.path(), 1 << 20, {}}, [&](const std::string& l) { lines.push_back(l); });
+  KernelCache cache(0, TierOptions{tmp.path(), 1 << 20, {}, {}}, [&](const std::string& l) { lines.push_back(l); });
   ASSERT_TRUE(cache.get(key_of(1), c.maker("k1")).is_ok());
   ASSERT_TRUE(cache.get(key_of(2), c.maker("k2")).is_ok());  // capacity 0: k1 leaves memory
   const std::string path = cache.disk()->path_of(key_of(1));
@@ -319,7 +326,7 @@ TEST(KernelCacheTiers, AFullFolderTurnsTheTierOffWithOneLineAndCallsGoOn) {
   TempDir tmp;
   Counting c;
   std::vector<std::string> lines;
-  KernelCache cache(1 << 20, TierOptions{tmp.path(), 1 << 30, {}}, [&](const std::string& l) { lines.push_back(l); });
+  KernelCache cache(1 << 20, TierOptions{tmp.path(), 1 << 30, {}, {}}, [&](const std::string& l) { lines.push_back(l); });
   // A file size limit stands in for a full disk: writes past it fail (EFBIG
   // where ENOSPC would be), and SIGXFSZ is ignored so that they return.
   rlimit old{};

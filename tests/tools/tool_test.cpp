@@ -271,5 +271,56 @@ TEST(Tool, TheSecondProcessLoadsFromDiskAndTheCacheCommandShowsIt) {
   EXPECT_EQ(tool("cache frobnicate").code, 2);
 }
 
+// Signed records through the command: a run signs what it writes, verify
+// checks the signatures with the config's keys, and a run with another key
+// compiles again rather than load what it cannot trust.
+TEST(Tool, SignedRecordsAreCheckedByVerifyAndByEveryRun) {
+  const std::string dir = temp_dir("signed");
+  write_file(dir + "/g.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "exp", "in": ["x"], "out": "e"}], "outputs": ["e"]})");
+  ASSERT_TRUE(tools::write_npy(dir + "/x.npy", testing::from_values(ir::DType::kF32, {2}, std::vector<double>{0, 0})).is_ok());
+  write_file(dir + "/a.key", std::string(64, 'a') + "\n");
+  write_file(dir + "/b.key", std::string(64, 'b') + "\n");
+  auto config = [&](const std::string& name, const std::string& sign) {
+    write_file(dir + "/" + name + ".json", R"({"compile": {"backend": "llvm"}, "cache": {"disk": {"path": ")" + dir + R"(/kernels"}, "sign": )" +
+                                               sign + R"(}, "log": {"stats": ")" + dir + "/" + name + R"(.stats"}})");
+    return " --config " + dir + "/" + name + ".json";
+  };
+  const std::string run = "run --graph " + dir + "/g.json --in " + dir + "/x.npy --out-dir " + dir + "/out";
+  ToolRun first = tool(run + config("a", R"({"key_file": ")" + dir + R"(/a.key"})"));
+  if (first.code != 0 && first.out.find("llvm") != std::string::npos) GTEST_SKIP() << "no LLVM backend: " << first.out;
+  ASSERT_EQ(first.code, 0) << first.out;
+  ToolRun verify = tool("cache verify" + config("a", R"({"key_file": ")" + dir + R"(/a.key"})"));
+  EXPECT_EQ(verify.code, 0) << verify.out;
+  EXPECT_NE(verify.out.find("signatures: checked"), std::string::npos) << verify.out;
+  EXPECT_NE(tool("cache ls" + config("a", "{}")).out.find(" yes "), std::string::npos) << "ls says each record is signed";
+  // Under key b alone, every record is foreign; with [b, a] (a rotation) none is.
+  verify = tool("cache verify" + config("b", R"({"key_file": ")" + dir + R"(/b.key"})"));
+  EXPECT_EQ(verify.code, 1) << verify.out;
+  EXPECT_NE(verify.out.find("made by none of this process's keys"), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find(" 0 ok"), std::string::npos) << verify.out;
+  verify = tool("cache verify" + config("ba", R"({"key_file": [")" + dir + R"(/b.key", ")" + dir + R"(/a.key"]})"));
+  EXPECT_EQ(verify.code, 0) << verify.out;
+  ToolRun other = tool(run + config("b", R"({"key_file": ")" + dir + R"(/b.key"})"));
+  ASSERT_EQ(other.code, 0) << other.out;
+  EXPECT_NE(other.out.find("made by none of this process's keys"), std::string::npos) << other.out;
+  const auto stats = nlohmann::json::parse(std::ifstream(dir + "/b.stats"));
+  EXPECT_EQ(stats["backend_compiles"], 1u);
+  EXPECT_GE(stats["cache"]["disk"]["bad_signatures"].get<uint64_t>(), 1u);
+  EXPECT_TRUE(stats["cache"]["signed"].get<bool>());
+  EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/e.npy")), (std::vector<double>{1, 1}));
+
+  // A key that cannot be read fails the run and the check, naming it.
+  ToolRun missing = tool(run + config("m", R"({"key_file": ")" + dir + R"(/none.key"})"));
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.out.find("cache.sign.key_file: cannot read \"" + dir + "/none.key\""), std::string::npos) << missing.out;
+  EXPECT_NE(tool("config check " + dir + "/m.json").code, 0);
+  // A Redis tier without keys: the check says the tiers are unsigned.
+  write_file(dir + "/r.json", R"({"cache": {"remote": {"redis": "redis://127.0.0.1:6399"}}})");
+  ToolRun check = tool("config check " + dir + "/r.json");
+  EXPECT_EQ(check.code, 0) << check.out;
+  EXPECT_NE(check.out.find("warning: /cache/remote/redis: the cache tiers are unsigned"), std::string::npos) << check.out;
+}
+
 }  // namespace
 }  // namespace shapejit

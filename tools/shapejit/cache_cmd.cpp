@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cache/disk_tier.h"
+#include "cache/signer.h"
 #include "jit/policy/config.h"
 #include "tools/shapejit/replay.h"
 
@@ -45,7 +46,14 @@ int cache_command(const std::string& sub, const policy::Config& config) {
     std::printf("%s: no cache folder (nothing stored yet)\n", dir.c_str());
     return 0;
   }
-  const auto tier = cache::DiskTier::inspect(dir, static_cast<uint64_t>(config.cache.disk_max_mb) << 20);
+  // `verify` checks signatures with the keys a Jit of this config would use.
+  Expected<cache::Signer> signer = cache::Signer::load(config.cache.sign_key_files);
+  if (!signer.is_ok()) {
+    std::fprintf(stderr, "shapejit: cache: %s\n", signer.status().message().c_str());
+    return 1;
+  }
+  const bool signatures = signer->enabled();
+  const auto tier = cache::DiskTier::inspect(dir, static_cast<uint64_t>(config.cache.disk_max_mb) << 20, std::move(signer).value());
 
   if (sub == "clear") {
     auto removed = tier->clear();
@@ -59,10 +67,11 @@ int cache_command(const std::string& sub, const policy::Config& config) {
 
   const std::vector<cache::DiskTier::File> files = tier->list(/*verify=*/sub == "verify");
   if (sub == "ls") {
-    std::printf("%-36s %10s %6s  %s\n", "key", "bytes", "age", "target");
+    std::printf("%-36s %10s %6s %-8s  %s\n", "key", "bytes", "age", "signed", "target");
     for (const auto& f : files) {
       const std::string key = f.name.substr(0, f.name.find('.'));
-      std::printf("%-36s %10llu %6s  %s\n", key.c_str(), static_cast<unsigned long long>(f.bytes), age_text(f.modified).c_str(),
+      std::printf("%-36s %10llu %6s %-8s  %s\n", key.c_str(), static_cast<unsigned long long>(f.bytes), age_text(f.modified).c_str(),
+                  f.header ? (f.header->signature_bytes ? "yes" : "no") : "",
                   f.header ? f.header->target.c_str() : ("unreadable: " + f.status.message()).c_str());
     }
     return 0;
@@ -76,6 +85,8 @@ int cache_command(const std::string& sub, const policy::Config& config) {
     }
     std::printf("%s: %zu files, %zu ok, %zu bad%s\n", dir.c_str(), files.size(), files.size() - bad, bad,
                 bad ? " (a bad file is removed and recompiled when it is next asked for; `shapejit cache clear` removes all)" : "");
+    std::printf("signatures: %s\n", signatures ? "checked (cache.sign): an unsigned record, or one no key signed, is bad"
+                                                : "not checked: no key configured (cache.sign.key_file or $SHAPEJIT_CACHE_SIGN_KEYS)");
     return bad ? 1 : 0;
   }
   // stats

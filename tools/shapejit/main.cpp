@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/ir/graph_json.h"
+#include "cache/signer.h"
 #include "jit/runtime/jit.h"
 #include "tools/shapejit/cache_cmd.h"
 #include "tools/shapejit/npy.h"
@@ -161,7 +162,19 @@ int cmd_config(const std::vector<std::string>& a) {
   if (a.size() != 2 || a[0] != "check") return usage("config takes: check C.json");
   auto c = load_config(a[1]);
   if (!c.is_ok()) return fail(c.status());
+  // The keys are read as a Jit would read them: a key the service cannot
+  // read fails here, not at its first call.
+  auto signer = cache::Signer::load(c->cache.sign_key_files);
+  if (!signer.is_ok()) return fail(signer.status());
   std::printf("%s: ok\n%s\n", a[1].c_str(), policy::config_to_json(*c).dump(2).c_str());
+  if (signer->enabled()) {
+    std::printf("cache records are signed and checked with %zu key%s\n", signer->key_count(), signer->key_count() == 1 ? "" : "s");
+  } else if (!c->cache.redis.empty()) {
+    std::fprintf(stderr,
+                 "warning: /cache/remote/redis: the cache tiers are unsigned: whoever can write to %s (or to the disk folder) runs code in "
+                 "every process that uses them; set /cache/sign/key_file (or $%s) to sign them\n",
+                 c->cache.redis.c_str(), cache::Signer::kKeysVariable);
+  }
   return 0;
 }
 
