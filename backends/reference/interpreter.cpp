@@ -8,10 +8,10 @@ namespace shapejit::backends::reference {
 using ir::DType;
 using ir::Tensor;
 
-Status NodeCtx::error(const std::string& msg) const {
+Status NodeCtx::error(const std::string& msg, Detail detail) const {
   size_t index = &node - graph.nodes.data();
-  return runtime_error("node " + std::to_string(index) + " (" + ir::op_name(node.op) + " -> '" +
-                       graph.value_names[node.out[0]] + "'): " + msg);
+  return Status(Code::kRuntime,
+                "node " + std::to_string(index) + " (" + ir::op_name(node.op) + " -> '" + graph.value_names[node.out[0]] + "'): " + msg, detail);
 }
 
 std::vector<int64_t> NodeCtx::out_shape() const {

@@ -33,7 +33,7 @@ struct NodeCtx {
   const std::vector<ir::Tensor>& values;
   std::span<int64_t> symbols;
 
-  Status error(const std::string& msg) const;
+  Status error(const std::string& msg, Detail detail = Detail::kNone) const;
   int64_t eval(sym::Expr e) const { return sym::evaluate(e, symbols); }
   std::vector<int64_t> out_shape() const;
   const ir::Tensor& tensor(size_t i) const { return values[node.in[i].value]; }

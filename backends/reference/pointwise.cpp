@@ -210,7 +210,7 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
             }
             return int_pow<T>(x, e);
           });
-          if (negative) return c.error("integers to negative integer powers are not allowed");
+          if (negative) return c.error("integers to negative integer powers are not allowed", Detail::kValue);
           return out;
         } else {
           return map2<T, T>(a, b, shape, dt, [](T x, T e) { return std::pow(x, e); });

@@ -129,9 +129,8 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       });
       for (size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] < 0 || ids[i] >= limit) {
-          const Status s = c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " +
-                                   std::to_string(limit) + ")");
-          return Status(s.code(), s.message(), Detail::kIndex);
+          return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")",
+                         Detail::kIndex);
         }
       }
       Tensor out = Tensor::empty(x.dtype(), shape);

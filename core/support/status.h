@@ -37,11 +37,13 @@ const char* code_name(Code code);
 
 // Which bad input, where a front end raises errors by type (Python's
 // TypeError for an operand of the wrong type or dtype, IndexError for an
-// index out of range); the code says the rest.
+// index out of range, ValueError for a value an op refuses); the code says
+// the rest.
 enum class Detail : uint8_t {
   kNone,
   kType,   // an operand of the wrong kind or dtype
   kIndex,  // an index out of range, found at run time
+  kValue,  // a value the op refuses, found at run time (a negative integer power, the max of nothing)
 };
 
 // An ok Status is one null pointer, so returning it through the dispatch

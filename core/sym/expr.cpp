@@ -211,6 +211,14 @@ void split_by(const Poly& p, int64_t c, Poly& q, Poly& r) {
     if (k % c == 0) q.add_term(factors, k / c);
     else r.add_term(factors, k);
   }
+  // The constant's remainder lies in [0, c): for a huge c that is a huge
+  // constant, which could overflow where the constant itself did not
+  // (floordiv(n - 1, 2^63 - 1) is not floordiv(n + 2^63 - 2, 2^63 - 1) - 1
+  // at run time). So a huge c leaves the constant where it is.
+  if (c > (int64_t{1} << 31)) {
+    r.constant = p.constant;
+    return;
+  }
   q.constant = floordiv_i64(p.constant, c);
   r.constant = mod_i64(p.constant, c);
 }

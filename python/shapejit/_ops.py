@@ -349,6 +349,10 @@ def _fill_dtype(value, dtype):
 
 def full(shape, fill_value, dtype=None):
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if isinstance(fill_value, (SymInt, T.Tensor)):
+        # A traced value fills as it is (a size: an int64), never read as a number.
+        fill = T.as_tensor(_st(fill_value, *shape), fill_value)
+        return full(shape, 0, dtype or fill.dtype) + fill.astype(dtype or fill.dtype)
     if _tracing(*shape):
         dt = _fill_dtype(fill_value, dtype)
         v = float(fill_value) if dt in _FLOAT else int(fill_value)

@@ -14,8 +14,28 @@ def matmul(a, b):
     st = T._state_of(a, b)
     a, b = T.promote(st, T.as_tensor(st, a), T.as_tensor(st, b))
     if a._dtype not in ("f32", "f64"):
-        a, b = a.astype("f64"), b.astype("f64")  # NumPy keeps ints; the op is float only
+        return _exact_matmul(a, b)
     return T.emit(st, "matmul", [a, b])
+
+
+def _exact_matmul(a, b):
+    """An integer or bool product as NumPy computes it, in its own dtype
+    (wrapping as it does; bool: any of the ands), from products and a sum:
+    the matmul op is float only, and floats would round past 2^53."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    left, right = a.ndim == 1, b.ndim == 1
+    if left:
+        a = a[None, :]
+    if right:
+        b = b[:, None]
+    if a._dtype == "bool":
+        out = (a[..., :, :, None] & b[..., None, :, :]).any(axis=-2)
+    else:
+        out = (a[..., :, :, None] * b[..., None, :, :]).sum(axis=-2).astype(a._dtype)
+    if left and right:
+        return out.reshape(())
+    return out[..., 0, :] if left else out[..., 0] if right else out
 
 
 def where(c, a, b):
@@ -23,6 +43,11 @@ def where(c, a, b):
     c = T.as_tensor(st, c)
     if c._dtype != "bool":
         c = T.emit(st, "ne", [c, 0])
+    numbers = (bool, int, float, np.generic)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        # Two numbers take the dtype NumPy gives them together.
+        dt = np.result_type(a, b)
+        a, b = T.as_tensor(st, np.asarray(a, dt)), T.as_tensor(st, np.asarray(b, dt))
     a, b = T.promote(st, a, b)
     return T.emit(st, "where", [c, a, b])
 
@@ -65,5 +90,7 @@ def unary(op, x):
     st = T._state_of(x)
     x = T.as_tensor(st, x)
     if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
+        if x._dtype == "bool":
+            T._break(st, f"np.{op} of a bool array (NumPy gives float16)")
         x = x.astype("f64")  # NumPy's exp of an int array is float64
     return T.emit(st, op, [x])

@@ -26,7 +26,9 @@ void raise(const Status& s, bool shape) {
       break;
     case Code::kGraphBreak: type = graph_break_error; break;
     case Code::kUnsupported: type = PyExc_TypeError; break;
-    case Code::kRuntime: type = s.detail() == Detail::kIndex ? PyExc_IndexError : PyExc_RuntimeError; break;
+    case Code::kRuntime:
+      type = s.detail() == Detail::kIndex ? PyExc_IndexError : s.detail() == Detail::kValue ? PyExc_ValueError : PyExc_RuntimeError;
+      break;
     case Code::kIo: type = PyExc_OSError; break;
     default: break;
   }

@@ -132,3 +132,13 @@ def test_an_index_out_of_range_inside_a_fused_step():
     with pytest.raises(IndexError, match="index 9 at position 1 is out of range"):
         f(t, np.array([[1, 9]]))
     assert f(t, np.array([[1, 4]])).shape == (1, 2, 4)
+
+
+@pytest.mark.parametrize("step", [2**63 - 1, 2**62, 2**40, 3])
+def test_slices_with_huge_steps_are_numpys(step):
+    # The size is ceil(3 / step): written so that no step overflows it (the
+    # outside fuzz's x[0:3:2**63-1] once said "its size overflows int64").
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    f = jit(lambda x: (x[0:3:step], x[1::step, ::step], x[::-step]))
+    for got, want in zip(f(x), (x[0:3:step], x[1::step, ::step], x[::-step])):
+        np.testing.assert_array_equal(got, want)

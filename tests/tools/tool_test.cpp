@@ -199,6 +199,16 @@ TEST(Tool, ReplayNamesTheLineOfABadTrace) {
   ToolRun r = tool("replay " + dir + "/t.jsonl --config " + dir + "/c.json");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("t.jsonl:4: /site: a call of site 's' before its graph line"), std::string::npos) << r.out;
+  // A dim no memory could hold, with nothing executed: a clear error, as a
+  // call's own arguments get.
+  write_file(dir + "/huge.jsonl", R"({"format": "shapejit-trace", "version": 1}
+{"kind": "graph", "site": "s", "graph": {"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}], "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]}, "observed": []}
+{"kind": "call", "site": "s", "inputs": [{"dtype": "f32", "shape": [9223372036854775807]}]}
+)");
+  r = tool("replay " + dir + "/huge.jsonl --config " + dir + "/c.json --exec none");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("line 3: input 0: its shape spans more than 2^62 bytes"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
 }
 
 // Two processes on one disk folder: the second loads what the first

@@ -85,19 +85,27 @@ void Replayer::watch_compiles(const runtime::Jit::CompileWatch& watch) {
 
 // Every input reads the same zeroed memory: kernels never write their
 // inputs, and zeros are valid indices.
-void Replayer::make_args(const trace::TraceCall& call) {
-  size_t bytes = 0;
+Status Replayer::make_args(const trace::TraceCall& call, size_t line) {
+  uint64_t bytes = 0;
   shapes_.resize(call.inputs.size());
   dl_.resize(call.inputs.size());
   args_.resize(call.inputs.size());
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const trace::TraceInput& in = call.inputs[i];
-    size_t n = ir::dtype_size(in.dtype);
-    for (int64_t d : in.shape) n *= static_cast<size_t>(d);
-    bytes = std::max(bytes, n);
+    // Checked as a call's arguments are (runtime/inputs.cpp): a trace may
+    // name a shape no memory holds.
+    const std::optional<uint64_t> n = ir::dense_bytes_within(ir::dtype_size(in.dtype), in.shape, uint64_t{1} << 62);
+    if (!n) return invalid("line " + std::to_string(line) + ": input " + std::to_string(i) + ": its shape spans more than 2^62 bytes");
+    bytes = std::max(bytes, *n);
     shapes_[i] = in.shape;
   }
-  if (zeros_.empty() || zeros_.size() * sizeof(int64_t) < bytes) zeros_.assign(bytes / sizeof(int64_t) + 1, 0);
+  if (zeros_.empty() || zeros_.size() * sizeof(int64_t) < bytes) {
+    try {
+      zeros_.assign(bytes / sizeof(int64_t) + 1, 0);
+    } catch (const std::bad_alloc&) {
+      return Status(Code::kRuntime, "line " + std::to_string(line) + ": its inputs need " + format_bytes(bytes) + ", more memory than there is");
+    }
+  }
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     DLTensor d{};
     d.data = zeros_.data();
@@ -108,6 +116,7 @@ void Replayer::make_args(const trace::TraceCall& call) {
     dl_[i] = d;
     args_[i] = &dl_[i];
   }
+  return Status::ok();
 }
 
 Status Replayer::run_break(Run& run, const trace::TraceCall& call, const SiteGraph& g) {
@@ -131,7 +140,7 @@ Status Replayer::feed(const trace::TraceEvent& ev) {
   auto it = std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g->site == call.site; });
   if (it == graphs_.end()) return invalid("line " + std::to_string(ev.line) + ": a call of site '" + call.site + "' before its graph line");
   const SiteGraph& g = **it;
-  make_args(call);
+  SJ_TRY(make_args(call, ev.line));
   // Each call starts with the next config: the first to run a call finds
   // colder caches than those after it, and no config should always pay that.
   for (size_t k = 0; k < runs_.size(); ++k) {

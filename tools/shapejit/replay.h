@@ -67,7 +67,7 @@ class Replayer {
   struct Run;
   struct SiteGraph;
   Replayer() = default;
-  void make_args(const trace::TraceCall& call);
+  Status make_args(const trace::TraceCall& call, size_t line);
   Status run_break(Run& run, const trace::TraceCall& call, const SiteGraph& graph);
 
   ReplayOptions options_;

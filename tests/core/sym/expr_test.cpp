@@ -303,5 +303,21 @@ TEST(SymExpr, ProgramsReportOverflowInsteadOfWrapping) {
   EXPECT_EQ(p.run([&](int32_t id, int32_t) { return big[id]; }), std::nullopt);
 }
 
+// ceil(n / step) for a huge step, as a slice's length is written: moving
+// the constant into [0, step) would overflow at run time where the
+// expression itself does not (x[0:3:2**63-1]).
+TEST(SymExpr, AHugeDivisorKeepsTheConstantWhereItIs) {
+  const Expr n = Expr::symbol(0);
+  for (const int64_t step : {INT64_MAX, (int64_t{1} << 31) + 1, int64_t{1} << 40}) {
+    const Expr len = floordiv(n - Expr(1), Expr(step)) + Expr(1);
+    Program p = Program::compile(len, [](int id) { return std::make_pair(int32_t{id}, int32_t{0}); });
+    for (const int64_t v : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{1} << 40}) {
+      EXPECT_EQ(p.run([&](int32_t, int32_t) { return v; }), std::optional<int64_t>(v == 0 ? 0 : (v - 1) / step + 1)) << step << " " << v;
+    }
+  }
+  // A small divisor still moves it, as before: floordiv(n + 3, 4) - 1 + 1.
+  EXPECT_EQ(floordiv(n - Expr(1), Expr(4)) + Expr(1), floordiv(n + Expr(3), Expr(4)));
+}
+
 }  // namespace
 }  // namespace shapejit::sym
