@@ -192,7 +192,10 @@ Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> a
   SJ_TRY(sh_->dev->bind());
   const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
   for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
+    if (eval(c.count, values) == 0) return use_reference();
+  }
+  for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
+    if (eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return use_reference();
   }
   bool failed_check = false;
   Status st = run_device(args, values, outputs, s, failed_check);

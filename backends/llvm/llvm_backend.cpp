@@ -155,7 +155,10 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   values.resize(num_values + local_syms_);
   int64_t* local_syms = values.data() + num_values;
   for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.rows, values) != 0 && eval(c.count, values) == 0) return use_reference();
+    if (eval(c.count, values) == 0) return use_reference();
+  }
+  for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
+    if (eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return use_reference();
   }
   // Temporaries: one block of the pool per call (the arena), sized by the
   // shape functions on this call's symbols, where a temporary whose last

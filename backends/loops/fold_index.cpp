@@ -20,6 +20,17 @@ ir::Scalar typed_scalar(DType dt, bool is_float, int64_t i, double f) {
   return s;
 }
 
+// The index into a dim of extent `dim` that broadcasts to `out`: 0 for a
+// dim of 1, the index itself for a dim that is `out`. A dim that is
+// neither as written (an expression a guard found to be 1, or equal to
+// `out`, at this entry's calls: x + x[(n - 1) // 2:(n - 1) // 2 + 1]) is
+// read at min(index, dim - 1), which is each of those where it holds.
+Expr broadcast_index(const Expr& dim, const Expr& out, const Expr& index) {
+  if (is_one(dim)) return Expr(0);
+  if (dim == out || dim.is_const()) return index;
+  return sym::min(index, dim - Expr(1));
+}
+
 }  // namespace
 
 int BodyBuilder::emit(Inst inst) {
@@ -84,9 +95,10 @@ int BodyBuilder::operand(const ir::Node& node, size_t i, DType dt, const std::ve
   const std::vector<Expr>& s = l_.shape(o.value);
   std::vector<Expr> sub;
   size_t lead = out_shape.size() - s.size();
-  for (size_t d = 0; d < s.size(); ++d) sub.push_back(is_one(s[d]) ? Expr(0) : idx[lead + d]);
+  for (size_t d = 0; d < s.size(); ++d) sub.push_back(broadcast_index(s[d], out_shape[lead + d], idx[lead + d]));
   return value(o.value, sub);
 }
+
 
 // A value at an index, by what makes it: a buffer, a pointwise op, a
 // generator (full, arange), a view, or a gather.
@@ -151,7 +163,7 @@ int BodyBuilder::view(const ir::Node& node, const ir::ValueType& t, const std::v
       break;
     case OpClass::kExpand: {
       const size_t lead = idx.size() - s.size();
-      for (size_t d = 0; d < s.size(); ++d) in.push_back(is_one(s[d]) ? Expr(0) : idx[lead + d]);
+      for (size_t d = 0; d < s.size(); ++d) in.push_back(broadcast_index(s[d], t.shape[lead + d], idx[lead + d]));
       break;
     }
     case OpClass::kSlice: {

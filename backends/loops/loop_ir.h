@@ -212,12 +212,20 @@ struct LoopProgram {
   // Then symbols a step's runner sets per task (attention tiles), 0 elsewhere.
   int task_symbols = 0;
   std::vector<Step> steps;
-  // Runtime checks whose failure the reference interpreter explains
-  // (max/min/argmax over an empty axis of a non-empty result).
+  // Runtime checks whose failure the reference interpreter explains:
+  // max/min/argmax over an empty axis, an error as in NumPy even where the
+  // result is empty too (np.zeros((0, 0)).max(axis=0)).
   struct EmptyCheck {
-    sym::Expr rows, count;
+    sym::Expr count;  // the reduced extent
   };
   std::vector<EmptyCheck> empty_checks;
+  // A gather whose own result is empty reads none of its indices, which
+  // NumPy checks all the same (np.zeros((0, 0))[[0]] is an IndexError):
+  // with indices to check, the reference runs the call, and says which.
+  struct UnreadIndices {
+    sym::Expr elements, indices;  // the gather's result elements, its index count
+  };
+  std::vector<UnreadIndices> unread_indices;
 
   // Whether a loop step has runtime checks (may_fail).
   bool has_checks() const {

@@ -93,6 +93,12 @@ Expected<LoopProgram> Lowering::run() && {
     }
     buffer_of_[v] = buffer;
   }
+  for (const ir::Node& n : g_.nodes) {
+    const OpClass cls = ir::op_info(n.op).cls;
+    if ((cls == OpClass::kIndexSelect || cls == OpClass::kEmbedding) && live_[n.out[0]]) {
+      p_.unread_indices.push_back({product(shape(n.out[0])), product(shape(n.in[1].value))});
+    }
+  }
   // Outputs that are inputs, or a value listed twice: copies.
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
     int v = g_.outputs[i];

@@ -85,7 +85,7 @@ Status Lowering::reduce_step(int node, int buffer) {
   if (n.op == Op::kMean) res = b1.op(Op::kDiv, DType::kF64, {res, b1.index(product(r.inner_extents), DType::kF64)});
   res = b1.cast(res, types_[n.out[0]].dtype);
   p1.stores.push_back({buffer, offset(buffer, r.out_idx), res});
-  if (!sum) p_.empty_checks.push_back({product(st.loops.outer_extents), product(r.inner_extents)});
+  if (!sum) p_.empty_checks.push_back({product(r.inner_extents)});
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }
@@ -166,7 +166,7 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
   int res = load_acc(b2);
   if (n.op == Op::kMean) res = b2.op(Op::kDiv, DType::kF64, {res, b2.index(product(r_extents), DType::kF64)});
   p2.stores.push_back({buffer, offset(buffer, out_idx), b2.cast(res, types_[n.out[0]].dtype)});
-  if (!sum) p_.empty_checks.push_back({product(ls.outer_extents), product(r_extents)});
+  if (!sum) p_.empty_checks.push_back({product(r_extents)});
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }
@@ -228,7 +228,7 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   int res = c1.acc(0, 0, acc_dt);
   if (n.op == Op::kMean) res = c1.op(Op::kDiv, DType::kF64, {res, c1.index(product(xs), DType::kF64)});
   q1.stores.push_back({buffer, offset(buffer, std::vector<Expr>(n.attrs.keepdim ? xs.size() : 0, Expr(0))), c1.cast(res, types_[n.out[0]].dtype)});
-  if (!sum) p_.empty_checks.push_back({Expr(1), product(xs)});
+  if (!sum) p_.empty_checks.push_back({product(xs)});
   p_.steps.push_back(std::move(total));
   return Status::ok();
 }
@@ -248,7 +248,7 @@ Status Lowering::argmax_step(int node, int buffer) {
   Phase& p1 = add_phase(st.loops, {}, {});
   BodyBuilder b1(*this, p1);
   p1.stores.push_back({buffer, offset(buffer, r.out_idx), b1.acc(0, 0, DType::kI64, 1)});
-  p_.empty_checks.push_back({product(st.loops.outer_extents), product(r.inner_extents)});
+  p_.empty_checks.push_back({product(r.inner_extents)});
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }

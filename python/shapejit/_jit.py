@@ -28,11 +28,40 @@ def _result_leaf(x):
     return isinstance(x, (Tensor, SymInt)) or T.is_array(x)
 
 
+class _Constant:
+    """A result that is neither an array nor a size (a number, a string,
+    None), kept in the results' spec and returned as it is: equal to another
+    when its value is, a NaN to a NaN of its type too (a trace that returns
+    np.float32('nan') again keeps its structure)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        if not isinstance(other, _Constant) or type(self.value) is not type(other.value):
+            return False
+        a, b = self.value, other.value
+        try:
+            return bool(a == b) or bool(a != a and b != b)
+        except Exception:  # noqa: BLE001 - a value that cannot say: not equal
+            return a is b
+
+    def __hash__(self):
+        return hash(type(self.value))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
     back as ints. The writes into the call's inputs follow the results: for
     each, the block's value and its offsets (sizes), or the whole array."""
-    leaves, tree = _pytree.flatten(out, _result_leaf, lambda x: x)
+    leaves, tree = _pytree.flatten(out, _result_leaf, _Constant)
+    for leaf in leaves:
+        if isinstance(leaf, np.ndarray) and leaf.dtype not in T._NAMES:
+            T._break(st, f"the function returns a {leaf.dtype} array, a dtype shapejit lacks")
     n = len(leaves)
     writes = []
     for input_index, offsets, value in st.writes:
@@ -67,7 +96,7 @@ def unflatten(spec, arrays, inputs=None):
             target[tuple(index)] = value
             at += len(dims)
         at += 1
-    return _pytree.unflatten(tree, arrays[:n])
+    return _pytree.unflatten(tree, arrays[:n], lambda c: c.value)
 
 
 # -- the extension's callbacks ----------------------------------------------------

@@ -42,6 +42,8 @@ def around(x, decimals=0, out=None):
     st = _st(x)
     _no(st, "np.round", out=out)
     x = _t(st, x)
+    if x._dtype == "bool":
+        T._break(st, "np.round of a bool array (NumPy gives float16)")
     if x._dtype not in _FLOAT:
         if decimals >= 0:
             return x

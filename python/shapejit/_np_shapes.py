@@ -205,7 +205,8 @@ def roll(x, shift, axis=None):
     for a, s in zip(axes, shifts):
         a = _axis(a, x.ndim)
         n = x.shape[a]
-        k = n - (s % n) if isinstance(s, SymInt) else n - operator.index(s) % n
+        m = _smax(n, 1)  # an empty axis rolls to itself, with no division by 0
+        k = n - (s % m) if isinstance(s, SymInt) else n - operator.index(s) % m
         head = _emit(st, "slice", [x, k, T._END, 1], {"dim": a})
         tail = _emit(st, "slice", [x, 0, k, 1], {"dim": a})
         x = _emit(st, "concat", [head, tail], {"dim": a})
@@ -217,7 +218,7 @@ def repeat(x, repeats, axis=None):
     x = _t(st, x)
     if not isinstance(repeats, (int, np.integer, SymInt)):
         T._break(st, "np.repeat with a count per element")
-    if axis is None:
+    if axis is None or x.ndim == 0:  # a 0-d array repeats as a 1-d one, whatever the axis
         x, axis = x.reshape(-1), 0
     axis = _axis(axis, x.ndim)
     shape = list(x.shape)

@@ -318,12 +318,19 @@ def stack(arrays, axis=0):
 def take(x, indices, axis=None):
     if _tracing(x, indices):
         st = _st(x, indices)
-        x, idx = T.as_tensor(st, x), T.as_tensor(st, indices, "i64", index=True)
-        if axis is None:
+        from ._indexing import _from_the_end, _index_list
+        x = T.as_tensor(st, x)
+        if axis is None or x.ndim == 0:  # a 0-d array takes as a 1-d one
             x, axis = x.reshape(-1), 0
+        axis = operator.index(axis)
+        # Negative indices count from the end, as in NumPy's take.
+        if isinstance(indices, list):
+            idx = _index_list(x, axis, indices)
+        else:
+            idx = _from_the_end(x, axis, indices, T.as_tensor(st, indices, "i64", index=True))
         if idx.ndim != 1:
             T._break(st, "np.take with a multi-dimensional index")
-        return T.emit(st, "index_select", [x, idx], {"dim": operator.index(axis)})
+        return T.emit(st, "index_select", [x, idx], {"dim": axis})
     return np.take(x, indices, axis=axis)
 
 

@@ -197,7 +197,9 @@ class SegmentState(TraceState):
             self.segments.breaks[key] = self.segments.breaks.get(key, 0) + 1
         concrete = self._run_segment(needed)
         made = then([concrete[id(v)] for v in needed]) if then else None
-        is_array = lambda x: isinstance(x, np.ndarray)  # noqa: E731
+        # An array of a dtype shapejit lacks (NumPy's float16 of a bool
+        # array) stays NumPy's: what uses it alone runs in NumPy.
+        is_array = lambda x: isinstance(x, np.ndarray) and x.dtype in T._NAMES  # noqa: E731
         new_arrays, _ = _pytree.flatten(made, is_array, lambda x: None)
         tensors = iter(self._next_segment(concrete, new_arrays))
         return _pytree.map_leaves(lambda a: next(tensors), made, is_array)

@@ -29,6 +29,9 @@ def _exact_matmul(a, b):
         a = a[None, :]
     if right:
         b = b[:, None]
+    if a.shape[-1] != b.shape[-2]:  # read as a predicate, as NumPy checks it
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {int(b.shape[-2])} is different from {int(a.shape[-1])})")
     if a._dtype == "bool":
         out = (a[..., :, :, None] & b[..., None, :, :]).any(axis=-2)
     else:
@@ -89,6 +92,8 @@ def expand_dims(x, axis):
 def unary(op, x):
     st = T._state_of(x)
     x = T.as_tensor(st, x)
+    if op == "abs" and x._dtype == "bool":
+        return x  # NumPy's abs of a bool array is itself
     if op not in ("neg", "abs", "relu") and x._dtype not in ("f32", "f64"):
         if x._dtype == "bool":
             T._break(st, f"np.{op} of a bool array (NumPy gives float16)")

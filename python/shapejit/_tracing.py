@@ -124,9 +124,19 @@ def _weak_size(st, n, other):
     return t
 
 
+def _strong(st, x):
+    """A NumPy scalar of a dtype shapejit has as the 0-d array it stands for:
+    NumPy 2 promotes with its dtype (np.float64(2) * a float32 array is
+    float64), where a Python number takes the array's. Other values as they are."""
+    if isinstance(x, np.generic) and x.dtype in _NAMES:
+        value = x.item()
+        return emit(st, "full", [], {"value": int(value) if isinstance(value, bool) else value, "dtype": _NAMES[x.dtype]})
+    return _scalar(x)
+
+
 def promote(st, a, b):
     """The operands of a binary op, cast as NumPy would promote them."""
-    a, b = _scalar(a), _scalar(b)
+    a, b = _strong(st, a), _strong(st, b)
     # A size meets a tensor as a Python int would: it takes the tensor's dtype.
     if isinstance(a, SymInt):
         a = _weak_size(st, a, b)
@@ -169,9 +179,73 @@ def _weak(v, *operands):
     return v
 
 
+# NumPy's arithmetic on two bool arrays: logical where it stays bool, an
+# error where NumPy refuses it; the rest gives int8, which shapejit lacks.
+_BOOL_BINARY = {"add": "or", "mul": "and", "maximum": "or", "minimum": "and"}
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _probe(x):
+    """A stand-in for x with its dtype and kind (array, weak number), for
+    asking NumPy what an operation on x gives; None when there is none."""
+    if isinstance(x, Tensor):  # 1-d: NumPy's 0-d arithmetic takes scalar paths of its own
+        return 1.0 if x._weak else np.ones(1, x.dtype)
+    if isinstance(x, SymInt):
+        return 1  # a size meets arrays as a Python int does
+    if isinstance(x, (bool, int, float, np.generic)):
+        return x
+    if is_array(x):
+        return np.ones(1, x.dtype)
+    return None
+
+
+def numpy_result(ufunc, *operands):
+    """The dtype name NumPy's `ufunc` (or operator: bool_array ** 2 is int8,
+    np.power of it int64) gives over operands like these (its promotion
+    rules, scalars weak or strong, NEP 50), or None where NumPy cannot say
+    (it refuses the dtypes: the op then reports it). A dtype shapejit lacks
+    (float16 from a bool array, int8 from bool // bool) breaks the graph:
+    NumPy runs that call."""
+    for o in operands:
+        if isinstance(o, np.ndarray) and o.dtype not in _NAMES:
+            _break(_state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} of a {o.dtype} array, a dtype shapejit lacks")
+    probes = [_probe(o) for o in operands]
+    if any(p is None for p in probes):
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            out = ufunc(*probes)
+        except Exception:  # noqa: BLE001 - NumPy refuses them: the op says why, in its words
+            return None
+    dt = np.asarray(out).dtype
+    if dt not in _NAMES:
+        _break(_state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} gives {dt} here, a dtype shapejit lacks")
+    return _NAMES[dt]
+
+
+def conform(ufunc, operands, compute):
+    """compute(), cast to the dtype NumPy's `ufunc` gives over `operands`
+    where shapejit's composition of it gives another (logaddexp of a
+    float32 and an int array is float32, not float64)."""
+    want = numpy_result(ufunc, *operands) if ufunc is not None else None
+    out = compute()
+    if want is not None and isinstance(out, Tensor) and out._dtype != want:
+        weak = out._weak
+        out = out.astype(want)
+        out._weak = weak and want == "f64"
+    return out
+
+
 def binary(op, a, b):
     st = _state_of(a, b)
     a, b = promote(st, a, b)
+    if op not in _COMPARISONS and all(isinstance(v, bool) or (isinstance(v, Tensor) and v._dtype == "bool") for v in (a, b)):
+        if op in _BOOL_BINARY:
+            return emit(st, _BOOL_BINARY[op], [as_tensor(st, a), as_tensor(st, b)])
+        if op == "sub":
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, "
+                            "or the logical_xor function instead.")
+        _break(st, f"np.{op} of two bool arrays (NumPy gives int8)")
     return _weak(emit(st, op, [a, b]), a, b)
 
 
@@ -212,8 +286,10 @@ def floor(x):
         return x
     t = x.astype("i64").astype(x._dtype)
     stepped = emit(st, "where", [emit(st, "gt", [t, x]), emit(st, "sub", [t, 1]), t])
-    big = emit(st, "ge", [emit(st, "abs", [x]), float(2**52)])  # already integral (and past int64)
-    return emit(st, "where", [big, x, stepped])
+    # Past 2^52 a float is integral already (and may be past int64); NaN
+    # fails the comparison too, and stays NaN.
+    small = emit(st, "lt", [emit(st, "abs", [x]), float(2**52)])
+    return emit(st, "where", [small, stepped, x])
 
 
 def floor_divide(a, b):
@@ -229,7 +305,17 @@ def remainder(a, b):
     st = _state_of(a, b)
     a, b = promote(st, a, b)
     q = floor_divide(a, b)
-    return emit(st, "sub", [a, emit(st, "mul", [q, b])])
+    r = emit(st, "sub", [a, emit(st, "mul", [q, b])])
+    if r._dtype in ("f32", "f64"):
+        # A zero remainder takes the divisor's sign, as NumPy's does
+        # (np.remainder(-2.0, -2.0) is -0.0: 1 / it is -inf).
+        divisor = as_tensor(st, b, r._dtype)
+        negative = emit(st, "lt", [emit(st, "div", [1.0, divisor]), 0.0])  # -0.0 too
+        zero = emit(st, "where", [negative, -0.0, 0.0])
+        r = emit(st, "where", [emit(st, "eq", [r, 0.0]), zero.astype(r._dtype), r])
+    elif r._dtype in ("i32", "i64"):
+        r = emit(st, "where", [emit(st, "eq", [b, 0]), 0, r])  # NumPy: x % 0 is 0 for integers
+    return r
 
 
 def _axes(axis, rank):
@@ -250,6 +336,17 @@ def _break(st, why):
 _UFUNCS = {}
 _FUNCTIONS = {}
 
+
+
+def _operators(op, fn):
+    """A Tensor's operator and its reflected form: shapejit's `fn`, giving
+    the dtype NumPy's operator gives (conform)."""
+    def forward(self, o):
+        return conform(op, (self, o), lambda: fn(self, o))
+
+    def reflected(self, o):
+        return conform(op, (o, self), lambda: fn(o, self))
+    return forward, reflected
 
 class Tensor:
     """A tensor of the graph being traced."""
@@ -335,28 +432,20 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- operators ------------------------------------------------------------
-    def __add__(self, o): return binary("add", self, o)
-    def __radd__(self, o): return binary("add", o, self)
-    def __sub__(self, o): return binary("sub", self, o)
-    def __rsub__(self, o): return binary("sub", o, self)
-    def __mul__(self, o): return binary("mul", self, o)
-    def __rmul__(self, o): return binary("mul", o, self)
-    def __truediv__(self, o): return true_divide(self, o)
-    def __rtruediv__(self, o): return true_divide(o, self)
-    def __floordiv__(self, o): return floor_divide(self, o)
-    def __rfloordiv__(self, o): return floor_divide(o, self)
-    def __mod__(self, o): return remainder(self, o)
-    def __rmod__(self, o): return remainder(o, self)
-    def __pow__(self, o): return binary("pow", self, o)
-    def __rpow__(self, o): return binary("pow", o, self)
-    def __matmul__(self, o): return matmul(self, o)
-    def __rmatmul__(self, o): return matmul(o, self)
-    def __eq__(self, o): return binary("eq", self, o)
-    def __ne__(self, o): return binary("ne", self, o)
-    def __lt__(self, o): return binary("lt", self, o)
-    def __le__(self, o): return binary("le", self, o)
-    def __gt__(self, o): return binary("gt", self, o)
-    def __ge__(self, o): return binary("ge", self, o)
+    __add__, __radd__ = _operators(operator.add, lambda a, b: binary("add", a, b))
+    __sub__, __rsub__ = _operators(operator.sub, lambda a, b: binary("sub", a, b))
+    __mul__, __rmul__ = _operators(operator.mul, lambda a, b: binary("mul", a, b))
+    __truediv__, __rtruediv__ = _operators(operator.truediv, true_divide)
+    __floordiv__, __rfloordiv__ = _operators(operator.floordiv, floor_divide)
+    __mod__, __rmod__ = _operators(operator.mod, remainder)
+    __pow__, __rpow__ = _operators(operator.pow, lambda a, b: binary("pow", a, b))
+    __matmul__, __rmatmul__ = _operators(operator.matmul, matmul)
+    __eq__, _ = _operators(operator.eq, lambda a, b: binary("eq", a, b))
+    __ne__, _ = _operators(operator.ne, lambda a, b: binary("ne", a, b))
+    __lt__, _ = _operators(operator.lt, lambda a, b: binary("lt", a, b))
+    __le__, _ = _operators(operator.le, lambda a, b: binary("le", a, b))
+    __gt__, _ = _operators(operator.gt, lambda a, b: binary("gt", a, b))
+    __ge__, _ = _operators(operator.ge, lambda a, b: binary("ge", a, b))
     def __neg__(self): return _weak(emit(self._st, "neg", [self]), self)
     def __pos__(self): return self._fresh()
     def __abs__(self): return emit(self._st, "abs", [self])
@@ -426,6 +515,8 @@ class Tensor:
             x = x.astype("i64")  # NumPy sums and multiplies small integers as its int64
         if dtype is not None:
             x = x.astype(dtype)
+        if self.ndim == 0 and axis in (0, -1, (0,), (-1,)):
+            axis = None  # NumPy reduces a 0-d array along "axis 0" too
         return emit(self._st, op, [x], {"axes": _axes(axis, self.ndim), "keepdim": bool(keepdims)})
 
     def sum(self, axis=None, dtype=None, keepdims=False):
@@ -437,16 +528,27 @@ class Tensor:
     def prod(self, axis=None, dtype=None, keepdims=False):
         return self._reduce("prod", axis, keepdims, dtype)
 
+    def _nonempty(self, axis, message):
+        """NumPy's error for a reduction with no identity over an empty axis,
+        raised where NumPy raises it, before what follows (each size read
+        as a predicate: an entry guards that it is not 0)."""
+        for a in (_axes(axis, self.ndim) if self.ndim else []):
+            if self.shape[a % self.ndim] == 0:
+                raise ValueError(message)
+
     def max(self, axis=None, keepdims=False):
+        self._nonempty(axis, "zero-size array to reduction operation maximum which has no identity")
         return self._reduce("max", axis, keepdims)
 
     def min(self, axis=None, keepdims=False):
+        self._nonempty(axis, "zero-size array to reduction operation minimum which has no identity")
         return self._reduce("min", axis, keepdims)
 
     def argmax(self, axis=None, keepdims=False):
         x = self
         if axis is None:
             x, axis = self.reshape(-1), 0
+        x._nonempty(axis, "attempt to get argmax of an empty sequence")
         return emit(self._st, "argmax", [x], {"dim": operator.index(axis), "keepdim": bool(keepdims)})
 
     def argmin(self, axis=None, keepdims=False):
@@ -521,7 +623,7 @@ class Tensor:
         if kwargs.get("out") is not None:
             _break(self._st, f"np.{ufunc.__name__} with out=")
         if method == "__call__" and ufunc in _UFUNCS and not kwargs:
-            return _UFUNCS[ufunc](*inputs)
+            return conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs))
         if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
             x = inputs[0]
             op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]

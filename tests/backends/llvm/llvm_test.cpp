@@ -177,6 +177,7 @@ TEST(Llvm, ReductionsOverAxes) {
       expect_agrees(one_op(op, {{t, {7, 9}}}), {random_tensor(dt(t), {7, 9}, rng)}, std::string(op) + " all");
       expect_agrees(one_op(op, {{t, {4, 0}}}, "", R"({"axes": [1]})"), {random_tensor(dt(t), {4, 0}, rng)}, std::string(op) + " empty axis");
       expect_agrees(one_op(op, {{t, {0, 4}}}, "", R"({"axes": [1]})"), {random_tensor(dt(t), {0, 4}, rng)}, std::string(op) + " empty rows");
+      expect_agrees(one_op(op, {{t, {0, 0}}}, "", R"({"axes": [1]})"), {random_tensor(dt(t), {0, 0}, rng)}, std::string(op) + " empty rows and axis");
     }
   }
   Tensor nan = from_values(DType::kF32, {2, 3}, std::vector<double>{1, std::nan(""), 2, 3, 3, -1});
@@ -396,6 +397,22 @@ TEST(Llvm, LayoutOpsFoldIntoIndexing) {
                 {random_tensor(DType::kI64, {4, 6}, rng)}, "reshape chain");
 }
 
+// A dim whose extent is an expression that a guard found to be 1 (a slice
+// of the middle element, as np.median takes it) broadcasts: it is read at
+// index 0, not at the output's index (which read past it, the differential
+// fuzzer's finding: x + x[(n - 1) // 2:(n - 1) // 2 + 1] was wrong).
+TEST(Llvm, AnExpressionDimOfOneBroadcasts) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_sub", "in": ["n", 1], "out": "m"},
+              {"op": "sym_floordiv", "in": ["m", 2], "out": "h"}, {"op": "sym_add", "in": ["h", 1], "out": "h1"},
+              {"op": "slice", "in": ["x", "h", "h1", 1], "out": "mid", "attrs": {"dim": 0}},
+              {"op": "add", "in": ["x", "mid"], "out": "y"},
+              {"op": "expand", "in": ["mid", "n"], "out": "e"}, {"op": "mul", "in": ["e", 2.0], "out": "z"}],
+    "outputs": ["y", "z"]})";
+  std::mt19937 rng(3);
+  for (int64_t n : {2, 3, 5, 8}) expect_agrees(g, {random_tensor(DType::kF32, {n}, rng)}, "n = " + std::to_string(n));
+}
+
 TEST(Llvm, GathersAndTheirRangeErrors) {
   std::mt19937 rng(9);
   for (const char* it : {"i32", "i64"}) {
@@ -408,6 +425,16 @@ TEST(Llvm, GathersAndTheirRangeErrors) {
     expect_agrees(one_op("index_select", {{"f32", {10, 7}}, {it, {2}}}, "", R"({"dim": 0})"), {table, bad}, "index out of range");
     Tensor neg = from_values(dt(it), {1, 1}, std::vector<int>{-1});
     expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {1, 1}}}), {table, neg}, "negative id");
+    // An empty result reads no index, but the indices are still checked
+    // (NumPy: np.zeros((0, 0))[[0]] is an IndexError); within range, it is empty.
+    Tensor empty = Tensor::empty(DType::kF32, {0, 0});
+    Tensor zero = from_values(dt(it), {1}, std::vector<int>{0});
+    const std::string gather_empty = one_op("index_select", {{"f32", {0, 0}}, {it, {1}}}, "", R"({"dim": 0})");
+    expect_agrees(gather_empty, {empty, zero}, "an index into an empty dim");
+    const Status s = run_with(gather_empty, {empty, zero}, R"({"compile": {"backend": "llvm"}})").status;
+    EXPECT_EQ(s.detail(), Detail::kIndex) << s.to_string();
+    Tensor wide = Tensor::empty(DType::kF32, {3, 0});
+    expect_agrees(one_op("index_select", {{"f32", {3, 0}}, {it, {1}}}, "", R"({"dim": 0})"), {wide, zero}, "an empty row gathered");
   }
   // A gather folded into a reduction's step (an embedding feeding a
   // layer_norm, as a BERT embedding does): its bounds check still defers.

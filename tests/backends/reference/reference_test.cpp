@@ -241,6 +241,15 @@ TEST_P(HandChecked, EmptyReductions) {
   // Reducing the non-empty axis of an empty tensor is fine: an empty result.
   Tensor r = run1(one_op("max", {{"f32", {0, 3}}}, "", R"({"axes": [1]})"), {e});
   EXPECT_EQ(r.shape(), std::vector<int64_t>{0});
+  // As in NumPy, an empty axis is an error even where the result is empty
+  // too, and it is NumPy's ValueError (Detail::kValue), not a failure.
+  Tensor z = Tensor::empty(DType::kF32, {0, 0});
+  for (const char* op : {"max", "min"}) {
+    Status empty = run_status(one_op(op, {{"f32", {0, 0}}}, "", R"({"axes": [0]})"), {z});
+    EXPECT_EQ(empty.code(), Code::kRuntime) << op;
+    EXPECT_EQ(empty.detail(), Detail::kValue) << op;
+  }
+  EXPECT_EQ(run_status(one_op("argmax", {{"f32", {0, 0}}}, "", R"({"dim": 1})"), {z}).detail(), Detail::kValue);
 }
 
 TEST_P(HandChecked, ArgmaxReturnsFirstMaximumAndTreatsNaNAsMaximal) {

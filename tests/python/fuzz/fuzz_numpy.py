@@ -30,7 +30,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import programs as P  # noqa: E402
 import shapejit  # noqa: E402
 
-REGRESSIONS = pathlib.Path(__file__).parent / "regressions"
+REGRESSIONS = pathlib.Path(os.environ.get("SHAPEJIT_FUZZ_REGRESSIONS", pathlib.Path(__file__).parent / "regressions"))
 
 
 def main():
