@@ -313,8 +313,8 @@ def remainder(a, b):
         negative = emit(st, "lt", [emit(st, "div", [1.0, divisor]), 0.0])  # -0.0 too
         zero = emit(st, "where", [negative, -0.0, 0.0])
         r = emit(st, "where", [emit(st, "eq", [r, 0.0]), zero.astype(r._dtype), r])
-    elif r._dtype in ("i32", "i64"):
-        r = emit(st, "where", [emit(st, "eq", [b, 0]), 0, r])  # NumPy: x % 0 is 0 for integers
+    elif r._dtype in ("i32", "i64") and (isinstance(b, Tensor) or b == 0):
+        r = emit(st, "where", [emit(st, "eq", [as_tensor(st, b, r._dtype), 0]), 0, r])  # NumPy: x % 0 is 0 for integers
     return r
 
 
