@@ -31,6 +31,7 @@ def getitem(x: Tensor, key):
         idx = as_tensor(st, key)
         if idx._dtype == "bool":
             return emit(st, "masked_select", [x, idx])
+        _check_constant_indices(x, 0, key)
         idx = _from_the_end(x, 0, key, idx)
         if idx.ndim == 1:
             return emit(st, "index_select", [x, idx], {"dim": 0})
@@ -41,6 +42,7 @@ def getitem(x: Tensor, key):
     if isinstance(key, (range, SymRange)):
         return getitem(x, _arange_of(st, key))
     if isinstance(key, list):
+        _check_constant_indices(x, 0, key)
         return getitem(x, _index_list(x, 0, key))
     items = _normalize_index(key, x.ndim)
     if sum(1 for k in items if k is not None) > x.ndim:
@@ -73,6 +75,7 @@ def getitem(x: Tensor, key):
                 idx = as_tensor(st, k, "i64", index=True)
             if idx.ndim != 1 or idx._dtype == "bool":
                 _break(st, "advanced indexing beyond one integer index array per dim")
+            _check_constant_indices(x, dim, k)
             idx = _from_the_end(x, dim, k, idx)
             x = emit(st, "index_select", [x, idx], {"dim": dim})
             dim += 1
@@ -84,6 +87,24 @@ def getitem(x: Tensor, key):
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
     return x
+
+
+def _check_constant_indices(x, dim, key):
+    """NumPy's bounds check of indices known while tracing (a list, or an
+    array made in the body), raised where NumPy raises it, before what
+    follows: the size is read as predicates, so an entry guards them."""
+    if isinstance(key, list) and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
+        values = key
+    elif isinstance(key, np.ndarray) and key.dtype.kind in "iu":
+        values = key.ravel().tolist()
+    else:
+        return
+    if not values:
+        return
+    n = x.shape[dim]
+    for v in (max(values), min(values)):
+        if v >= n or v < -n:
+            raise IndexError(f"index {v} is out of bounds for axis {dim} with size {int(n)}")
 
 
 def _index_list(x, dim, key):

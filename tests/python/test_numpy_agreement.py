@@ -66,10 +66,17 @@ def test_reductions_with_no_identity_raise_as_numpy_does(shape, axis):
 
 
 def test_an_index_into_an_empty_dim_is_an_error_even_when_nothing_is_read():
-    f = jit(lambda a: (np.exp(a), a[np.array([0], dtype=np.int64)]))
-    f(np.ones((1, 1), np.float32))
+    # Indices the function is given: checked by the kernel, though the
+    # gather's result is empty and reads none of them.
+    f = jit(lambda a, i: (np.exp(a), a[i]))
+    f(np.ones((1, 1), np.float32), np.array([0]))
     with pytest.raises(IndexError, match="out of range"):
-        f(np.ones((0, 0), np.float32))
+        f(np.ones((0, 0), np.float32), np.array([0]))
+    # Indices known while tracing: checked then, in NumPy's order and words.
+    g = jit(lambda a, b: (a[np.array([0], dtype=np.int64)], a + b))
+    g(np.ones(1, np.float32), np.ones(1, np.float32))
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        g(np.ones(0, np.float32), np.ones(2, np.float32))
 
 
 def test_integer_matmul_checks_its_core_dims():
