@@ -11,6 +11,8 @@
 #include <functional>
 #include <mutex>
 
+#include "jit/runtime/stand_in.h"
+
 namespace shapejit::runtime {
 
 class Background {
@@ -23,12 +25,15 @@ class Background {
   void run(std::function<void()> task);
   // Until every task run so far has finished.
   void wait();
+  // What stand-ins weigh: the reference's time and a compile's (stand_in.h).
+  StandInCosts& costs() { return costs_; }
 
  private:
   tbb::task_arena arena_;
   std::mutex mu_;
   std::condition_variable idle_;
   size_t pending_ = 0;
+  StandInCosts costs_;
 };
 
 }  // namespace shapejit::runtime

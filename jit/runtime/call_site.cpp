@@ -113,6 +113,7 @@ SiteStats CallSite::stats() const {
   s.hits = s.calls - misses_ - breaks;
   s.graph_breaks += breaks;
   s.stand_in_calls = stand_in_calls_.load(std::memory_order_relaxed);
+  s.stand_in_waits = stand_in_waits_.load(std::memory_order_relaxed);
   return s;
 }
 

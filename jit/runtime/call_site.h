@@ -32,6 +32,7 @@ namespace shapejit::runtime {
 using TraceFn = std::function<Status(trace::Tracer&)>;
 
 class Background;
+class PendingKernel;
 class TraceRecorder;
 struct Entry;
 struct StoredTrace;
@@ -111,6 +112,7 @@ class CallSite {
     bool stand_in = false;
     Hash128 key;
     cache::Maker maker;
+    std::shared_ptr<PendingKernel> pending;  // a stand-in's compile
   };
 
   // The hit path (call_site.cpp).
@@ -142,7 +144,7 @@ class CallSite {
   // background compile's start and landing.
   cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
   void count_origin(const cache::Found& found);
-  void compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker);
+  void compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending);
   void land(Entry* stand_in, Expected<cache::Found> got, double ms);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
@@ -158,6 +160,7 @@ class CallSite {
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
   std::atomic<uint64_t> stand_in_calls_{0};
+  std::atomic<uint64_t> stand_in_waits_{0};  // counted by the stand-ins (stand_in.h)
   std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
   mutable std::mutex mu_;  // everything below; the miss path; publishing snapshots

@@ -187,6 +187,7 @@ nlohmann::json site_json(const SiteStats& s) {
           {"disk_loads", s.disk_loads},
           {"remote_loads", s.remote_loads},
           {"stand_in_calls", s.stand_in_calls},
+          {"stand_in_waits", s.stand_in_waits},
           {"dispatch_ns_p50", pct(0.50)},
           {"dispatch_ns_p99", pct(0.99)}};
 }

@@ -19,6 +19,7 @@
 #include "jit/runtime/background.h"
 #include "jit/runtime/call_site.h"
 #include "jit/runtime/entry.h"
+#include "jit/runtime/stand_in.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
@@ -254,7 +255,23 @@ Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Spec
     c.kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
     count_origin(*found);
   } else {
-    c.kernel = std::shared_ptr<backends::Kernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)));
+    // A call that waits gets the kernel itself, counted as the background's
+    // compile would be (which then finds it in memory).
+    const size_t nodes = sp.graph->graph->nodes.size();
+    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker = c.maker, nodes]() -> std::shared_ptr<backends::Kernel> {
+      const CompilingSite compiling(name_);
+      const Clock::time_point t0 = Clock::now();
+      Expected<cache::Found> got = services_.cache.get(key, maker);
+      if (!got.is_ok()) return nullptr;
+      const double ms = ms_since(t0);
+      if (got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(nodes, ms);
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.compile_ms += ms;
+      count_origin(*got);
+      return std::static_pointer_cast<backends::Kernel>(got->artifact);
+    });
+    c.kernel = std::make_shared<StandInKernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)), *sp.graph, c.pending,
+                                               services_.background->costs(), stand_in_waits_);
     c.stand_in = true;
   }
   return c;
@@ -310,7 +327,7 @@ Entry* CallSite::install(Specialized sp, Compiled c, bool generic) {
   add_entry(std::move(e));
   last_compiled_ = raw;
   has_generic_ |= generic;
-  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.maker));
+  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.maker), std::move(c.pending));
   return raw;
 }
 
@@ -319,17 +336,22 @@ void CallSite::add_entry(std::unique_ptr<Entry> e) {
   entries_.push_back(std::move(e));
 }
 
-void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker) {
-  services_.background->run([this, stand_in, key, maker = std::move(maker)] {
+void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending) {
+  services_.background->run([this, stand_in, key, maker = std::move(maker), pending = std::move(pending)] {
     const Clock::time_point t0 = Clock::now();
     Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
     const CompilingSite compiling(name_);
+    pending->started();
     try {
       got = services_.cache.get(key, maker);
     } catch (const std::exception& ex) {
       got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
     }
-    land(stand_in, std::move(got), ms_since(t0));
+    const double ms = ms_since(t0);
+    if (got.is_ok() && got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(stand_in->graph->graph->nodes.size(), ms);
+    // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
+    pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);
+    land(stand_in, std::move(got), ms);
   });
 }
 

@@ -323,7 +323,10 @@ def take(x, indices, axis=None):
         if axis is None or x.ndim == 0:  # a 0-d array takes as a 1-d one
             x, axis = x.reshape(-1), 0
         axis = operator.index(axis)
-        # Negative indices count from the end, as in NumPy's take.
+        # Negative indices count from the end, as in NumPy's take; indices
+        # known now are checked now, in NumPy's order.
+        from ._indexing import _check_constant_indices
+        _check_constant_indices(x, axis, indices)
         if isinstance(indices, list):
             idx = _index_list(x, axis, indices)
         else:

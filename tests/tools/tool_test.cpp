@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "tests/support/test_util.h"
 #include "jit/trace/trace_file.h"
@@ -209,6 +211,38 @@ TEST(Tool, ReplayNamesTheLineOfABadTrace) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("line 3: input 0: its shape spans more than 2^62 bytes"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+}
+
+// compile.async on the decoder trace under the jax policy (a compile per
+// shape: 108 of them in 536 calls), against the same replay compiled on the
+// call's path: the stand-ins that run on the reference interpreter are the
+// calls it finishes before the compile would, and the rest wait, so the
+// async run's slow calls are no slower than the synchronous run's. Both
+// run in one process, interleaved call by call; the bound has a quarter of
+// slack for a loaded machine's noise.
+TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
+  const std::string dir = temp_dir("async_tail");
+  const std::string policy = R"("policy": {"mode": "always_static", "cache_size_limit": 1000000}, "cache": {"disk": {"max_mb": 0}}, "log": {"recompiles": false})";
+  write_file(dir + "/sync.json", R"({"compile": {"backend": "llvm"}, )" + policy + "}");
+  write_file(dir + "/async.json", R"({"compile": {"backend": "llvm", "async": true}, )" + policy + "}");
+  ToolRun r = tool("replay " + std::string(SHAPEJIT_SOURCE_DIR) + "/bench/traces/decoder_conv8.jsonl --config " + dir + "/sync.json --config " + dir +
+                   "/async.json --json");
+  if (r.code != 0 && r.out.find("llvm") != std::string::npos) GTEST_SKIP() << "no LLVM backend: " << r.out;
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<std::string, nlohmann::json> by;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    by[j["config"].get<std::string>()] = j;
+  }
+  ASSERT_EQ(by.size(), 2u) << r.out;
+  const nlohmann::json &sync = by["sync"], &async = by["async"];
+  EXPECT_GT(async["stand_in_calls"].get<uint64_t>(), 0u);
+  EXPECT_GT(async["stand_in_waits"].get<uint64_t>(), 0u) << "the prefills wait";
+  for (const char* k : {"call_ms_p99", "call_ms_max"}) {
+    EXPECT_LE(async[k].get<double>(), 1.25 * sync[k].get<double>()) << k << ": async " << async[k] << " ms, sync " << sync[k] << " ms";
+  }
 }
 
 // Two processes on one disk folder: the second loads what the first

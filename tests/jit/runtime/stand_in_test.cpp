@@ -1,0 +1,86 @@
+// compile.async's stand-in, chosen by cost: a call whose work the
+// reference interpreter would take far longer over than the compile waits
+// for the compile; a small one runs at once on the reference. Outputs are
+// checked against the reference interpreter either way.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "jit/runtime/stand_in.h"
+#include "tests/support/test_util.h"
+
+namespace shapejit {
+namespace {
+
+using testing::ArgPack;
+
+const char* kProduct = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["m", "k"]}, {"name": "w", "dtype": "f32", "shape": ["k", "n"]}],
+  "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "p"}, {"op": "tanh", "in": ["p"], "out": "y"}], "outputs": ["y"]})";
+
+bool have_llvm() { return runtime::Jit::create(R"({"compile": {"backend": "llvm"}})").is_ok(); }
+
+ArgPack product_args(int64_t m, int64_t k, int64_t n) {
+  std::mt19937 rng(static_cast<unsigned>(m * 31 + k * 7 + n));
+  ArgPack p;
+  p.add(testing::random_tensor(ir::DType::kF32, {m, k}, rng));
+  p.add(testing::random_tensor(ir::DType::kF32, {k, n}, rng));
+  return p;
+}
+
+::testing::AssertionResult agrees(runtime::Jit& jit, const ir::Graph& g, ArgPack& p) {
+  std::vector<ir::Tensor> out;
+  Status s = jit.call_graph("product", g, {}, p.args(), out);
+  if (!s.is_ok()) return ::testing::AssertionFailure() << s.to_string();
+  auto want = testing::run_graph(kProduct, p.tensors, R"({"compile": {"backend": "reference"}, "cache": {"disk": {"max_mb": 0}}})");
+  if (!want.is_ok()) return ::testing::AssertionFailure() << want.status().to_string();
+  return testing::tensors_close(out[0], (*want)[0], 1e-4, 1e-4);
+}
+
+TEST(StandIn, ALargeCallWaitsForItsCompileAndASmallOneRunsAtOnce) {
+  if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
+  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
+    "policy": {"mode": "always_static", "cache_size_limit": 100}, "log": {"recompiles": false}})");
+  const ir::Graph g = testing::graph_from(kProduct);
+  // 384^3 multiply-adds: the reference's naive product takes far longer
+  // than compiling two nodes.
+  ArgPack big = product_args(384, 384, 384);
+  EXPECT_TRUE(agrees(*jit, g, big));
+  auto s = jit->stats_json();
+  EXPECT_EQ(s["stand_in_calls"], 1u);
+  EXPECT_EQ(s["stand_in_waits"], 1u) << "the large call waited for its kernel";
+  // 2 x 3 x 2: the reference is done long before a compile.
+  ArgPack small = product_args(2, 3, 2);
+  EXPECT_TRUE(agrees(*jit, g, small));
+  s = jit->stats_json();
+  EXPECT_EQ(s["stand_in_waits"], 1u) << "the small call did not wait";
+  jit->wait_compiles();
+  EXPECT_EQ(jit->stats_json()["backend_compiles"], 2u) << "each kernel compiled once, waited for or not";
+}
+
+TEST(StandIn, TheWorkOfACallFollowsItsShapes) {
+  const ir::Graph g = testing::graph_from(kProduct);
+  auto sg = ir::specialize(g, sym::Specialization{});
+  ASSERT_TRUE(sg.is_ok()) << sg.status().to_string();
+  runtime::StandInCosts costs;
+  std::atomic<uint64_t> waits{0};
+  auto pending = std::make_shared<runtime::PendingKernel>([] { return std::shared_ptr<backends::Kernel>(); });
+  struct Nothing final : backends::Kernel {
+    Status run(const backends::RunContext&, std::span<const DLTensor* const>, std::span<int64_t>, std::span<ir::Tensor>) override {
+      return Status::ok();
+    }
+    size_t code_bytes() const override { return 0; }
+  };
+  runtime::StandInKernel k(std::make_unique<Nothing>(), **sg, pending, costs, waits);
+  // Symbols m, k, n: the product's m * n * k and tanh's m * n.
+  const std::vector<int64_t> symbols = {8, 16, 4};
+  EXPECT_EQ(k.work(symbols), 8.0 * 4 * 16 + 8 * 4);
+  EXPECT_EQ(k.work(std::vector<int64_t>{0, 16, 4}), 0.0);
+  // The reference's rate is learned from what it is seen to take.
+  const double before = costs.reference_ms(1e6);
+  for (int i = 0; i < 20; ++i) costs.saw_reference(1e6, 50.0);
+  EXPECT_GT(costs.reference_ms(1e6), before);
+  EXPECT_NEAR(costs.reference_ms(1e6), 50.0, 1.0);
+}
+
+}  // namespace
+}  // namespace shapejit
