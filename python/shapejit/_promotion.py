@@ -1,0 +1,138 @@
+"""How NumPy types an operation's result, and how a traced one follows it.
+
+Operands are promoted as NumPy 2 promotes them (NEP 50): a Python number
+is weak and takes the array's dtype, a NumPy scalar is strong and promotes
+with its own (np.float64(2) * a float32 array is float64), a size meets an
+array as a Python int does. And a result is cast to the dtype NumPy's ufunc
+or operator gives for operands like these (`conform`), asked of NumPy
+itself on one-element stand-ins; where that is a dtype shapejit lacks
+(float16 from a bool array), the graph breaks and NumPy runs the call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _tracing as T
+from ._sizes import SymInt
+
+
+def _scalar(x):
+    """A Python number from a NumPy scalar, or x."""
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _weak_size(st, n, other):
+    t = T.as_tensor(st, n)
+    if isinstance(other, T.Tensor) and other._dtype != "bool":
+        return t.astype(other._dtype)
+    if isinstance(other, float):
+        return t.astype("f64")
+    return t
+
+
+def _strong(st, x):
+    """A NumPy scalar of a dtype shapejit has as the 0-d array it stands for:
+    NumPy 2 promotes with its dtype (np.float64(2) * a float32 array is
+    float64), where a Python number takes the array's. Other values as they are."""
+    if isinstance(x, np.generic) and x.dtype in T._NAMES:
+        value = x.item()
+        return T.emit(st, "full", [], {"value": int(value) if isinstance(value, bool) else value, "dtype": T._NAMES[x.dtype]})
+    return _scalar(x)
+
+
+def promote(st, a, b):
+    """The operands of a binary op, cast as NumPy would promote them."""
+    a, b = _strong(st, a), _strong(st, b)
+    # A size meets a tensor as a Python int would: it takes the tensor's dtype.
+    if isinstance(a, SymInt):
+        a = _weak_size(st, a, b)
+    if isinstance(b, SymInt):
+        b = _weak_size(st, b, a)
+    if T.is_array(a):
+        a = st.lift(a)
+    if T.is_array(b):
+        b = st.lift(b)
+    ta, tb = isinstance(a, T.Tensor), isinstance(b, T.Tensor)
+    if ta and tb and a._weak != b._weak:
+        # A float argument (a weak 0-d tensor) meets a tensor as the Python float would.
+        w, t = (a, b) if a._weak else (b, a)
+        if t._dtype in ("f32", "f64"):
+            w = w.astype(t._dtype)
+        else:
+            t = t.astype("f64")
+        return (w, t) if a._weak else (t, w)
+    if ta and tb:
+        if a.dtype != b.dtype:
+            target = T._NAMES[np.result_type(a.dtype, b.dtype)]
+            a, b = a.astype(target), b.astype(target)
+        return a, b
+    t, c = (a, b) if ta else (b, a)
+    if not isinstance(c, (bool, int, float)):
+        raise TypeError(f"shapejit: cannot combine a tensor with a {type(c).__name__}")
+    if isinstance(c, float) and t._dtype in ("i32", "i64", "bool"):
+        t = t.astype("f64")
+    elif isinstance(c, int) and not isinstance(c, bool) and t._dtype == "bool":
+        t = t.astype("i64")
+    return (t, c) if ta else (c, t)
+
+
+def _weak(v, *operands):
+    """v, weak when its operands are float arguments and Python numbers
+    alone (Python's arithmetic on floats gives a float)."""
+    if v._dtype == "f64" and all(not isinstance(o, T.Tensor) or o._weak for o in operands) and \
+            any(isinstance(o, T.Tensor) for o in operands):
+        v._weak = True
+    return v
+
+
+def _probe(x):
+    """A stand-in for x with its dtype and kind (array, weak number), for
+    asking NumPy what an operation on x gives; None when there is none."""
+    if isinstance(x, T.Tensor):  # 1-d: NumPy's 0-d arithmetic takes scalar paths of its own
+        return 1.0 if x._weak else np.ones(1, x.dtype)
+    if isinstance(x, SymInt):
+        return 1  # a size meets arrays as a Python int does
+    if isinstance(x, (bool, int, float, np.generic)):
+        return x
+    if T.is_array(x):
+        return np.ones(1, x.dtype)
+    return None
+
+
+def numpy_result(ufunc, *operands):
+    """The dtype name NumPy's `ufunc` (or operator: bool_array ** 2 is int8,
+    np.power of it int64) gives over operands like these (its promotion
+    rules, scalars weak or strong, NEP 50), or None where NumPy cannot say
+    (it refuses the dtypes: the op then reports it). A dtype shapejit lacks
+    (float16 from a bool array, int8 from bool // bool) breaks the graph:
+    NumPy runs that call."""
+    for o in operands:
+        if isinstance(o, np.ndarray) and o.dtype not in T._NAMES:
+            T._break(T._state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} of a {o.dtype} array, a dtype shapejit lacks")
+    probes = [_probe(o) for o in operands]
+    if any(p is None for p in probes):
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            out = ufunc(*probes)
+        except Exception:  # noqa: BLE001 - NumPy refuses them: the op says why, in its words
+            return None
+    dt = np.asarray(out).dtype
+    if dt not in T._NAMES:
+        T._break(T._state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} gives {dt} here, a dtype shapejit lacks")
+    return T._NAMES[dt]
+
+
+def conform(ufunc, operands, compute):
+    """compute(), cast to the dtype NumPy's `ufunc` gives over `operands`
+    where shapejit's composition of it gives another (logaddexp of a
+    float32 and an int array is float32, not float64)."""
+    want = numpy_result(ufunc, *operands) if ufunc is not None else None
+    out = compute()
+    if want is not None and isinstance(out, T.Tensor) and out._dtype != want:
+        weak = out._weak
+        out = out.astype(want)
+        out._weak = weak and want == "f64"
+    return out
