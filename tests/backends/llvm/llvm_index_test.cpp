@@ -1,0 +1,108 @@
+// The LLVM backend against the reference interpreter on what reads at
+// computed indices: layout ops folded into indexing, broadcasts, and
+// gathers with their range errors (tests/support/llvm_agreement.h).
+#include <gtest/gtest.h>
+
+#include "tests/support/llvm_agreement.h"
+
+#ifdef SHAPEJIT_HAVE_LLVM
+
+namespace shapejit {
+namespace {
+
+using namespace llvm_test;
+
+TEST(Llvm, LayoutOpsFoldIntoIndexing) {
+  std::mt19937 rng(8);
+  auto g = [](const std::string& node, const std::string& shape) {
+    return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": )" + shape + R"(}],
+      "nodes": [{"op": "exp", "in": ["x"], "out": "e"}, )" + node + R"(, {"op": "mul", "in": ["v", 2], "out": "y"}],
+      "outputs": ["y", "v"]})";
+  };
+  const std::vector<std::string> nodes = {
+      R"({"op": "reshape", "in": ["e", 6, -1], "out": "v"})",
+      R"({"op": "reshape", "in": ["e", 2, 3, 4, 5], "out": "v"})",
+      R"({"op": "permute", "in": ["e"], "out": "v", "attrs": {"perm": [2, 0, 1]}})",
+      R"({"op": "transpose", "in": ["e"], "out": "v", "attrs": {"dim0": 0, "dim1": 2}})",
+      R"({"op": "expand", "in": ["e", 3, -1, -1, -1], "out": "v"})",
+      R"({"op": "slice", "in": ["e", 1, 20, 3], "out": "v", "attrs": {"dim": 2}})",
+      R"({"op": "slice", "in": ["e", -2, 100, 1], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "concat", "in": ["e", "x", "e"], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "unsqueeze", "in": ["e"], "out": "v", "attrs": {"dim": 1}})",
+      R"({"op": "squeeze", "in": ["e"], "out": "v", "attrs": {"dims": [0]}})",
+  };
+  for (const std::string& n : nodes) {
+    bool squeeze = n.find("squeeze\"") != std::string::npos && n.find("unsqueeze") == std::string::npos;
+    std::vector<int64_t> s = squeeze ? std::vector<int64_t>{1, 4, 5} : std::vector<int64_t>{6, 4, 5};
+    expect_agrees(g(n, shape_str(s)), {random_tensor(DType::kF32, s, rng)}, n);
+    Tensor strided = random_tensor(DType::kF32, {s[2], s[1], s[0]}, rng).view(s, {1, s[0], s[0] * s[1]});
+    expect_agrees(g(n, shape_str(s)), {strided}, n + " strided");
+  }
+  // Squeezing a dim that a slice cut to one: its size is an expression the
+  // env proves 1, not the literal 1 (numpy's x[-1] from Python).
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n", 4, 5]}],
+      "nodes": [{"op": "exp", "in": ["x"], "out": "e"},
+                {"op": "slice", "in": ["e", -1, 4611686018427387904, 1], "out": "s", "attrs": {"dim": 0}},
+                {"op": "slice", "in": ["s", 0, 4611686018427387904, 2], "out": "t", "attrs": {"dim": 1}},
+                {"op": "squeeze", "in": ["t"], "out": "y", "attrs": {"dims": [0]}}], "outputs": ["y"]})",
+                {random_tensor(DType::kF32, {3, 4, 5}, rng)}, "squeeze of a slice to one");
+  // Reshape of a reshape of a computed value: the index unravels.
+  expect_agrees(R"({"inputs": [{"name": "x", "dtype": "i64", "shape": [4, 6]}],
+      "nodes": [{"op": "neg", "in": ["x"], "out": "n"}, {"op": "reshape", "in": ["n", 3, 8], "out": "r"},
+                {"op": "transpose", "in": ["r"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
+                {"op": "reshape", "in": ["t", 2, 12], "out": "y"}], "outputs": ["y"]})",
+                {random_tensor(DType::kI64, {4, 6}, rng)}, "reshape chain");
+}
+
+// A dim whose extent is an expression that a guard found to be 1 (a slice
+// of the middle element, as np.median takes it) broadcasts: it is read at
+// index 0, not at the output's index (which read past it, the differential
+// fuzzer's finding: x + x[(n - 1) // 2:(n - 1) // 2 + 1] was wrong).
+TEST(Llvm, AnExpressionDimOfOneBroadcasts) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_sub", "in": ["n", 1], "out": "m"},
+              {"op": "sym_floordiv", "in": ["m", 2], "out": "h"}, {"op": "sym_add", "in": ["h", 1], "out": "h1"},
+              {"op": "slice", "in": ["x", "h", "h1", 1], "out": "mid", "attrs": {"dim": 0}},
+              {"op": "add", "in": ["x", "mid"], "out": "y"},
+              {"op": "expand", "in": ["mid", "n"], "out": "e"}, {"op": "mul", "in": ["e", 2.0], "out": "z"}],
+    "outputs": ["y", "z"]})";
+  std::mt19937 rng(3);
+  for (int64_t n : {2, 3, 5, 8}) expect_agrees(g, {random_tensor(DType::kF32, {n}, rng)}, "n = " + std::to_string(n));
+}
+
+TEST(Llvm, GathersAndTheirRangeErrors) {
+  std::mt19937 rng(9);
+  for (const char* it : {"i32", "i64"}) {
+    Tensor table = random_tensor(DType::kF32, {10, 7}, rng);
+    Tensor ids = from_values(dt(it), {2, 3}, std::vector<int>{0, 9, 3, 3, 1, 0});
+    expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {2, 3}}}), {table, ids}, std::string("embedding ") + it);
+    Tensor idx = from_values(dt(it), {4}, std::vector<int>{2, 0, 2, 6});
+    expect_agrees(one_op("index_select", {{"f32", {10, 7}}, {it, {4}}}, "", R"({"dim": 1})"), {table, idx}, std::string("index_select ") + it);
+    Tensor bad = from_values(dt(it), {2}, std::vector<int>{1, 10});
+    expect_agrees(one_op("index_select", {{"f32", {10, 7}}, {it, {2}}}, "", R"({"dim": 0})"), {table, bad}, "index out of range");
+    Tensor neg = from_values(dt(it), {1, 1}, std::vector<int>{-1});
+    expect_agrees(one_op("embedding", {{"f32", {10, 7}}, {it, {1, 1}}}), {table, neg}, "negative id");
+    // An empty result reads no index, but the indices are still checked
+    // (NumPy: np.zeros((0, 0))[[0]] is an IndexError); within range, it is empty.
+    Tensor empty = Tensor::empty(DType::kF32, {0, 0});
+    Tensor zero = from_values(dt(it), {1}, std::vector<int>{0});
+    const std::string gather_empty = one_op("index_select", {{"f32", {0, 0}}, {it, {1}}}, "", R"({"dim": 0})");
+    expect_agrees(gather_empty, {empty, zero}, "an index into an empty dim");
+    const Status s = run_with(gather_empty, {empty, zero}, R"({"compile": {"backend": "llvm"}})").status;
+    EXPECT_EQ(s.detail(), Detail::kIndex) << s.to_string();
+    Tensor wide = Tensor::empty(DType::kF32, {3, 0});
+    expect_agrees(one_op("index_select", {{"f32", {3, 0}}, {it, {1}}}, "", R"({"dim": 0})"), {wide, zero}, "an empty row gathered");
+  }
+  // A gather folded into a reduction's step (an embedding feeding a
+  // layer_norm, as a BERT embedding does): its bounds check still defers.
+  const std::string gather_norm = R"({"inputs": [{"name": "t", "dtype": "f32", "shape": [10, 7]}, {"name": "i", "dtype": "i64", "shape": [2, 3]}],
+      "nodes": [{"op": "embedding", "in": ["t", "i"], "out": "e"}, {"op": "layer_norm", "in": ["e"], "out": "y"}], "outputs": ["y"]})";
+  Tensor table = random_tensor(DType::kF32, {10, 7}, rng);
+  expect_agrees(gather_norm, {table, from_values(DType::kI64, {2, 3}, std::vector<int>{0, 9, 3, 3, 1, 0})}, "gather into a norm");
+  expect_agrees(gather_norm, {table, from_values(DType::kI64, {2, 3}, std::vector<int>{0, 90, 3, 3, 1, 0})}, "gather into a norm, out of range");
+}
+
+}  // namespace
+}  // namespace shapejit
+
+#endif  // SHAPEJIT_HAVE_LLVM
