@@ -2,7 +2,8 @@
 # Set up, build, and run the test suite: the C++ suite (CTest), then the
 # Python package's (pytest).
 #   scripts/test.sh               the suite; the Python tests run against the package
-#                                 that `pip install .` builds (into build/venv)
+#                                 that `pip install .` builds (into build/venv), then a
+#                                 smoke of the Python differential fuzzer
 #   scripts/test.sh --sanitize    the suite under AddressSanitizer and
 #                                 UndefinedBehaviorSanitizer (clang); any report fails it (the
 #                                 Python tests run on the sanitized build's extension); then
@@ -46,4 +47,8 @@ if [ "${1:-}" = "--sanitize" ]; then
 else
   "$python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --config-settings=build-dir=build/wheel .
   (cd tests/python && timeout 1800 "../../$python" "${pytest[@]}")
+  # The Python front end's differential fuzzer (docs/testing.md): a smoke of
+  # about a minute, from a fixed seed, so that a run of CI is reproducible;
+  # the long runs that find new differences take a fresh seed.
+  (cd tests/python && timeout 600 "../../$python" fuzz/fuzz_numpy.py --seconds 120 --programs 4500 --seed 7 --no-save)
 fi

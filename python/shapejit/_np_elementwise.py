@@ -183,8 +183,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = T.promote(st, _t(st, a), _t(st, b))
     a, b = _float(a), _float(b)
     a, b = T.promote(st, a, b)
-    close = abs(a - b) <= atol + rtol * abs(b)
-    close = close | (a == b)  # equal infinities
+    # Within the tolerance where both are finite (an infinite b would make
+    # any finite a close); an infinity is close to itself alone.
+    close = (abs(a - b) <= atol + rtol * abs(b)) & isfinite(a) & isfinite(b)
+    close = close | (a == b)
     if equal_nan:
         close = close | (isnan(a) & isnan(b))
     return close

@@ -5,7 +5,7 @@ dtype, shape, structure or exception type is a failure: Hypothesis shrinks
 it to a small program, which is written to regressions/ (a JSON file that
 tests/python/test_fuzz_regressions.py runs from then on) and printed.
 
-    python tests/python/fuzz/fuzz_numpy.py --seconds 60 [--seed N] [--no-save]
+    python tests/python/fuzz/fuzz_numpy.py --seconds 60 [--seed N] [--programs N] [--no-save]
 
 Exit status 1 when a failure was found. The counts (programs, calls,
 failures) are printed at the end.
@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--batch", type=int, default=25, help="programs per Hypothesis run")
+    ap.add_argument("--programs", type=int, default=None, help="stop after this many programs (a reproducible smoke, with --seed)")
     ap.add_argument("--no-save", action="store_true", help="do not write failures to regressions/")
     a = ap.parse_args()
     start_seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -52,7 +53,7 @@ def main():
         assert why is None, why
 
     round_ = 0
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (a.programs is None or counts["programs"] < a.programs):
         found = {}
 
         @seed(start_seed + round_)
