@@ -443,6 +443,17 @@ Expr mod(Expr a, Expr b) {
       return make(Kind::kMod, 0, {rest.node(), b.node()});
     });
   }
+  // A symbol divides a sum of its multiples (s * s % s, 2 * s % s): 0, and
+  // 0 too when the symbol is (x % 0 is 0). The quotient has no such rule:
+  // 2 * s // s is 2, but 0 when s is.
+  if (b.is_symbol() && a.kind() != Kind::kConst) {
+    const Poly p = poly_of(a);
+    bool divisible = p.constant == 0 && !p.terms.empty();
+    for (const auto& [factors, k] : p.terms) {
+      divisible = divisible && std::any_of(factors.begin(), factors.end(), [&](const Node* f) { return compare_nodes(f, b.node()) == 0; });
+    }
+    if (divisible) return Expr(0);
+  }
   return make(Kind::kMod, 0, {a.node(), b.node()});
 }
 

@@ -63,8 +63,11 @@ def getitem(x: Tensor, key):
                 if not isinstance(step, SymInt) and operator.index(step) == 0:
                     raise ValueError("slice step cannot be zero")
                 start = 0 if k.start is None else _shape_operand(k.start)
-                stop = _END if k.stop is None else _shape_operand(k.stop)
-                x = emit(st, "slice", [x, start, stop, _shape_operand(step)], {"dim": dim})
+                # No stop is the dim's own size, not a bound past it: the
+                # slice's length is then n - start, not min(2^62, n) - start,
+                # which a specialization without hints could not compare with n.
+                stop = x.shape[dim] if k.stop is None else _shape_operand(k.stop)
+                x = emit(st, "slice", [x, start, _shape_operand(stop), _shape_operand(step)], {"dim": dim})
             dim += 1
         elif isinstance(k, (Tensor, np.ndarray, list, range, SymRange)):
             if isinstance(k, (range, SymRange)):

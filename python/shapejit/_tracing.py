@@ -395,9 +395,13 @@ class Tensor:
             x = x.astype("i64")  # NumPy sums and multiplies small integers as its int64
         if dtype is not None:
             x = x.astype(dtype)
-        if self.ndim == 0 and axis in (0, -1, (0,), (-1,)):
-            axis = None  # NumPy reduces a 0-d array along "axis 0" too
-        return emit(self._st, op, [x], {"axes": _axes(axis, self.ndim), "keepdim": bool(keepdims)})
+        if self.ndim == 0 and axis in (0, -1, (0,), (-1,)) and op != "mean":
+            axis = None  # NumPy's ufunc reductions take "axis 0" of a 0-d array (its mean does not)
+        axes = _axes(axis, self.ndim)
+        for a in axes:
+            if not -self.ndim <= a < self.ndim:
+                raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {self.ndim}")
+        return emit(self._st, op, [x], {"axes": axes, "keepdim": bool(keepdims)})
 
     def sum(self, axis=None, dtype=None, keepdims=False):
         return self._reduce("sum", axis, keepdims, dtype)

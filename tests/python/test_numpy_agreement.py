@@ -36,6 +36,9 @@ CASES = {
     "a middle element broadcast (np.median)": (lambda a, b: (a + np.median(a, axis=0, keepdims=True), a + a[(len(a) - 1) // 2:][:1]),
                                               np.array([-1.5, -2.5, 4.0, 1.0], np.float32), None),
     "np.roll of an empty axis": (lambda a, b: np.roll(a, 1, axis=0), np.zeros((0, 2), np.float32), None),
+    "reshape to -1 over a dim of its own size": (lambda a, b: a + a.reshape(a.shape[0], -1)[..., None], np.ones((2, 2, 1), np.float32), None),
+    "a slice to the end, broadcast": (lambda a, b: a[:, 1:] + a[:, :1], np.arange(6, dtype=np.float32).reshape(2, 3), None),
+    "np.isclose beside infinities": (lambda a, b: np.isclose(a, b), np.array([0, np.inf, 1], np.float32), np.array([np.inf, np.inf, 1], np.float32)),
 }
 
 
@@ -89,3 +92,11 @@ def test_integer_matmul_checks_its_core_dims():
 def test_a_negative_integer_power_is_numpys_value_error():
     with pytest.raises(ValueError, match="negative integer powers"):
         jit(lambda a: a ** a)(np.array([2, -1], np.int32))
+
+
+def test_an_axis_a_0_d_array_lacks():
+    # NumPy's ufunc reductions take axis 0 of a 0-d array; its mean does not.
+    a = np.array(3, np.int32)
+    np.testing.assert_array_equal(jit(lambda a: a.sum(axis=0))(a), a.sum(axis=0))
+    with pytest.raises(np.exceptions.AxisError):
+        jit(lambda a: a.mean(axis=0))(a)

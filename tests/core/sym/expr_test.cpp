@@ -319,5 +319,19 @@ TEST(SymExpr, AHugeDivisorKeepsTheConstantWhereItIs) {
   EXPECT_EQ(floordiv(n - Expr(1), Expr(4)) + Expr(1), floordiv(n + Expr(3), Expr(4)));
 }
 
+// A symbol divides a sum of its multiples (reshape(n, -1) of an n x n x 1
+// array asks whether n * n % n is 0): 0 with no hint, as it is when n is 0
+// (x % 0 is 0). The quotient is not simplified: 2 * n // n is 0 at n = 0.
+TEST(SymExpr, ASymbolDividesItsMultiples) {
+  const Expr n = Expr::symbol(0), m = Expr::symbol(1);
+  EXPECT_EQ(mod(n * n, n), Expr(0));
+  EXPECT_EQ(mod(Expr(2) * n + n * m, n), Expr(0));
+  EXPECT_NE(mod(n * n + Expr(1), n), Expr(0));
+  EXPECT_NE(mod(m, n), Expr(0));
+  for (const int64_t v : {int64_t{0}, int64_t{1}, int64_t{7}}) {
+    EXPECT_EQ(evaluate(floordiv(Expr(2) * n, n), std::vector<int64_t>{v, 0}), v == 0 ? 0 : 2) << v;
+  }
+}
+
 }  // namespace
 }  // namespace shapejit::sym
