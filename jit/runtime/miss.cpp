@@ -348,7 +348,6 @@ void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker 
       got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
     }
     const double ms = ms_since(t0);
-    if (got.is_ok() && got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(stand_in->graph->graph->nodes.size(), ms);
     // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
     pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);
     land(stand_in, std::move(got), ms);

@@ -12,7 +12,9 @@
 // Both sides are estimates that the Jit learns as it goes (StandInCosts):
 // the reference interpreter's time per unit of work (an element computed,
 // a multiply-add of a product) from the stand-ins' own runs, and a
-// compile's time per graph node from the compiles that landed. They start
+// compile's time per graph node from the compiles calls waited for (a
+// background compile shares the cores with the calls, and runs slower than
+// the one the call would make). They start
 // from figures measured on the project's machines; an estimate that errs
 // makes a call wait when it need not, never run past the compile by more
 // than the error.
