@@ -62,7 +62,9 @@ class Jit {
   // traced before writes its newest graph at its next call.
   void record(std::shared_ptr<TraceRecorder> recorder);
 
-  // Where recompile lines and warnings go (stderr by default).
+  // Where recompile lines and warnings go (stderr by default). The sink is
+  // called from whichever thread has the line: a call's, a background
+  // compile's, a step compile's; it must take lines from several at once.
   void set_log(std::function<void(const std::string&)> sink);
   // Told, besides the log, when a compile expected to take
   // log.slow_compile_ms or longer starts and when it ends, with the site

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <vector>
@@ -133,7 +135,15 @@ inline std::unique_ptr<runtime::Jit> make_jit(const std::string& config, std::ve
   auto jit = runtime::Jit::create(config);
   EXPECT_TRUE(jit.is_ok()) << jit.status().to_string();
   std::unique_ptr<runtime::Jit> j = std::move(jit).value();
-  if (log) j->set_log([log](const std::string& line) { log->push_back(line); });
+  // The sink is called from the compiling threads too (steps compile in
+  // parallel, and each rejected record logs): one at a time here.
+  if (log) {
+    auto mu = std::make_shared<std::mutex>();
+    j->set_log([log, mu](const std::string& line) {
+      std::lock_guard<std::mutex> lock(*mu);
+      log->push_back(line);
+    });
+  }
   else j->set_log([](const std::string&) {});
   return j;
 }
