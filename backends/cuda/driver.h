@@ -3,11 +3,9 @@
 // `device()` says why there is none. Internal to backends/cuda.
 #pragma once
 
-#include <cublas_v2.h>
-#include <cuda.h>
-
 #include <string>
 
+#include "backends/cuda/cuda_api.h"
 #include "core/support/status.h"
 
 namespace shapejit::backends::cuda {

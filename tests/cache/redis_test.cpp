@@ -10,6 +10,7 @@
 
 #include "cache/kernel_cache.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/text_artifact.h"
 #include "tests/support/redis_server.h"
 
 namespace shapejit::cache {
@@ -23,28 +24,9 @@ Hash128 key_of(int i) { return Hasher().add(static_cast<uint64_t>(i) + 100).fini
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-struct Text final : Artifact {
-  explicit Text(std::string s) : text(std::move(s)) {}
-  size_t code_bytes() const override { return text.size(); }
-  std::string text;
-};
-
-struct Counting {
-  std::atomic<int> compiles{0};
-  Maker maker(const std::string& text) {
-    Maker m;
-    m.target = "fake-target";
-    m.compile = [this, text](std::string* image) -> Expected<std::unique_ptr<Artifact>> {
-      ++compiles;
-      if (image) *image = text;
-      return std::unique_ptr<Artifact>(new Text(text));
-    };
-    m.load = [](std::string_view image) -> Expected<std::unique_ptr<Artifact>> { return std::unique_ptr<Artifact>(new Text(std::string(image))); };
-    return m;
-  }
-};
-
-std::string text_of(const Expected<Found>& f) { return f.is_ok() ? static_cast<const Text&>(*f->artifact).text : "error: " + f.status().message(); }
+using testing::Counting;
+using testing::Text;
+using testing::text_of;
 
 using testing::TempDir;
 

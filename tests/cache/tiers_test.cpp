@@ -20,6 +20,7 @@
 
 #include "cache/kernel_cache.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/text_artifact.h"
 
 namespace shapejit::cache {
 namespace {
@@ -239,33 +240,9 @@ TEST(DiskTier, AReadOnlyFolderTurnsTheTierOffWithOneLine) {
 
 // ---- the kernel cache over the tiers ----
 
-// An artifact that is its image.
-struct Text final : Artifact {
-  explicit Text(std::string s) : text(std::move(s)) {}
-  size_t code_bytes() const override { return text.size(); }
-  std::string text;
-};
-
-struct Counting {
-  std::atomic<int> compiles{0}, loads{0};
-  Maker maker(const std::string& text, const std::string& target = "fake-target") {
-    Maker m;
-    m.target = target;
-    m.compile = [this, text](std::string* image) -> Expected<std::unique_ptr<Artifact>> {
-      ++compiles;
-      if (image) *image = text;
-      return std::unique_ptr<Artifact>(new Text(text));
-    };
-    m.load = [this](std::string_view image) -> Expected<std::unique_ptr<Artifact>> {
-      ++loads;
-      if (image.rfind("unloadable", 0) == 0) return internal_error("the backend cannot link it");
-      return std::unique_ptr<Artifact>(new Text(std::string(image)));
-    };
-    return m;
-  }
-};
-
-std::string text_of(const Expected<Found>& f) { return f.is_ok() ? static_cast<const Text&>(*f->artifact).text : "error: " + f.status().message(); }
+using testing::Counting;
+using testing::Text;
+using testing::text_of;
 
 TEST(KernelCacheTiers, ACompileIsWrittenAndAnotherCacheLoadsItWithoutCompiling) {
   TempDir tmp;

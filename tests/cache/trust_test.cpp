@@ -22,6 +22,7 @@
 #include "cache/kernel_cache.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/text_artifact.h"
 
 namespace shapejit::cache {
 namespace {
@@ -138,39 +139,17 @@ TEST(SignedRecord, VerifiesUnderAnyKeyOfTheRingAndRefusesEveryForgery) {
 
 // ---- the kernel cache over signed tiers ----
 
-struct Text final : Artifact {
-  explicit Text(std::string s) : text(std::move(s)) {}
-  size_t code_bytes() const override { return text.size(); }
-  std::string text;
-};
-
-// Counts what the backend is handed: a forged record must reach neither.
-struct Counting {
-  std::atomic<int> compiles{0}, loads{0};
-  Maker maker(const std::string& text) {
-    Maker m;
-    m.target = "t";
-    m.compile = [this, text](std::string* image) -> Expected<std::unique_ptr<Artifact>> {
-      ++compiles;
-      if (image) *image = text;
-      return std::unique_ptr<Artifact>(new Text(text));
-    };
-    m.load = [this](std::string_view image) -> Expected<std::unique_ptr<Artifact>> {
-      ++loads;
-      return std::unique_ptr<Artifact>(new Text(std::string(image)));
-    };
-    return m;
-  }
-};
-
-std::string text_of(const Expected<Found>& f) { return f.is_ok() ? static_cast<const Text&>(*f->artifact).text : "error: " + f.status().message(); }
+// The backend counts what it is handed: a forged record must reach neither.
+using testing::Counting;
+using testing::Text;
+using testing::text_of;
 
 TEST(SignedTiers, AForgedFileIsNeverLoadedItIsCountedLoggedOnceAndCompiledAgain) {
   TempDir tmp;
   Counting c;
   std::vector<std::string> lines;
   KernelCache cache(0, TierOptions{tmp.path(), 1 << 20, {}, signer_of({kKeyA})}, [&](const std::string& l) { lines.push_back(l); });
-  const auto forged = forgeries(key_of(0), "t");
+  const auto forged = forgeries(key_of(0), "fake-target");
   for (size_t i = 0; i < forged.size(); ++i) write_all(cache.disk()->path_of(key_of(static_cast<int>(i))), forged[i].second);
   for (size_t i = 0; i < forged.size(); ++i) {
     auto f = cache.get(key_of(static_cast<int>(i)), c.maker("the real kernel"));
@@ -206,7 +185,7 @@ TEST(SignedTiers, AForgedRedisValueIsNeverLoadedAndTheFleetGetsASignedOne) {
   o.key_prefix = "trust:" + std::to_string(::getpid()) + ":";
   {
     auto writer = std::move(RedisTier::open(o, {})).value();
-    const auto forged = forgeries(key_of(0), "t");
+    const auto forged = forgeries(key_of(0), "fake-target");
     for (size_t i = 0; i < forged.size(); ++i) writer->put(key_of(static_cast<int>(i)), forged[i].second);
     writer->flush();
   }

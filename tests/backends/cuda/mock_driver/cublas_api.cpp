@@ -3,7 +3,6 @@
 // matrix of the batch must lie in one live device allocation and be
 // aligned to its element; leading dimensions as cuBLAS requires.
 #include <cblas.h>
-#include <cublas_v2.h>
 
 #include <cstdio>
 #include <string>

@@ -28,8 +28,6 @@
 // then gives the mock's reason.
 #pragma once
 
-#include <cuda.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -37,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cuda_api.h"
 #include "tests/backends/cuda/mock_driver/kernel_prelude_abi.h"
 
 namespace shapejit::mock_cuda {
