@@ -99,6 +99,12 @@ Expected<LoopProgram> Lowering::run() && {
       p_.unread_indices.push_back({product(shape(n.out[0])), product(shape(n.in[1].value))});
     }
   }
+  // Checks that no call can fail cost every call nothing: a static extent
+  // that is not 0, a gather with a result or without indices.
+  const auto never_zero = [](const Expr& e) { return e.is_const() && e.const_value() != 0; };
+  std::erase_if(p_.empty_checks, [&](const LoopProgram::EmptyCheck& c) { return never_zero(c.count); });
+  std::erase_if(p_.unread_indices,
+                [&](const LoopProgram::UnreadIndices& c) { return never_zero(c.elements) || c.indices == Expr(0); });
   // Outputs that are inputs, or a value listed twice: copies.
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
     int v = g_.outputs[i];

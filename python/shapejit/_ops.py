@@ -318,14 +318,13 @@ def stack(arrays, axis=0):
 def take(x, indices, axis=None):
     if _tracing(x, indices):
         st = _st(x, indices)
-        from ._indexing import _from_the_end, _index_list
+        from ._indexing import _check_constant_indices, _from_the_end, _index_list
         x = T.as_tensor(st, x)
         if axis is None or x.ndim == 0:  # a 0-d array takes as a 1-d one
             x, axis = x.reshape(-1), 0
         axis = operator.index(axis)
         # Negative indices count from the end, as in NumPy's take; indices
         # known now are checked now, in NumPy's order.
-        from ._indexing import _check_constant_indices
         _check_constant_indices(x, axis, indices)
         if isinstance(indices, list):
             idx = _index_list(x, axis, indices)

@@ -15,7 +15,6 @@ or None.
 """
 from __future__ import annotations
 
-import json
 import re
 import warnings
 
