@@ -442,6 +442,7 @@ loops::LowerOptions lower_options(bool blas) {
   options.fuse_attention = false;
   options.softmax_sum_pass = false;
   options.scans = false;  // the CPU runs graphs with a cumsum, copying the data
+  options.compaction = false;  // and graphs with a nonzero or a masked_select
   return options;
 }
 

@@ -28,6 +28,8 @@
 #include <type_traits>
 
 #include "backends/backend.h"
+#include "backends/llvm/attention.h"
+#include "backends/llvm/compact.h"
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/lines.h"
 #include "backends/llvm/products.h"
@@ -95,6 +97,12 @@ class LlvmKernel final : public Kernel {
         arena_(temp_lifetimes(p_)),
         may_defer_(!p_.empty_checks.empty() || p_.has_checks()),
         phases_(phases) {
+    const std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p_);
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const Buffer& b = p_.buffers[i];
+      if (b.kind == Buffer::Kind::kInput || std::none_of(b.shape.begin(), b.shape.end(), [&](const Expr& d) { return p_.is_data_dependent(d); })) continue;
+      if (life[i].first >= 0) sized_later_.push_back({static_cast<int>(i), life[i].first});
+    }
     std::set<const cache::Artifact*> distinct;
     for (const BoundStep& b : steps_) {
       local_bufs_ = std::max(local_bufs_, b.buffers.size());
@@ -122,17 +130,24 @@ class LlvmKernel final : public Kernel {
   bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepCall epilogue) const;
   // cumsum, cumprod, sort or argsort (loops::ScanStep), lines split across threads.
   void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
-  // softmax(f(q @ k)) @ v by tiles (loops::AttentionStep); `tile` is its
-  // generated code. False when that code failed a check.
-  template <typename T>
-  bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile) const;
 
-  // The temporaries' steps, for the arena (inputs, outputs and per-task
-  // scratch are not in it).
+  // Allocates buffer `i`, sized by a data-dependent count (sized_later_)
+  // that `values` now hold: an output of the call, or a temporary that
+  // `held` keeps until the call returns.
+  char* allocate_sized_later(int i, std::span<const int64_t> values, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
+  // A compact step: its count, set in `values` and `symbols`, then its
+  // result, allocated at the count.
+  void compact(const loops::CompactStep& c, std::vector<char*>& bufs, std::span<int64_t> values, std::span<int64_t> symbols,
+               std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
+
+  // The temporaries' steps, for the arena (inputs, outputs, per-task
+  // scratch and buffers sized by a data-dependent count are not in it).
   static std::vector<std::pair<int, int>> temp_lifetimes(const LoopProgram& p) {
     std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p);
     for (size_t i = 0; i < life.size(); ++i) {
-      if (p.buffers[i].kind != Buffer::Kind::kTemp) life[i] = {-1, -1};
+      const Buffer& b = p.buffers[i];
+      const bool later = std::any_of(b.shape.begin(), b.shape.end(), [&](const Expr& d) { return p.is_data_dependent(d); });
+      if (b.kind != Buffer::Kind::kTemp || later) life[i] = {-1, -1};
     }
     return life;
   }
@@ -145,6 +160,9 @@ class LlvmKernel final : public Kernel {
   pool::ArenaPlanner arena_;
   bool may_defer_;  // empty-axis checks, or steps with runtime checks
   CompilePhases phases_;
+  // Buffers sized by a data-dependent count, with the first step that
+  // uses them: allocated there, once the compact steps before it ran.
+  std::vector<std::pair<int, int>> sized_later_;
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
@@ -154,12 +172,19 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   const size_t num_values = values.size();
   values.resize(num_values + local_syms_);
   int64_t* local_syms = values.data() + num_values;
-  for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.count, values) == 0) return use_reference();
-  }
-  for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
-    if (eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return use_reference();
-  }
+  // The checks, all but those on data-dependent sizes, which wait for the
+  // end: a step whose check fails does nothing (its loops are empty), and
+  // the reference interpreter then runs the call.
+  auto checks_fail = [&](bool on_counts) {
+    for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
+      if (p_.is_data_dependent(c.count) == on_counts && eval(c.count, values) == 0) return true;
+    }
+    for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
+      if (p_.is_data_dependent(c.elements) == on_counts && eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return true;
+    }
+    return false;
+  };
+  if (checks_fail(false)) return use_reference();
   // Temporaries: one block of the pool per call (the arena), sized by the
   // shape functions on this call's symbols, where a temporary whose last
   // step has run leaves its bytes to later ones (pool/arena.h). Dense sizes
@@ -172,7 +197,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   std::vector<size_t> bytes(p_.buffers.size(), 0);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
-    if (b.kind != Buffer::Kind::kTemp) continue;
+    if (b.kind != Buffer::Kind::kTemp) continue;  // those sized later are not placed
     std::vector<int64_t> shape;
     for (const Expr& d : b.shape) shape.push_back(eval(d, values));
     bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
@@ -189,9 +214,18 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
       case Buffer::Kind::kScratch: bufs[i] = nullptr; break;  // per task, placed by its step's runner
     }
   }
+  std::vector<std::shared_ptr<void>> held;  // temporaries sized by a count
   std::atomic<int32_t> failed{0};
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
+    for (const auto& [i, first] : sized_later_) {
+      const bool its_result = step.kind == loops::Step::Kind::kCompact && step.compact.out == i;
+      if (first == static_cast<int>(s) && !its_result) bufs[i] = allocate_sized_later(i, values, outputs, held);
+    }
+    if (step.kind == loops::Step::Kind::kCompact) {
+      compact(step.compact, bufs, values, symbols, outputs, held);
+      continue;
+    }
     if (step.kind == loops::Step::Kind::kMatmul) {
       const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
@@ -203,8 +237,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     }
     if (step.kind == loops::Step::Kind::kAttention) {
       const loops::AttentionStep& a = step.attention;
-      const bool ok = p_.buffers[a.out].dtype == ir::DType::kF32 ? attention<float>(a, bufs.data(), values, steps_[s])
-                                                                 : attention<double>(a, bufs.data(), values, steps_[s]);
+      const bool ok = run_attention(a, p_.buffers[a.out].dtype, bufs.data(), p_.buffers.size(), values, steps_[s], kMatmulWorkPerTask);
       if (!ok) return use_reference();
       continue;
     }
@@ -224,7 +257,31 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     }
     if (failed) return use_reference();
   }
+  if (checks_fail(true)) return use_reference();
   return Status::ok();
+}
+
+char* LlvmKernel::allocate_sized_later(int i, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
+                                       std::vector<std::shared_ptr<void>>& held) const {
+  const Buffer& b = p_.buffers[i];
+  std::vector<int64_t> shape;
+  for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+  if (b.kind == Buffer::Kind::kOutput) {
+    outputs[b.index] = pooled(*pool_, b.dtype, std::move(shape));
+    return static_cast<char*>(outputs[b.index].data());
+  }
+  return static_cast<char*>(held.emplace_back(pool_->take(ir::Tensor::dense_bytes(b.dtype, shape))).get());
+}
+
+void LlvmKernel::compact(const loops::CompactStep& c, std::vector<char*>& bufs, std::span<int64_t> values, std::span<int64_t> symbols,
+                         std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const {
+  const ir::DType value_dtype = c.values >= 0 ? p_.buffers[c.values].dtype : ir::DType::kI64;
+  Compaction compaction(c, p_.buffers[c.mask].dtype, value_dtype, bufs[c.mask], c.values >= 0 ? bufs[c.values] : nullptr, values);
+  const int64_t count = compaction.count();
+  values[c.count] = count;
+  symbols[c.count] = count;
+  bufs[c.out] = allocate_sized_later(c.out, values, outputs, held);
+  compaction.fill(bufs[c.out]);
 }
 
 // How a product splits into tasks: each matrix (or the flattened batch) in
@@ -367,156 +424,6 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* 
 
 void LlvmKernel::scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const {
   run_lines(c, p_.buffers[c.in].dtype, bufs[c.in], bufs[c.out], eval(c.outer, values), eval(c.n, values), eval(c.inner, values), kWorkPerTask);
-}
-
-// An operand of an attention step on a call: its strides, and its offset
-// for a flat batch index.
-struct OperandAt {
-  int64_t offset, row, col;
-  std::vector<int64_t> batch;  // per batch dim: stride
-  OperandAt(const loops::MatmulOperand& o, std::span<const int64_t> values)
-      : offset(sym::evaluate(o.offset, values)), row(sym::evaluate(o.row_stride, values)), col(sym::evaluate(o.col_stride, values)) {
-    for (const Expr& e : o.batch_strides) batch.push_back(sym::evaluate(e, values));
-  }
-  int64_t at(int64_t index, std::span<const int64_t> dims) const {
-    int64_t r = offset;
-    for (size_t d = dims.size(); d-- > 0;) {
-      r += index % dims[d] * batch[d];
-      index /= dims[d];
-    }
-    return r;
-  }
-};
-
-// What an attention task works in: its tile of scores, its rows' state
-// and accumulators, and its copies of the call's buffers and symbols.
-template <typename T>
-struct AttentionScratch {
-  std::vector<T> scores, state, acc;
-  std::vector<char*> bufs, tile_bufs;
-  std::vector<int64_t> values, tile_syms;
-};
-
-// Per task (a batch matrix and kTileQ query rows): for each tile of keys,
-// the GEMM writes the scores to the task's tile, the generated code turns
-// them into probabilities and updates the rows' state, the rows'
-// accumulators are rescaled, and the GEMM adds probabilities times values
-// to them; the rows are divided by their sums at the end.
-template <typename T>
-bool LlvmKernel::attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile) const {
-  constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
-  std::vector<int64_t> dims;
-  int64_t count = 1;
-  for (const Expr& e : a.batch) count *= dims.emplace_back(eval(e, values));
-  const int64_t t = eval(a.t, values), s = eval(a.s, values), d = eval(a.d, values), dv = eval(a.dv, values);
-  T* out = reinterpret_cast<T*>(bufs[a.out]);
-  if (count == 0 || t == 0 || dv == 0) return true;
-  if (s == 0) {  // softmax over no keys times no values: zeros, as the two matmuls give
-    std::fill(out, out + count * t * dv, T(0));
-    return true;
-  }
-  const OperandAt q(a.q, values), k(a.k, values), v(a.v, values);
-  const T* qb = reinterpret_cast<const T*>(bufs[a.q.buffer]);
-  const T* kb = reinterpret_cast<const T*>(bufs[a.k.buffer]);
-  const T* vb = reinterpret_cast<const T*>(bufs[a.v.buffer]);
-  const int64_t row_tiles = (t + tq - 1) / tq;
-  std::atomic<int32_t> failed{0};
-  auto task = [&](int64_t index) {
-    const int64_t c = index / row_tiles, i0 = index % row_tiles * tq, rows = std::min(tq, t - i0);
-    // The task's tile, rows' state and accumulators, the thread's own from
-    // task to task (nothing in a task runs another on its thread). The
-    // tile is not cleared: the GEMM writes every score the tile's code
-    // reads.
-    thread_local AttentionScratch<T> scratch;
-    std::vector<T>& scores = scratch.scores;
-    std::vector<T>& state = scratch.state;
-    std::vector<T>& acc = scratch.acc;
-    scores.resize(static_cast<size_t>(tq * tk));
-    state.assign(static_cast<size_t>(4 * tq), T(0));
-    std::fill(state.begin(), state.begin() + tq, -std::numeric_limits<T>::infinity());  // running max; sums start at 0
-    acc.assign(static_cast<size_t>(rows * dv), T(0));
-    std::vector<char*>& task_bufs = scratch.bufs;
-    task_bufs.assign(bufs, bufs + p_.buffers.size());
-    task_bufs[a.tile] = reinterpret_cast<char*>(scores.data());
-    task_bufs[a.state] = reinterpret_cast<char*>(state.data());
-    std::vector<int64_t>& task_values = scratch.values;
-    task_values.assign(values.begin(), values.end());
-    scratch.tile_bufs.resize(tile.buffers.size());
-    scratch.tile_syms.resize(tile.symbols.size());
-    const int fs = a.first_symbol;
-    task_values[fs] = c;
-    task_values[fs + 1] = i0;
-    const T* qm = qb + q.at(c, dims) + i0 * q.row;
-    const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
-    // Several query rows are a matrix product, multiply's where the
-    // host runs it; one (a decode step) is BLAS's matrix-vector product.
-    const bool own = rows > 1 && gemm_available();
-    // A single query row (a decode step) has the whole tile to itself: its
-    // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
-    const int64_t block = rows == 1 ? tq * tk : tk;
-    for (int64_t j0 = 0; j0 < s; j0 += block) {
-      const int64_t keys = std::min(block, s - j0);
-      const int ld = static_cast<int>(rows == 1 ? keys : tk);
-      if (d == 0) {
-        std::fill(scores.begin(), scores.end(), T(0));
-      } else {
-        const T* kt = kb + k.at(c, dims) + j0 * k.col;
-        if (own) {
-          multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
-        } else {
-          const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
-          blas_gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
-        }
-      }
-      // The exp pass's cells past the keys, up to whole vectors: -inf.
-      const int64_t padded = (keys + loops::AttentionStep::kKeyLanes - 1) / loops::AttentionStep::kKeyLanes * loops::AttentionStep::kKeyLanes;
-      for (int64_t r = 0; r < rows; ++r) std::fill_n(scores.data() + r * ld + keys, padded - keys, -std::numeric_limits<T>::infinity());
-      task_values[fs + 2] = j0;
-      task_values[fs + 3] = keys;
-      task_values[fs + 4] = padded;
-      tile.gather(task_bufs.data(), task_values.data(), scratch.tile_bufs.data(), scratch.tile_syms.data());
-      if (int32_t e = tile.fn(scratch.tile_bufs.data(), scratch.tile_syms.data(), i0, i0 + rows)) {
-        failed = e;
-        return;
-      }
-      bool adds = false;
-      for (int64_t r = 0; r < rows; ++r) {
-        const T rescale = state[2 * tq + r];
-        // The first block's accumulators are zeros, which its factor of 0
-        // (exp(-inf), from the running max's start) leaves as they are.
-        if (rescale != T(1) && (j0 > 0 || rescale != T(0))) {
-          for (int64_t x = 0; x < dv; ++x) acc[r * dv + x] *= rescale;
-        }
-        adds |= state[3 * tq + r] != T(0);
-      }
-      if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
-        const T* vt = vb + v.at(c, dims) + j0 * v.row;
-        if (own) {
-          multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
-        } else {
-          const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-          blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
-        }
-      }
-    }
-    // Each row by its sum: a multiply by the reciprocal, where a division
-    // per element was half the task's own time at 16 tokens (perf). A sum
-    // is 0 (every key masked) or about 1 or more (the max's own exp(0)),
-    // so the reciprocal does not overflow, and a row of zeros over a sum
-    // of 0 is NaN either way.
-    T* o = out + (c * t + i0) * dv;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T inverse = T(1) / state[tq + r];
-      for (int64_t x = 0; x < dv; ++x) o[r * dv + x] = acc[r * dv + x] * inverse;
-    }
-  };
-  const int64_t tasks = count * row_tiles;
-  if (count * t * s * (d + dv) < kMatmulWorkPerTask || tasks == 1) {
-    for (int64_t i = 0; i < tasks && !failed; ++i) task(i);
-  } else {
-    tbb::parallel_for(int64_t{0}, tasks, task);
-  }
-  return failed == 0;
 }
 
 // What an image records of the loop program it was compiled from: the hash

@@ -30,9 +30,6 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
   std::vector<bool> read_by_index_op(nv, false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    if (n.op == Op::kNonzero || n.op == Op::kMaskedSelect) {
-      return unsupported(node_label(g, static_cast<int>(i)) + ": data-dependent shapes stay on the reference interpreter");
-    }
     for (int o : n.out) producer[o] = static_cast<int>(i);
     const OpClass cls = ir::op_info(n.op).cls;
     for (const ir::Operand& o : n.in) {

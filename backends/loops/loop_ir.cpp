@@ -31,6 +31,16 @@ std::string LoopProgram::dump(bool labels) const {
            c.n.str() + ", " + c.inner.str() + "]\n";
       continue;
     }
+    if (st.kind == Step::Kind::kCompact) {
+      const CompactStep& c = st.compact;
+      s += std::string("  ") + ir::op_name(c.op) + " b" + std::to_string(c.mask) + (c.values >= 0 ? ", b" + std::to_string(c.values) : "") +
+           " -> b" + std::to_string(c.out) + ", count s" + std::to_string(c.count) + ", over [";
+      for (size_t d = 0; d < c.shape.size(); ++d) {
+        s += (d ? ", " : "") + c.shape[d].str() + ":" + c.mask_strides[d].str() + (c.values >= 0 ? ":" + c.value_strides[d].str() : "");
+      }
+      s += "]\n";
+      continue;
+    }
     if (st.kind == Step::Kind::kAttention) {
       const AttentionStep& a = st.attention;
       s += "  attention into b" + std::to_string(a.out) + ", t " + a.t.str() + ", s " + a.s.str() + ", tile b" + std::to_string(a.tile) +
@@ -168,9 +178,20 @@ std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
         use(step.scan.in, at);
         use(step.scan.out, at);
         break;
+      case Step::Kind::kCompact:
+        for (int b : {step.compact.mask, step.compact.values, step.compact.out}) use(b, at);
+        break;
     }
   }
   return life;
+}
+
+bool LoopProgram::is_data_dependent(const sym::Expr& e) const {
+  const std::vector<int> used = sym::symbols_of(e);
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kCompact && std::binary_search(used.begin(), used.end(), s.compact.count)) return true;
+  }
+  return false;
 }
 
 bool is_nonnegative(const LoopProgram& p, sym::Expr e) {

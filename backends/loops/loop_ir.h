@@ -191,14 +191,33 @@ struct ScanStep {
   sym::Expr outer, n, inner;
 };
 
+// out = the elements of a domain that a mask sets, in row-major order:
+// nonzero, their coordinates (i64, [count, rank]; the mask is any dtype,
+// set where != 0); masked_select, the values there (a buffer of the
+// values' dtype, [count]). Mask and values are read through their strides
+// over the domain, 0 along a dim they broadcast. The count is a data-
+// dependent size: it becomes the value of graph symbol `count` (unbacked,
+// at most the domain's size), which later steps' extents and the buffers
+// sized by it read. A backend runs it as a routine: a count per block of
+// the domain, a prefix sum of the counts, then each block's fill.
+struct CompactStep {
+  ir::Op op = ir::Op::kNonzero;  // or kMaskedSelect
+  int mask = -1, values = -1;    // values: masked_select's only
+  std::vector<sym::Expr> shape;  // the domain
+  std::vector<sym::Expr> mask_strides, value_strides;  // in elements
+  int out = -1;
+  int count = -1;  // the graph symbol it sets
+};
+
 struct Step {
-  enum class Kind : uint8_t { kLoops, kMatmul, kAttention, kScan };
+  enum class Kind : uint8_t { kLoops, kMatmul, kAttention, kScan, kCompact };
   explicit Step(Kind k) : kind(k) {}
   Kind kind;
   LoopStep loops;  // kLoops; kAttention: its tile's code
   MatmulStep matmul;
   AttentionStep attention;
   ScanStep scan;
+  CompactStep compact;
   std::string label;  // the graph node it comes from, for messages
 };
 
@@ -234,6 +253,8 @@ struct LoopProgram {
     }
     return false;
   }
+  // Whether `e` reads a data-dependent size (a symbol a compact step sets).
+  bool is_data_dependent(const sym::Expr& e) const;
   // The symbols generated code reads from its `syms` argument.
   int num_read_symbols() const { return num_graph_symbols + static_cast<int>(params.size()) + task_symbols; }
 

@@ -11,6 +11,7 @@
 //        reduce_steps.cpp     reductions, argmax, softmax, norms
 //        matmul_step.cpp      matmuls (BLAS or loops)
 //        scan_step.cpp        cumsum, cumprod, sort, argsort (a backend's routine)
+//        compact_step.cpp     nonzero, masked_select (a backend's routine)
 //   5. (here)             copies for outputs that are inputs or listed twice
 #include "backends/loops/lower.h"
 
@@ -89,6 +90,8 @@ Expected<LoopProgram> Lowering::run() && {
       case OpClass::kMatmul: SJ_TRY(attention_.count(node) ? attention_step(node, buffer) : matmul_step(node, buffer)); break;
       case OpClass::kConcat: SJ_TRY(concat_step(node, buffer)); break;
       case OpClass::kScan: SJ_TRY(scan_step(node, buffer)); break;
+      case OpClass::kNonzero:
+      case OpClass::kMaskedSelect: SJ_TRY(compact_step(node, buffer)); break;
       default: SJ_TRY(materialize(v, buffer, node)); break;
     }
     buffer_of_[v] = buffer;
@@ -114,7 +117,7 @@ Expected<LoopProgram> Lowering::run() && {
   // Which steps have runtime checks (gather bounds, integer pow): a gather
   // is folded into whatever step reads it, a reduction's or a norm's too.
   for (Step& st : p_.steps) {
-    if (st.kind == Step::Kind::kMatmul || st.kind == Step::Kind::kScan) continue;
+    if (st.kind != Step::Kind::kLoops && st.kind != Step::Kind::kAttention) continue;
     for (const Phase& ph : st.loops.phases) {
       for (const Inst& i : ph.body) {
         st.loops.may_fail |= i.kind == InstKind::kCheckIndex || (i.kind == InstKind::kOp && i.op == Op::kPow && ir::is_int(i.dtype));

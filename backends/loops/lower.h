@@ -42,10 +42,11 @@ struct LowerOptions {
   // cumsum and cumprod as scan steps (loop_ir.h ScanStep), which the
   // backend runs itself; off, a graph with one is unsupported.
   bool scans = true;
+  // nonzero and masked_select as compact steps (loop_ir.h CompactStep),
+  // which the backend runs itself; off, a graph with one is unsupported.
+  bool compaction = true;
 };
 
-// kUnsupported for graphs with data-dependent shapes (nonzero,
-// masked_select): those stay on the reference interpreter.
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options = {});
 
 }  // namespace shapejit::backends::loops

@@ -195,6 +195,7 @@ class Lowering {
   std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
   Status scan_step(int node, int buffer);
+  Status compact_step(int node, int buffer);
   Status attention_step(int node, int buffer);
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
   bool as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);

@@ -25,8 +25,8 @@ from ._jit import get_jit, jit, record
 from ._tracing import SymBool, SymInt, Tensor
 from ._ops import (
     abs, absolute, add, amax, amin, arange, argmax, argmin, argwhere, astype, broadcast_to, cast, clip,
-    concatenate, cos, divide, dot, embedding, equal, erf, exp, expand_dims, extract, floor, floor_divide, full,
-    full_like, gelu, greater, greater_equal, index_select, layer_norm, less, less_equal, log,
+    compress, concatenate, cos, divide, dot, embedding, equal, erf, exp, expand_dims, extract, flatnonzero, floor,
+    floor_divide, full, full_like, gelu, greater, greater_equal, index_select, layer_norm, less, less_equal, log,
     log_softmax, logical_and, logical_not, logical_or, masked_select, matmul, max, maximum, mean, min,
     minimum, multiply, ndim, negative, nonzero, not_equal, ones, ones_like, permute, power, ravel,
     relu, remainder, reshape, rms_norm, rsqrt, shape, sigmoid, silu, sin, softmax, sqrt, squeeze,

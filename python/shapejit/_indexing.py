@@ -25,12 +25,28 @@ def _normalize_index(key, rank):
     return out
 
 
+def _bool_index(x: Tensor, mask: Tensor):
+    """x[mask] as NumPy: the mask covers x's leading dims exactly (no
+    broadcasting); the result is the elements, or the rows, where it holds."""
+    k = mask.ndim
+    if k > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {k} were indexed")
+    for d in range(k):
+        if x.shape[d] != mask.shape[d]:
+            raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is {x.shape[d]} "
+                             f"but size of corresponding boolean axis is {mask.shape[d]}")
+    if k == x.ndim:
+        return emit(x._st, "masked_select", [x, mask])
+    rows = emit(x._st, "nonzero", [mask.reshape(-1)]).reshape(-1)
+    return emit(x._st, "index_select", [x.reshape(-1, *x.shape[k:]), rows], {"dim": 0})
+
+
 def getitem(x: Tensor, key):
     st = x._st
     if isinstance(key, (Tensor, np.ndarray)) or (is_array(key) and not isinstance(key, tuple)):
         idx = as_tensor(st, key)
         if idx._dtype == "bool":
-            return emit(st, "masked_select", [x, idx])
+            return _bool_index(x, idx)
         _check_constant_indices(x, 0, key)
         idx = _from_the_end(x, 0, key, idx)
         if idx.ndim == 1:

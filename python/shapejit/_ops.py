@@ -429,8 +429,32 @@ def masked_select(x, mask):
     return np.broadcast_to(x, np.broadcast_shapes(x.shape, mask.shape))[np.broadcast_to(mask, np.broadcast_shapes(x.shape, mask.shape))]
 
 
+def flatnonzero(a):
+    """Indices of the nonzero elements of a flattened."""
+    return argwhere(ravel(a)).reshape(-1) if _tracing(a) else np.flatnonzero(a)
+
+
+def compress(condition, a, axis=None, out=None):
+    """The slices of `a` along `axis` (of a flattened, by default) where the
+    1-d `condition` is nonzero; a True past the axis's end is an IndexError."""
+    if out is not None or not _tracing(condition, a):
+        return np.compress(condition, a, axis=axis, out=out)
+    st = _st(condition, a)
+    condition = T.as_tensor(st, condition)
+    if condition.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    return take(a, flatnonzero(condition), axis=axis)
+
+
 def extract(condition, arr):
-    return masked_select(arr, condition)
+    """The elements of arr (flattened) where condition (flattened) is nonzero."""
+    if not _tracing(condition, arr):
+        return np.extract(condition, arr)
+    st = _st(condition, arr)
+    condition, arr = T.as_tensor(st, condition), T.as_tensor(st, arr)
+    if condition._dtype == "bool" and condition.ndim == arr.ndim and all(c == a for c, a in zip(condition.shape, arr.shape)):
+        return masked_select(arr, condition)  # one pass: the values where the mask holds
+    return take(ravel(arr), flatnonzero(condition))
 
 
 # -- sizes ---------------------------------------------------------------------------
@@ -478,7 +502,7 @@ T._FUNCTIONS.update({
     np.swapaxes: swapaxes, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.concatenate: concatenate, np.stack: stack, np.where: where, np.dot: dot,
     np.broadcast_to: broadcast_to, np.take: take, np.argwhere: argwhere, np.nonzero: nonzero,
-    np.extract: extract, np.clip: clip, np.zeros_like: zeros_like, np.ones_like: ones_like,
+    np.extract: extract, np.compress: compress, np.flatnonzero: flatnonzero, np.clip: clip, np.zeros_like: zeros_like, np.ones_like: ones_like,
     np.full_like: full_like, np.shape: shape, np.ndim: ndim, np.ravel: ravel,
 })
 if hasattr(np, "astype"):

@@ -186,14 +186,31 @@ TEST(Lower, AScanIsAStepOfItsOwnOverADenseOperand) {
   EXPECT_NE(none.status().message().find("no scan"), std::string::npos) << none.status().message();
 }
 
-TEST(Lower, DataDependentShapesAreUnsupportedNamingTheNode) {
+TEST(Lower, DataDependentShapesAreCompactStepsSettingTheirCount) {
   const bench::Specialized sg = bench::specialize(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
-    "nodes": [{"op": "gt", "in": ["x", 0.0], "out": "m"}, {"op": "nonzero", "in": ["m"], "out": "y"}], "outputs": ["y"]})",
+    "nodes": [{"op": "gt", "in": ["x", 0.0], "out": "m"}, {"op": "nonzero", "in": ["m"], "out": "y"},
+              {"op": "add", "in": ["y", 1], "out": "z"}], "outputs": ["z"]})",
                                                   {{5}}, true);
   Expected<LoopProgram> p = lower(*sg.graph);
-  ASSERT_FALSE(p.is_ok());
-  EXPECT_EQ(p.status().code(), Code::kUnsupported);
-  EXPECT_NE(p.status().message().find("node 1 (nonzero -> 'y')"), std::string::npos) << p.status().message();
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  // The mask (x > 0) made dense, the compaction, then z over the count.
+  ASSERT_EQ(p->steps.size(), 3u) << p->dump();
+  const Step& c = p->steps[1];
+  ASSERT_EQ(c.kind, Step::Kind::kCompact) << p->dump();
+  EXPECT_EQ(c.compact.op, ir::Op::kNonzero);
+  EXPECT_EQ(p->buffers[c.compact.mask].dtype, ir::DType::kBool);
+  EXPECT_EQ(p->buffers[c.compact.out].kind, Buffer::Kind::kTemp);
+  EXPECT_TRUE(sg.graph->spec.symbols[c.compact.count].unbacked);
+  EXPECT_TRUE(p->is_data_dependent(p->steps[2].loops.outer_extents[0]) ||
+              p->is_data_dependent(p->steps[2].loops.phases[0].extents.empty() ? sym::Expr(0) : p->steps[2].loops.phases[0].extents[0]))
+      << p->dump();
+  // A backend without compaction refuses it, naming the node.
+  LowerOptions gpu;
+  gpu.compaction = false;
+  Expected<LoopProgram> none = lower(*sg.graph, gpu);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_EQ(none.status().code(), Code::kUnsupported);
+  EXPECT_NE(none.status().message().find("node 1 (nonzero -> 'y')"), std::string::npos) << none.status().message();
 }
 
 TEST(Lower, ANodeNoOutputDependsOnIsNotLowered) {

@@ -1,0 +1,178 @@
+#include "backends/llvm/attention.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <vector>
+
+#include "backends/llvm/gemm.h"
+#include "backends/llvm/products.h"
+
+namespace shapejit::backends::llvm {
+
+namespace {
+
+using sym::Expr;
+
+// An operand of an attention step on a call: its strides, and its offset
+// for a flat batch index.
+struct OperandAt {
+  int64_t offset, row, col;
+  std::vector<int64_t> batch;  // per batch dim: stride
+  OperandAt(const loops::MatmulOperand& o, std::span<const int64_t> values)
+      : offset(sym::evaluate(o.offset, values)), row(sym::evaluate(o.row_stride, values)), col(sym::evaluate(o.col_stride, values)) {
+    for (const Expr& e : o.batch_strides) batch.push_back(sym::evaluate(e, values));
+  }
+  int64_t at(int64_t index, std::span<const int64_t> dims) const {
+    int64_t r = offset;
+    for (size_t d = dims.size(); d-- > 0;) {
+      r += index % dims[d] * batch[d];
+      index /= dims[d];
+    }
+    return r;
+  }
+};
+
+// What an attention task works in: its tile of scores, its rows' state
+// and accumulators, and its copies of the call's buffers and symbols.
+template <typename T>
+struct AttentionScratch {
+  std::vector<T> scores, state, acc;
+  std::vector<char*> bufs, tile_bufs;
+  std::vector<int64_t> values, tile_syms;
+};
+
+// Per task (a batch matrix and kTileQ query rows): for each tile of keys,
+// the GEMM writes the scores to the task's tile, the generated code turns
+// them into probabilities and updates the rows' state, the rows'
+// accumulators are rescaled, and the GEMM adds probabilities times values
+// to them; the rows are divided by their sums at the end.
+template <typename T>
+bool attention(const loops::AttentionStep& a, char* const* bufs, size_t num_bufs, std::span<const int64_t> values, const BoundStep& tile,
+               int64_t work_per_task) {
+  constexpr int64_t tq = loops::AttentionStep::kTileQ, tk = loops::AttentionStep::kTileK;
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+  for (const Expr& e : a.batch) count *= dims.emplace_back(sym::evaluate(e, values));
+  const int64_t t = sym::evaluate(a.t, values), s = sym::evaluate(a.s, values), d = sym::evaluate(a.d, values), dv = sym::evaluate(a.dv, values);
+  T* out = reinterpret_cast<T*>(bufs[a.out]);
+  if (count == 0 || t == 0 || dv == 0) return true;
+  if (s == 0) {  // softmax over no keys times no values: zeros, as the two matmuls give
+    std::fill(out, out + count * t * dv, T(0));
+    return true;
+  }
+  const OperandAt q(a.q, values), k(a.k, values), v(a.v, values);
+  const T* qb = reinterpret_cast<const T*>(bufs[a.q.buffer]);
+  const T* kb = reinterpret_cast<const T*>(bufs[a.k.buffer]);
+  const T* vb = reinterpret_cast<const T*>(bufs[a.v.buffer]);
+  const int64_t row_tiles = (t + tq - 1) / tq;
+  std::atomic<int32_t> failed{0};
+  auto task = [&](int64_t index) {
+    const int64_t c = index / row_tiles, i0 = index % row_tiles * tq, rows = std::min(tq, t - i0);
+    // The task's tile, rows' state and accumulators, the thread's own from
+    // task to task (nothing in a task runs another on its thread). The
+    // tile is not cleared: the GEMM writes every score the tile's code
+    // reads.
+    thread_local AttentionScratch<T> scratch;
+    std::vector<T>& scores = scratch.scores;
+    std::vector<T>& state = scratch.state;
+    std::vector<T>& acc = scratch.acc;
+    scores.resize(static_cast<size_t>(tq * tk));
+    state.assign(static_cast<size_t>(4 * tq), T(0));
+    std::fill(state.begin(), state.begin() + tq, -std::numeric_limits<T>::infinity());  // running max; sums start at 0
+    acc.assign(static_cast<size_t>(rows * dv), T(0));
+    std::vector<char*>& task_bufs = scratch.bufs;
+    task_bufs.assign(bufs, bufs + num_bufs);
+    task_bufs[a.tile] = reinterpret_cast<char*>(scores.data());
+    task_bufs[a.state] = reinterpret_cast<char*>(state.data());
+    std::vector<int64_t>& task_values = scratch.values;
+    task_values.assign(values.begin(), values.end());
+    scratch.tile_bufs.resize(tile.buffers.size());
+    scratch.tile_syms.resize(tile.symbols.size());
+    const int fs = a.first_symbol;
+    task_values[fs] = c;
+    task_values[fs + 1] = i0;
+    const T* qm = qb + q.at(c, dims) + i0 * q.row;
+    const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
+    // Several query rows are a matrix product, multiply's where the
+    // host runs it; one (a decode step) is BLAS's matrix-vector product.
+    const bool own = rows > 1 && gemm_available();
+    // A single query row (a decode step) has the whole tile to itself: its
+    // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
+    const int64_t block = rows == 1 ? tq * tk : tk;
+    for (int64_t j0 = 0; j0 < s; j0 += block) {
+      const int64_t keys = std::min(block, s - j0);
+      const int ld = static_cast<int>(rows == 1 ? keys : tk);
+      if (d == 0) {
+        std::fill(scores.begin(), scores.end(), T(0));
+      } else {
+        const T* kt = kb + k.at(c, dims) + j0 * k.col;
+        if (own) {
+          multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
+        } else {
+          const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
+          blas_gemm(oq.trans, ok.trans, rows, keys, d, qm, oq.ld, kt, ok.ld, T(0), scores.data(), ld);
+        }
+      }
+      // The exp pass's cells past the keys, up to whole vectors: -inf.
+      const int64_t padded = (keys + loops::AttentionStep::kKeyLanes - 1) / loops::AttentionStep::kKeyLanes * loops::AttentionStep::kKeyLanes;
+      for (int64_t r = 0; r < rows; ++r) std::fill_n(scores.data() + r * ld + keys, padded - keys, -std::numeric_limits<T>::infinity());
+      task_values[fs + 2] = j0;
+      task_values[fs + 3] = keys;
+      task_values[fs + 4] = padded;
+      tile.gather(task_bufs.data(), task_values.data(), scratch.tile_bufs.data(), scratch.tile_syms.data());
+      if (int32_t e = tile.fn(scratch.tile_bufs.data(), scratch.tile_syms.data(), i0, i0 + rows)) {
+        failed = e;
+        return;
+      }
+      bool adds = false;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T rescale = state[2 * tq + r];
+        // The first block's accumulators are zeros, which its factor of 0
+        // (exp(-inf), from the running max's start) leaves as they are.
+        if (rescale != T(1) && (j0 > 0 || rescale != T(0))) {
+          for (int64_t x = 0; x < dv; ++x) acc[r * dv + x] *= rescale;
+        }
+        adds |= state[3 * tq + r] != T(0);
+      }
+      if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
+        const T* vt = vb + v.at(c, dims) + j0 * v.row;
+        if (own) {
+          multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
+        } else {
+          const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
+          blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
+        }
+      }
+    }
+    // Each row by its sum: a multiply by the reciprocal, where a division
+    // per element was half the task's own time at 16 tokens (perf). A sum
+    // is 0 (every key masked) or about 1 or more (the max's own exp(0)),
+    // so the reciprocal does not overflow, and a row of zeros over a sum
+    // of 0 is NaN either way.
+    T* o = out + (c * t + i0) * dv;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T inverse = T(1) / state[tq + r];
+      for (int64_t x = 0; x < dv; ++x) o[r * dv + x] = acc[r * dv + x] * inverse;
+    }
+  };
+  const int64_t tasks = count * row_tiles;
+  if (count * t * s * (d + dv) < work_per_task || tasks == 1) {
+    for (int64_t i = 0; i < tasks && !failed; ++i) task(i);
+  } else {
+    tbb::parallel_for(int64_t{0}, tasks, task);
+  }
+  return failed == 0;
+}
+
+}  // namespace
+
+bool run_attention(const loops::AttentionStep& a, ir::DType dtype, char* const* bufs, size_t num_bufs, std::span<const int64_t> values,
+                   const BoundStep& tile, int64_t work_per_task) {
+  return dtype == ir::DType::kF32 ? attention<float>(a, bufs, num_bufs, values, tile, work_per_task)
+                                  : attention<double>(a, bufs, num_bufs, values, tile, work_per_task);
+}
+
+}  // namespace shapejit::backends::llvm
