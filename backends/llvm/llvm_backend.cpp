@@ -135,10 +135,12 @@ class LlvmKernel final : public Kernel {
   // that `values` now hold: an output of the call, or a temporary that
   // `held` keeps until the call returns.
   char* allocate_sized_later(int i, std::span<const int64_t> values, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
-  // A compact step: its count, set in `values` and `symbols`, then its
-  // result, allocated at the count.
-  void compact(const loops::CompactStep& c, std::vector<char*>& bufs, std::span<int64_t> values, std::span<int64_t> symbols,
-               std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
+  // Compact step s: its count, set in `values` and `symbols`; then the
+  // buffers first used here (its result, its epilogue's), allocated at the
+  // count; then the fill, with its epilogue on each block's rows. False
+  // when the epilogue failed a check.
+  bool compact(size_t s, std::vector<char*>& bufs, std::vector<int64_t>& values, std::span<int64_t> symbols, std::span<ir::Tensor> outputs,
+               std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const;
 
   // The temporaries' steps, for the arena (inputs, outputs, per-task
   // scratch and buffers sized by a data-dependent count are not in it).
@@ -218,13 +220,13 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   std::atomic<int32_t> failed{0};
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
-    for (const auto& [i, first] : sized_later_) {
-      const bool its_result = step.kind == loops::Step::Kind::kCompact && step.compact.out == i;
-      if (first == static_cast<int>(s) && !its_result) bufs[i] = allocate_sized_later(i, values, outputs, held);
-    }
     if (step.kind == loops::Step::Kind::kCompact) {
-      compact(step.compact, bufs, values, symbols, outputs, held);
+      if (!compact(s, bufs, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
+      if (step.compact.epilogue) ++s;
       continue;
+    }
+    for (const auto& [i, first] : sized_later_) {
+      if (first == static_cast<int>(s)) bufs[i] = allocate_sized_later(i, values, outputs, held);
     }
     if (step.kind == loops::Step::Kind::kMatmul) {
       const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
@@ -273,15 +275,21 @@ char* LlvmKernel::allocate_sized_later(int i, std::span<const int64_t> values, s
   return static_cast<char*>(held.emplace_back(pool_->take(ir::Tensor::dense_bytes(b.dtype, shape))).get());
 }
 
-void LlvmKernel::compact(const loops::CompactStep& c, std::vector<char*>& bufs, std::span<int64_t> values, std::span<int64_t> symbols,
-                         std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const {
+bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, std::vector<int64_t>& values, std::span<int64_t> symbols,
+                         std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const {
+  const loops::CompactStep& c = p_.steps[s].compact;
   const ir::DType value_dtype = c.values >= 0 ? p_.buffers[c.values].dtype : ir::DType::kI64;
-  Compaction compaction(c, p_.buffers[c.mask].dtype, value_dtype, bufs[c.mask], c.values >= 0 ? bufs[c.values] : nullptr, values);
+  Compaction compaction(c, p_.buffers[c.mask].dtype, value_dtype, bufs[c.mask], c.values >= 0 ? bufs[c.values] : nullptr,
+                        c.counts >= 0 ? reinterpret_cast<const int64_t*>(bufs[c.counts]) : nullptr, values);
   const int64_t count = compaction.count();
   values[c.count] = count;
   symbols[c.count] = count;
-  bufs[c.out] = allocate_sized_later(c.out, values, outputs, held);
-  compaction.fill(bufs[c.out]);
+  for (const auto& [i, first] : sized_later_) {
+    if (first == static_cast<int>(s)) bufs[i] = allocate_sized_later(i, values, outputs, held);
+  }
+  if (!c.epilogue) return compaction.fill(bufs[c.out]);
+  const StepCall epilogue = call(s + 1, bufs.data(), values.data(), local_bufs, local_syms);
+  return compaction.fill(bufs[c.out], [&](int64_t begin, int64_t end) { return epilogue(begin, end) == 0; });
 }
 
 // How a product splits into tasks: each matrix (or the flattened batch) in

@@ -34,7 +34,8 @@ std::string LoopProgram::dump(bool labels) const {
     if (st.kind == Step::Kind::kCompact) {
       const CompactStep& c = st.compact;
       s += std::string("  ") + ir::op_name(c.op) + " b" + std::to_string(c.mask) + (c.values >= 0 ? ", b" + std::to_string(c.values) : "") +
-           " -> b" + std::to_string(c.out) + ", count s" + std::to_string(c.count) + ", over [";
+           (c.counts >= 0 ? ", counted in b" + std::to_string(c.counts) : "") +
+           " -> b" + std::to_string(c.out) + ", count s" + std::to_string(c.count) + (c.epilogue ? ", epilogue next" : "") + ", over [";
       for (size_t d = 0; d < c.shape.size(); ++d) {
         s += (d ? ", " : "") + c.shape[d].str() + ":" + c.mask_strides[d].str() + (c.values >= 0 ? ":" + c.value_strides[d].str() : "");
       }
@@ -157,7 +158,7 @@ std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
       for (const Store& st : ph.stores) use(st.buffer, step);
     }
   };
-  int product = -1;  // the matmul whose epilogue is next
+  int product = -1;  // the matmul or compaction whose epilogue is next
   for (int s = 0; s < static_cast<int>(p.steps.size()); ++s) {
     const Step& step = p.steps[s];
     const int at = product >= 0 ? product : s;
@@ -179,7 +180,8 @@ std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
         use(step.scan.out, at);
         break;
       case Step::Kind::kCompact:
-        for (int b : {step.compact.mask, step.compact.values, step.compact.out}) use(b, at);
+        for (int b : {step.compact.mask, step.compact.values, step.compact.counts, step.compact.out}) use(b, at);
+        if (step.compact.epilogue) product = at;
         break;
     }
   }

@@ -201,12 +201,23 @@ struct ScanStep {
 // sized by it read. A backend runs it as a routine: a count per block of
 // the domain, a prefix sum of the counts, then each block's fill.
 struct CompactStep {
+  // Elements of the domain per block (row-major), for counts and fills.
+  static constexpr int64_t kBlock = int64_t{1} << 14;
   ir::Op op = ir::Op::kNonzero;  // or kMaskedSelect
   int mask = -1, values = -1;    // values: masked_select's only
+  // Where a loop step before this one counted the mask (as it computed it,
+  // from a chain folded into that step): i64, one count per block; -1 when
+  // the backend counts.
+  int counts = -1;
   std::vector<sym::Expr> shape;  // the domain
   std::vector<sym::Expr> mask_strides, value_strides;  // in elements
   int out = -1;
   int count = -1;  // the graph symbol it sets
+  // The next step is this compaction's epilogue: a pointwise step whose
+  // outer loop is the result's rows (the count) and that reads the result
+  // only in the row it writes, so a CPU runs it on each block's rows right
+  // after the block is filled, while they are in cache.
+  bool epilogue = false;
 };
 
 struct Step {

@@ -196,9 +196,11 @@ class Lowering {
   Status concat_step(int node, int buffer);
   Status scan_step(int node, int buffer);
   Status compact_step(int node, int buffer);
+  Status count_step(int node, const std::vector<Expr>& shape, int mask, int mask_buffer, int values, int values_buffer, int counts);
   Status attention_step(int node, int buffer);
   void finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vector<Expr> extents);
   bool as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);
+  bool as_compact_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& shape);
   Expected<int> ensure_dense(int v, int node);
 
   const ir::Graph& g_;

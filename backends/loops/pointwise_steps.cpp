@@ -28,7 +28,7 @@ Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& stor
   ph.stores.push_back({buffer, offset(buffer, at), r});
   SJ_TRY(check_budget(ph, std::max(node, 0)));
   const bool shifted = std::any_of(store_shift.begin(), store_shift.end(), [](const Expr& e) { return !(e == Expr(0)); });
-  if (shifted || !as_epilogue(st.loops, vars, s)) finish_pointwise(st.loops, vars, s);
+  if (shifted || !(as_epilogue(st.loops, vars, s) || as_compact_epilogue(st.loops, vars, s))) finish_pointwise(st.loops, vars, s);
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }
@@ -71,6 +71,45 @@ bool Lowering::as_epilogue(LoopStep& step, const std::vector<Expr>& vars, const 
   step.empty_if_zero = {s[rank - 1]};
   step.work_per_row = s[rank - 1];
   mm.epilogue = true;
+  return true;
+}
+
+// A pointwise step right after a compaction, over the count's rows (its
+// first dim is the count), that reads the compaction's result only in the
+// row it writes (nonzero(m)[:, 0] + 1, x[m] * 2), is the compaction's
+// epilogue (CompactStep::epilogue): its outer loop is the rows, its inner
+// ones the rest, untiled.
+bool Lowering::as_compact_epilogue(LoopStep& step, const std::vector<Expr>& vars, const std::vector<Expr>& s) {
+  if (options_.tile <= 0 || p_.steps.empty() || p_.steps.back().kind != Step::Kind::kCompact) return false;
+  CompactStep& c = p_.steps.back().compact;
+  if (c.epilogue || s.empty() || !(s[0] == Expr::symbol(c.count))) return false;
+  const Buffer& out = p_.buffers[c.out];
+  const Expr width = out.shape.size() == 2 ? out.shape[1] : Expr(1);  // nonzero's rows are its coordinates
+  if (!width.is_const()) return false;
+  const int row = vars[0].symbol_id();
+  Phase& ph = step.phases[0];
+  bool reads = false;
+  for (const Inst& i : ph.body) {
+    if (i.kind != InstKind::kLoad || i.buffer != c.out) continue;
+    // Row vars[0], at a constant column or at vars[1] across the row.
+    const Expr column = sym::substitute(i.expr, [&](int id) { return id == row ? std::optional<Expr>(Expr(0)) : std::nullopt; });
+    const bool in_row = column.is_const() ? column.const_value() >= 0 && column.const_value() < width.const_value()
+                                          : s.size() == 2 && column == vars[1] && s[1] == width;
+    if (!in_row || !(i.expr == vars[0] * width + column)) return false;
+    reads = true;
+  }
+  if (!reads) return false;
+  step.outer_vars = {row};
+  step.outer_extents = {s[0]};
+  ph.vars.clear();
+  ph.extents.clear();
+  for (size_t d = 1; d < s.size(); ++d) {
+    ph.vars.push_back(vars[d].symbol_id());
+    ph.extents.push_back(s[d]);
+  }
+  step.empty_if_zero = ph.extents;
+  step.work_per_row = product(ph.extents);
+  c.epilogue = true;
   return true;
 }
 

@@ -199,6 +199,10 @@ TEST(Lower, DataDependentShapesAreCompactStepsSettingTheirCount) {
   ASSERT_EQ(c.kind, Step::Kind::kCompact) << p->dump();
   EXPECT_EQ(c.compact.op, ir::Op::kNonzero);
   EXPECT_EQ(p->buffers[c.compact.mask].dtype, ir::DType::kBool);
+  // The mask's step counts it per block as it stores it: the backend only sums.
+  ASSERT_GE(c.compact.counts, 0) << p->dump();
+  EXPECT_EQ(p->steps[0].loops.phases.size(), 2u) << p->dump();
+  EXPECT_EQ(p->steps[0].loops.phases[1].stores[0].buffer, c.compact.counts);
   EXPECT_EQ(p->buffers[c.compact.out].kind, Buffer::Kind::kTemp);
   EXPECT_TRUE(sg.graph->spec.symbols[c.compact.count].unbacked);
   EXPECT_TRUE(p->is_data_dependent(p->steps[2].loops.outer_extents[0]) ||
@@ -211,6 +215,26 @@ TEST(Lower, DataDependentShapesAreCompactStepsSettingTheirCount) {
   ASSERT_FALSE(none.is_ok());
   EXPECT_EQ(none.status().code(), Code::kUnsupported);
   EXPECT_NE(none.status().message().find("node 1 (nonzero -> 'y')"), std::string::npos) << none.status().message();
+}
+
+// A pointwise step over the count that reads the compaction's result in
+// its own row is its epilogue; one that reads other rows is not.
+TEST(Lower, APointwiseStepOnTheCountsRowsIsTheCompactionsEpilogue) {
+  for (const char* rows : {"own", "other"}) {
+    // other: r + r[r - r], which reads row 0 from every row.
+    const std::string read = std::string(rows) == "own" ? R"({"op": "reshape", "in": ["nz", -1], "out": "i"})"
+                                                         : R"({"op": "reshape", "in": ["nz", -1], "out": "r"}, {"op": "sub", "in": ["r", "r"], "out": "z"},
+                                                              {"op": "index_select", "in": ["r", "z"], "out": "f", "attrs": {"dim": 0}},
+                                                              {"op": "add", "in": ["r", "f"], "out": "i"})";
+    const bench::Specialized sg = bench::specialize(std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+      "nodes": [{"op": "gt", "in": ["x", 0.5], "out": "m"}, {"op": "nonzero", "in": ["m"], "out": "nz"}, )") + read +
+                                                        R"(, {"op": "add", "in": ["i", 1], "out": "y"}], "outputs": ["y"]})",
+                                                    {{50}}, true);
+    Expected<LoopProgram> p = lower(*sg.graph);
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    ASSERT_EQ(p->steps.size(), 3u) << p->dump();
+    EXPECT_EQ(p->steps[1].compact.epilogue, std::string(rows) == "own") << p->dump();
+  }
 }
 
 TEST(Lower, ANodeNoOutputDependsOnIsNotLowered) {
