@@ -73,6 +73,7 @@ if [ -z "$only" ] || [ "$only" = tests ]; then
   timeout 300 "$b/bin/shapejit_tests" --gtest_filter='Cuda*:Mock*' >"$out/cuda_tests.txt" 2>&1 &
   cuda=$!
   edge='Cuda.PointwiseOnEdgeShapes:Cuda.NonContiguousInputs:Cuda.ReductionsShortLongAndSplitRows:Cuda.ErrorsAreTheReferencesAndEmptyAxesToo'
+  edge="$edge:CudaCompact.AStridedInputIsReadByItsStrides:CudaCompact.MaskedSelectBroadcastsEitherOperand"
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$b/bin/shapejit_tests" --gtest_filter="$edge" >"$out/memcheck.txt" 2>&1 &
   memcheck=$!
   shards=$(($(nproc) > 4 ? $(nproc) - 3 : 2))

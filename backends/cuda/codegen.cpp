@@ -74,6 +74,7 @@ class Emitter {
   void pointwise_kernel(const loops::LoopStep& st, const std::string& name);
   void rows_kernels(const loops::LoopStep& st, const std::string& name);
   void split_kernels(const loops::LoopStep& st, const std::string& name);
+  void compact_kernel(const loops::CompactStep& c, const std::string& name);
   std::string quad_path(const loops::LoopStep& st, const Phase& ph) const;
 
   const loops::LoopProgram& p_;
@@ -395,6 +396,42 @@ void Emitter::split_kernels(const loops::LoopStep& st, const std::string& name) 
   o += "\n";
 }
 
+void Emitter::compact_kernel(const loops::CompactStep& c, const std::string& name) {
+  constexpr int64_t kPerThread = loops::CompactStep::kBlock / kBlock;
+  loops::LoopStep writes;  // what the prologue reads: the kernel stores `out` only
+  writes.phases.emplace_back().stores.push_back({c.out, Expr(0), 0});
+  step_ = &writes;
+  Expr size = 1;
+  for (const Expr& d : c.shape) size = size * d;
+  const std::string m = "B" + std::to_string(c.mask), o = "B" + std::to_string(c.out), kb = std::to_string(loops::CompactStep::kBlock);
+  std::string& s = out_;
+  s += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const Args a) {\n";
+  const size_t at = s.size();
+  s += "  __shared__ i64 sh_[256];\n  const int t = threadIdx.x;\n  const i64 N = " + expr(size) + ";\n";
+  s += "  for (i64 blk = blockIdx.x; blk * " + kb + " < N; blk += gridDim.x) {\n";
+  s += "    const i64 l0 = blk * " + kb + " + t * " + std::to_string(kPerThread) + ", l1 = sj_imin(sj_imin(N, (blk + 1) * " + kb + "), l0 + " +
+       std::to_string(kPerThread) + ");\n";
+  s += "    i64 n = 0;\n    for (i64 l = l0; l < l1; ++l) n += " + m + "[l] != 0;\n";
+  s += "    sh_[t] = n;\n    __syncthreads();\n";
+  s += "    for (int d_ = 1; d_ < 256; d_ <<= 1) {\n      const i64 v_ = t >= d_ ? sh_[t - d_] : 0;\n      __syncthreads();\n      sh_[t] += v_;\n"
+       "      __syncthreads();\n    }\n";
+  s += "    i64 k = B" + std::to_string(c.counts) + "[blk] + sh_[t] - n;\n    __syncthreads();  // sh_ is the next block's\n";
+  s += "    for (i64 l = l0; l < l1; ++l) {\n      if (" + m + "[l] == 0) continue;\n";
+  if (c.op == ir::Op::kMaskedSelect) {
+    s += "      " + o + "[k] = B" + std::to_string(c.values) + "[l];\n";
+  } else {
+    const int64_t rank = static_cast<int64_t>(c.shape.size());
+    Expr inner = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      const std::string coord = "(l / " + expr(inner) + ")" + (d > 0 ? " % " + expr(c.shape[static_cast<size_t>(d)]) : std::string());
+      s += "      " + o + "[k * " + std::to_string(rank) + " + " + std::to_string(d) + "] = " + coord + ";\n";
+      inner = inner * c.shape[static_cast<size_t>(d)];
+    }
+  }
+  s += "      ++k;\n    }\n  }\n}\n\n";
+  declare(at);
+}
+
 Expected<CudaSource> Emitter::run() {
   CudaSource src;
   src.num_buffers = std::max<int>(1, static_cast<int>(p_.buffers.size()));
@@ -407,6 +444,14 @@ Expected<CudaSource> Emitter::run() {
     StepPlan plan;
     plan.name = "s" + std::to_string(k);
     if (step.kind == loops::Step::Kind::kMatmul) {
+      src.steps.push_back(plan);
+      continue;
+    }
+    if (step.kind == loops::Step::Kind::kCompact) {
+      if (step.compact.counts < 0) return internal_error("cuda: " + step.label + ": a compaction without a count step");
+      out_ += "// " + plan.name + ": " + step.label + "\n";
+      plan.kind = StepPlan::Kind::kCompact;
+      compact_kernel(step.compact, plan.name);
       src.steps.push_back(plan);
       continue;
     }
@@ -442,7 +487,7 @@ loops::LowerOptions lower_options(bool blas) {
   options.fuse_attention = false;
   options.softmax_sum_pass = false;
   options.scans = false;  // the CPU runs graphs with a cumsum, copying the data
-  options.compaction = false;  // and graphs with a nonzero or a masked_select
+  options.count_steps = true;  // a compaction's fill kernel reads dense buffers and counts
   return options;
 }
 

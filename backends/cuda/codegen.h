@@ -22,6 +22,13 @@
 //   - split (few long rows): `s<k>_p<phase>`, one launch per phase over
 //     rows x splits blocks; each block reduces its part of the row into the
 //     workspace, and later phases combine the parts first.
+//   - compact (nonzero, masked_select): `s<k>`, a block of the domain
+//     (CompactStep::kBlock elements) per 256-thread block, a run of
+//     consecutive elements per thread: the threads count their runs, scan
+//     the counts in shared memory, and write their set elements from the
+//     block's start, which the host put in the count step's `counts` (their
+//     exclusive prefix sum). The mask and values are dense (the lowering's
+//     count step made them so).
 // Matmul steps are cuBLAS calls (no source).
 #pragma once
 
@@ -41,7 +48,7 @@ inline constexpr int kBlock = 256;  // threads per block, every kernel
 loops::LowerOptions lower_options(bool blas);
 
 struct StepPlan {
-  enum class Kind : uint8_t { kPointwise, kRows, kMatmul };
+  enum class Kind : uint8_t { kPointwise, kRows, kMatmul, kCompact };
   Kind kind = Kind::kMatmul;
   std::string name;  // kernel name prefix: "s<k>"
   int phases = 0;

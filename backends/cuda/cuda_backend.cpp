@@ -19,6 +19,7 @@
 // kernel: inputs copied to the host, outputs back to the device.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -151,7 +152,14 @@ class CudaKernel final : public Kernel {
  public:
   CudaKernel(std::shared_ptr<Shared> sh, LoopProgram p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
       : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
-        may_fail_(p_.has_checks()) {}
+        may_fail_(p_.has_checks()) {
+    const std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p_);
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const loops::Buffer& b = p_.buffers[i];
+      const bool later = std::any_of(b.shape.begin(), b.shape.end(), [&](const Expr& d) { return p_.is_data_dependent(d); });
+      if (b.kind != loops::Buffer::Kind::kInput && later && life[i].first >= 0) sized_later_.push_back({static_cast<int>(i), life[i].first});
+    }
+  }
   ~CudaKernel() override {
     if (sh_->dev->bind().is_ok()) sh_->cu().cuModuleUnload(module_);
   }
@@ -174,9 +182,17 @@ class CudaKernel final : public Kernel {
     return check(sh_->cu(), sh_->cu().cuLaunchKernel(f, x, y, 1, kBlock, 1, 1, 0, s, params, nullptr), "launching " + what);
   }
   Status loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s);
+  // Compact step k: its blocks' counts read back, their prefix sum written
+  // over them, the count set in `values`, `symbols` and the kernels'
+  // symbols, the buffers first used here allocated, then the fill.
+  Status compact(size_t k, std::vector<uint64_t>& words, std::vector<int64_t>& values, std::span<int64_t> symbols, std::span<ir::Tensor> outputs,
+                 std::vector<ir::Tensor>& temps, CUstream s);
+  // Allocates the buffers sized by a data-dependent count whose first step is `k`.
+  void allocate_sized_later(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
+                            std::vector<ir::Tensor>& temps, CUstream s) const;
   Status matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s);
-  Status run_device(std::span<const DLTensor* const> args, std::span<const int64_t> values, std::span<ir::Tensor> outputs, CUstream s,
-                    bool& failed_check);
+  Status run_device(std::span<const DLTensor* const> args, std::vector<int64_t>& values, std::span<int64_t> symbols,
+                    std::span<ir::Tensor> outputs, CUstream s, bool& failed_check);
 
   std::shared_ptr<Shared> sh_;
   LoopProgram p_;
@@ -185,26 +201,32 @@ class CudaKernel final : public Kernel {
   CUmodule module_;
   std::vector<StepFns> fns_;
   bool may_fail_;  // reads the error flag back
+  std::vector<std::pair<int, int>> sized_later_;  // (buffer, first step): sized by a data-dependent count
 };
 
 Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
   const CUstream s = static_cast<CUstream>(ctx.stream);
   SJ_TRY(sh_->dev->bind());
-  const std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
-  for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-    if (eval(c.count, values) == 0) return use_reference();
-  }
-  for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
-    if (eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return use_reference();
-  }
+  std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
+  // The checks on data-dependent sizes wait for the end (as the LLVM backend's).
+  auto checks_fail = [&](bool on_counts) {
+    for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
+      if (p_.is_data_dependent(c.count) == on_counts && eval(c.count, values) == 0) return true;
+    }
+    for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
+      if (p_.is_data_dependent(c.elements) == on_counts && eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return true;
+    }
+    return false;
+  };
+  if (checks_fail(false)) return use_reference();
   bool failed_check = false;
-  Status st = run_device(args, values, outputs, s, failed_check);
+  Status st = run_device(args, values, symbols, outputs, s, failed_check);
   if (!st.is_ok()) return use_reference("cuda: " + st.message());
-  return failed_check ? use_reference() : st;
+  return failed_check || checks_fail(true) ? use_reference() : st;
 }
 
-Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
-                              CUstream s, bool& failed_check) {
+Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::vector<int64_t>& values, std::span<int64_t> symbols,
+                              std::span<ir::Tensor> outputs, CUstream s, bool& failed_check) {
   const Driver& cu = sh_->cu();
   // Args: b[NB], s[NS], err, rows, splits, ws (codegen.h).
   std::vector<uint64_t> words(static_cast<size_t>(src_.num_buffers + src_.num_symbols + 4), 0);
@@ -212,6 +234,8 @@ Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<c
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const loops::Buffer& b = p_.buffers[i];
     void* at = nullptr;
+    const bool later = std::any_of(sized_later_.begin(), sized_later_.end(), [&](const auto& x) { return x.first == static_cast<int>(i); });
+    if (later) continue;  // allocated at its first step
     switch (b.kind) {
       case loops::Buffer::Kind::kInput: at = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
       case loops::Buffer::Kind::kOutput: at = outputs[b.index].data(); break;  // allocated by the caller
@@ -235,6 +259,11 @@ Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::span<c
     words[err_at] = reinterpret_cast<uint64_t>(err.get());
   }
   for (size_t k = 0; k < p_.steps.size(); ++k) {
+    if (p_.steps[k].kind == loops::Step::Kind::kCompact) {
+      SJ_TRY(compact(k, words, values, symbols, outputs, temps, s));
+      continue;
+    }
+    allocate_sized_later(k, words, values, outputs, temps, s);
     if (p_.steps[k].kind == loops::Step::Kind::kMatmul) {
       SJ_TRY(matmul(p_.steps[k].matmul, reinterpret_cast<char* const*>(words.data()), values, s));
     } else {
@@ -288,6 +317,47 @@ Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<c
   words[base + 2] = 1;
   if (longest <= kWarpRowMax) return launch(fns_[k].warp, std::min((rows + 7) / 8, 32 * sms), 1, words, s, what);
   return launch(fns_[k].block, std::min(rows, 8 * sms), 1, words, s, what);
+}
+
+void CudaKernel::allocate_sized_later(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
+                                      std::vector<ir::Tensor>& temps, CUstream s) const {
+  for (const auto& [i, first] : sized_later_) {
+    if (first != static_cast<int>(k)) continue;
+    const loops::Buffer& b = p_.buffers[i];
+    std::vector<int64_t> shape;
+    for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+    ir::Tensor& t = b.kind == loops::Buffer::Kind::kOutput ? outputs[b.index] : temps[b.index];
+    t = sh_->take(s, b.dtype, std::move(shape));
+    words[i] = reinterpret_cast<uint64_t>(t.data());
+  }
+}
+
+Status CudaKernel::compact(size_t k, std::vector<uint64_t>& words, std::vector<int64_t>& values, std::span<int64_t> symbols,
+                           std::span<ir::Tensor> outputs, std::vector<ir::Tensor>& temps, CUstream s) {
+  const Driver& cu = sh_->cu();
+  const loops::CompactStep& c = p_.steps[k].compact;
+  int64_t size = 1;
+  for (const Expr& d : c.shape) size *= eval(d, values);  // the mask's elements: no overflow
+  const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
+  std::vector<int64_t> counts(static_cast<size_t>(blocks));
+  const CUdeviceptr at = static_cast<CUdeviceptr>(words[c.counts]);
+  const size_t bytes = counts.size() * sizeof(int64_t);
+  int64_t total = 0;
+  if (blocks > 0) {
+    SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(counts.data(), at, bytes, s), "reading a compaction's counts"));
+    SJ_TRY(check(cu, cu.cuStreamSynchronize(s), "waiting for a compaction's counts"));
+    for (int64_t& n : counts) total += std::exchange(n, total);  // each block's start
+    SJ_TRY(check(cu, cu.cuMemcpyHtoDAsync(at, counts.data(), bytes, s), "writing a compaction's starts"));
+  }
+  values[c.count] = total;
+  symbols[c.count] = total;
+  if (c.count < src_.num_symbols) words[static_cast<size_t>(src_.num_buffers + c.count)] = static_cast<uint64_t>(total);
+  allocate_sized_later(k, words, values, outputs, temps, s);
+  if (total == 0) return Status::ok();
+  SJ_TRY(launch(fns_[k].main, std::min(blocks, 8 * static_cast<int64_t>(sh_->dev->sms)), 1, words, s, p_.steps[k].label));
+  // The starts go from host memory the driver copied before returning; the
+  // counts' vector may go.
+  return Status::ok();
 }
 
 // Row-major C = A @ B as column-major C^T = B^T A^T, strided-batched.
@@ -396,7 +466,7 @@ class CudaBackend final : public Backend {
     for (size_t k = 0; k < src.steps.size(); ++k) {
       const StepPlan& plan = src.steps[k];
       Status st = Status::ok();
-      if (plan.kind == StepPlan::Kind::kPointwise) st = get(&fns[k].main, plan.name);
+      if (plan.kind == StepPlan::Kind::kPointwise || plan.kind == StepPlan::Kind::kCompact) st = get(&fns[k].main, plan.name);
       if (plan.kind == StepPlan::Kind::kRows) {
         st = get(&fns[k].warp, plan.name + "_w");
         if (st.is_ok()) st = get(&fns[k].block, plan.name + "_b");

@@ -5,14 +5,15 @@
 // computed by a loop step of its own over the domain's blocks, which
 // stores it dense and counts each block as it goes, so that the
 // backend's routine only sums the counts and fills; folded values of the
-// domain's shape are stored by the same step.
+// domain's shape are stored by the same step. With `count_steps` (a GPU)
+// there is always a count step, and mask and values always dense.
 #include "backends/loops/lowering.h"
 
 namespace shapejit::backends::loops {
 
-// The loop step that computes `mask` (and `values`, when not -1) over the
-// domain `shape` into dense buffers, counting the mask's set elements per
-// block of CompactStep::kBlock into `counts`.
+// The loop step that counts `mask` over the domain `shape`, per block of
+// CompactStep::kBlock, into `counts`, storing it dense into `mask_buffer`
+// (-1: it is one already) and `values` into `values_buffer` (-1: none).
 Status Lowering::count_step(int node, const std::vector<Expr>& shape, int mask, int mask_buffer, int values, int values_buffer, int counts) {
   constexpr int64_t kBlock = CompactStep::kBlock;
   Step st{Step::Kind::kLoops};
@@ -22,7 +23,8 @@ Status Lowering::count_step(int node, const std::vector<Expr>& shape, int mask, 
   st.loops.outer_extents = {sym::floordiv(size + (kBlock - 1), kBlock)};
   st.loops.work_per_row = Expr(kBlock);
   Phase& p0 = add_phase(st.loops, {j}, {sym::min(Expr(kBlock), size - b * kBlock)});
-  // The flat index's coordinates, row-major.
+  // The flat index's coordinates, row-major; an operand's, right-aligned,
+  // with 0 along the dims it broadcasts.
   const Expr flat = b * kBlock + j;
   const std::vector<Expr> strides = dense_strides(shape);
   std::vector<Expr> at(shape.size());
@@ -30,10 +32,17 @@ Status Lowering::count_step(int node, const std::vector<Expr>& shape, int mask, 
     at[d] = sym::floordiv(flat, strides[d]);
     if (d > 0) at[d] = sym::mod(at[d], shape[d]);
   }
+  auto at_of = [&](int v) {
+    const std::vector<Expr>& vs = this->shape(v);
+    const size_t lead = shape.size() - vs.size();
+    std::vector<Expr> idx(vs.size());
+    for (size_t d = 0; d < vs.size(); ++d) idx[d] = is_one(vs[d]) ? Expr(0) : at[lead + d];
+    return idx;
+  };
   BodyBuilder b0(*this, p0);
-  const int m = b0.value(mask, at);
-  p0.stores.push_back({mask_buffer, flat, m});
-  if (values >= 0) p0.stores.push_back({values_buffer, flat, b0.cast(b0.value(values, at), p_.buffers[values_buffer].dtype)});
+  const int m = b0.value(mask, at_of(mask));
+  if (mask_buffer >= 0) p0.stores.push_back({mask_buffer, flat, b0.cast(m, p_.buffers[mask_buffer].dtype)});
+  if (values_buffer >= 0) p0.stores.push_back({values_buffer, flat, b0.cast(b0.value(values, at_of(values)), p_.buffers[values_buffer].dtype)});
   const DType dt = b0.dtype(m);
   const int set = dt == DType::kBool ? m : b0.op(Op::kNe, DType::kBool, {m, b0.constant(dt, 0)});
   p0.reductions.push_back({Combine::kSum, b0.cast(set, DType::kI64), -1, DType::kI64});
@@ -70,13 +79,20 @@ Status Lowering::compact_step(int node, int buffer) {
     }
     return s;
   };
-  const auto folded_over_domain = [&](int v) { return v >= 0 && buffer_of_[v] < 0 && shape(v) == c.shape; };
-  if (folded_over_domain(mask)) {
-    c.mask = new_temp(mask);
-    if (folded_over_domain(values)) c.values = new_temp(values);
+  const auto folded_over_domain = [&](int v) { return buffer_of_[v] < 0 && shape(v) == c.shape; };
+  const auto dense_over_domain = [&](int v) {
+    return buffer_of_[v] >= 0 && p_.buffers[buffer_of_[v]].shape == c.shape && p_.buffers[buffer_of_[v]].strides == dense_strides(c.shape);
+  };
+  const auto domain_temp = [&](int v) { return add_buffer(Buffer::Kind::kTemp, p_.num_temps++, types_[v].dtype, c.shape, dense_strides(c.shape)); };
+  if (folded_over_domain(mask) || options_.count_steps) {
+    // A count step: the mask (and values) stored dense where they are not.
+    int mask_store = -1, values_store = -1;
+    c.mask = dense_over_domain(mask) ? buffer_of_[mask] : (mask_store = domain_temp(mask));
+    if (values >= 0 && dense_over_domain(values)) c.values = buffer_of_[values];
+    else if (values >= 0 && (folded_over_domain(values) || options_.count_steps)) c.values = values_store = domain_temp(values);
     const Expr blocks = sym::floordiv(product(c.shape) + (CompactStep::kBlock - 1), CompactStep::kBlock);
     c.counts = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, DType::kI64, {blocks}, {Expr(1)});
-    SJ_TRY(count_step(node, c.shape, mask, c.mask, c.values >= 0 ? values : -1, c.values, c.counts));
+    SJ_TRY(count_step(node, c.shape, mask, mask_store, values_store >= 0 ? values : -1, values_store, c.counts));
   } else {
     c.mask = buffer_of_[mask] >= 0 ? buffer_of_[mask] : SJ_TRY(ensure_dense(mask, node));
   }

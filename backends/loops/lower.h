@@ -45,6 +45,10 @@ struct LowerOptions {
   // nonzero and masked_select as compact steps (loop_ir.h CompactStep),
   // which the backend runs itself; off, a graph with one is unsupported.
   bool compaction = true;
+  // Every compaction counted by a loop step before it, its mask and values
+  // made dense there where they are not (a GPU: the backend's routine then
+  // only fills); off, only a mask folded from others is (a CPU).
+  bool count_steps = false;
 };
 
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options = {});

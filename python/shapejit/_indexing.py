@@ -3,6 +3,7 @@
 ranges, and boolean masks (a data-dependent op)."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -35,14 +36,19 @@ def _bool_index(x: Tensor, mask: Tensor):
         if x.shape[d] != mask.shape[d]:
             raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is {x.shape[d]} "
                              f"but size of corresponding boolean axis is {mask.shape[d]}")
-    if k == x.ndim:
+    if k == x.ndim and k > 0:
         return emit(x._st, "masked_select", [x, mask])
-    rows = emit(x._st, "nonzero", [mask.reshape(-1)]).reshape(-1)
-    return emit(x._st, "index_select", [x.reshape(-1, *x.shape[k:]), rows], {"dim": 0})
+    # The rows of x over its first k dims flattened (a 0-d mask: one row,
+    # x itself, as NumPy's x[True]), where the mask holds.
+    lead = math.prod(x.shape[:k])
+    rows = emit(x._st, "nonzero", [mask.reshape(lead)]).reshape(-1)
+    return emit(x._st, "index_select", [x.reshape(lead, *x.shape[k:]), rows], {"dim": 0})
 
 
 def getitem(x: Tensor, key):
     st = x._st
+    if isinstance(key, (bool, np.bool_)):  # x[True]: a 0-d mask, not the integer 1
+        key = np.asarray(key)
     if isinstance(key, (Tensor, np.ndarray)) or (is_array(key) and not isinstance(key, tuple)):
         idx = as_tensor(st, key)
         if idx._dtype == "bool":

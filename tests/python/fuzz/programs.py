@@ -177,7 +177,9 @@ def steps(draw, env):
         bound = draw(st.sampled_from((0, 1, 2, 3)))
         return f"({y} if {x}.shape[{dim}] > {bound} else {z}) if {x}.ndim > {dim} else {x}"
     x = pick()
-    return f"{x}[{x} > 0]" if draw(st.booleans()) else f"{x}[np.asarray({x}, bool)]"
+    return draw(st.sampled_from((f"{x}[{x} > 0]", f"{x}[np.asarray({x}, bool)]", f"{x}[np.sum({x}, axis=-1) > 0]", f"np.flatnonzero({x})",
+                                 f"np.argwhere({x} > 0)", f"np.nonzero({x})[-1]", f"np.extract({x} < 1, {x})",
+                                 f"np.compress(np.ravel({x}) > 0, {x})")))
 
 
 def _try(line, env):
