@@ -10,6 +10,7 @@
 // nodes read and that reads kSharedReads buffers or more gets one, so that
 // the steps reading it do not each recompute it.
 #include <algorithm>
+#include <functional>
 
 #include "backends/loops/lowering.h"
 
@@ -78,6 +79,38 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
           viewed = true;
         }
         if (viewed && producer[v] >= 0 && ir::is_pointwise(ir::op_info(g.nodes[producer[v]].op).cls)) need[v] = true;
+      }
+    }
+  }
+  // Selections only summed (BufferPlan::summed_selection): each node that
+  // reads the value is a full sum, product or mean of it, or a pointwise op
+  // of it and literals whose result is read the same way; none is an output.
+  plan.summed_selection.assign(nv, false);
+  if (options.tile > 0) {  // a CPU: the masked reduction splits across threads as a full reduction does
+    std::vector<std::vector<int>> readers(nv);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (const ir::Operand& o : g.nodes[i].in) {
+        if (o.is_value() && (readers[o.value].empty() || readers[o.value].back() != static_cast<int>(i))) readers[o.value].push_back(static_cast<int>(i));
+      }
+    }
+    std::vector<bool> output(nv, false);
+    for (int v : g.outputs) output[v] = true;
+    const std::function<bool(int, int)> only_summed = [&](int v, int depth) {
+      if (output[v] || readers[v].empty() || depth > kMaxFusedDepth) return false;
+      for (int r : readers[v]) {
+        const ir::Node& n = g.nodes[r];
+        const bool all_axes = !n.attrs.has(ir::kAttrAxes) || !n.attrs.axes.empty();  // the selection is 1-D: any axis is all
+        if ((n.op == Op::kSum || n.op == Op::kProd || n.op == Op::kMean) && all_axes) continue;
+        const bool on_v_alone = std::all_of(n.in.begin(), n.in.end(), [&](const ir::Operand& o) { return !o.is_value() || o.value == v; });
+        if (!ir::is_pointwise(ir::op_info(n.op).cls) || !on_v_alone || !only_summed(n.out[0], depth + 1)) return false;
+      }
+      return true;
+    };
+    for (const ir::Node& n : g.nodes) {
+      const int v = n.out[0];
+      if (n.op == Op::kMaskedSelect && live[v] && only_summed(v, 0)) {
+        plan.summed_selection[v] = true;
+        need[v] = false;
       }
     }
   }

@@ -102,9 +102,20 @@ int BodyBuilder::operand(const ir::Node& node, size_t i, DType dt, const std::ve
 
 // A value at an index, by what makes it: a buffer, a pointwise op, a
 // generator (full, arange), a view, or a gather.
+int BodyBuilder::broadcast_value(int v, const std::vector<Expr>& shape, const std::vector<Expr>& at) {
+  const std::vector<Expr>& vs = l_.shape(v);
+  const size_t lead = shape.size() - vs.size();
+  std::vector<Expr> idx(vs.size());
+  for (size_t d = 0; d < vs.size(); ++d) idx[d] = is_one(vs[d]) ? Expr(0) : at[lead + d];
+  return value(v, idx);
+}
+
 int BodyBuilder::compute(int v, const std::vector<Expr>& idx) {
   if (l_.buffer_of_[v] >= 0) return load(l_.buffer_of_[v], l_.offset(l_.buffer_of_[v], idx));
   const ir::Node& node = l_.g_.nodes[l_.producer_[v]];
+  if (v == selection_.first) {  // a summed selection: its values at the domain's index
+    return broadcast_value(node.in[0].value, l_.types_[v].aux, selection_.second);
+  }
   const ir::ValueType& t = l_.types_[v];
   const OpClass cls = ir::op_info(node.op).cls;
   if (ir::is_pointwise(cls)) return pointwise(node, t, idx);

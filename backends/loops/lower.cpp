@@ -28,6 +28,7 @@ Lowering::Lowering(const ir::SpecializedGraph& g, const LowerOptions& o, BufferP
       producer_(std::move(buffers.producer)),
       need_(std::move(buffers.need)),
       live_(std::move(buffers.live)),
+      summed_selection_(std::move(buffers.summed_selection)),
       buffer_of_(g_.num_values(), -1),
       attention_(std::move(attention)) {}
 

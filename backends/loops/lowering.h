@@ -92,6 +92,10 @@ struct BufferPlan {
   std::vector<int> producer;  // node index per value; -1 for inputs
   std::vector<bool> need;     // per value: gets a buffer
   std::vector<bool> live;     // per value: an output depends on it
+  // Per value: a masked_select whose result only full sums, products and
+  // means read, through pointwise ops on it and literals: no compaction, the
+  // reductions run over its domain with the mask (a masked reduction).
+  std::vector<bool> summed_selection;
 };
 Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& g, const LowerOptions& options);
 
@@ -128,6 +132,11 @@ class BodyBuilder {
   int exp_nonpositive(int arg, DType dt);
   int cast(int inst, DType to);
   int acc(int phase, int which, DType dt, int part = 0);
+  // From now on the selection `v` (a summed_selection) reads its values at
+  // the domain's index `at` (the masked reduction's loop variables).
+  void select_at(int v, std::vector<Expr> at) { selection_ = {v, std::move(at)}; }
+  // Operand value `v` of the domain `shape` at its index `at`, broadcast.
+  int broadcast_value(int v, const std::vector<Expr>& shape, const std::vector<Expr>& at);
   DType dtype(int inst) const { return ph_.body[inst].dtype; }
 
  private:
@@ -143,6 +152,7 @@ class BodyBuilder {
   Lowering& l_;
   Phase& ph_;
   std::map<std::vector<uintptr_t>, int> memo_;
+  std::pair<int, std::vector<Expr>> selection_{-1, {}};  // see select_at
 };
 
 // Passes 3 to 5: the steps, in the graph's order, into one LoopProgram.
@@ -186,7 +196,10 @@ class Lowering {
   Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
   Status reduce_step(int node, int buffer);
   Status column_reduce_step(int node, int buffer, const std::vector<int>& axes);
-  Status full_reduce_step(int node, int buffer);
+  // `selection`: the masked_select node whose summed selection the
+  // reduction reads (-1: none); it then runs over its domain, masked.
+  Status full_reduce_step(int node, int buffer, int selection = -1);
+  int selection_under(int v) const;
   Status argmax_step(int node, int buffer);
   Status softmax_step(int node, int buffer);
   Status norm_step(int node, int buffer);
@@ -210,6 +223,7 @@ class Lowering {
   std::vector<int> producer_;   // node index per value; -1 for inputs
   std::vector<bool> need_;      // per value: gets a buffer
   std::vector<bool> live_;      // per value: an output depends on it
+  std::vector<bool> summed_selection_;  // per value: see BufferPlan
   std::vector<int> buffer_of_;  // per value, once materialized
   AttentionPlan attention_;
   int task_symbol_ = -1;  // the first of the attention steps' task symbols

@@ -67,7 +67,7 @@ Status Lowering::reduce_step(int node, int buffer) {
   const DType dt = types_[x].dtype;
   const std::vector<int> axes = axes_of(n.attrs, shape(x).size(), true);
   const int last = static_cast<int>(shape(x).size()) - 1;
-  if (options_.tile > 0 && !axes.empty() && axes.size() == shape(x).size()) return full_reduce_step(node, buffer);
+  if (options_.tile > 0 && !axes.empty() && axes.size() == shape(x).size()) return full_reduce_step(node, buffer, selection_under(x));
   if (options_.tile > 0 && !axes.empty() && axes.back() != last) return column_reduce_step(node, buffer, axes);
   Step st{Step::Kind::kLoops};
   st.label = label(node);
@@ -177,11 +177,30 @@ Status Lowering::column_reduce_step(int node, int buffer, const std::vector<int>
 // loop, across threads; each chunk's result goes to a temporary of
 // partials, and a second step reduces those as the first reduced the
 // input (sums in f64 or i64 either way).
-Status Lowering::full_reduce_step(int node, int buffer) {
+// The masked_select whose summed selection (BufferPlan::summed_selection)
+// `v` is computed from, or -1.
+int Lowering::selection_under(int v) const {
+  while (producer_[v] >= 0 && !summed_selection_[v]) {
+    const ir::Node& n = g_.nodes[producer_[v]];
+    if (!ir::is_pointwise(ir::op_info(n.op).cls)) return -1;
+    const auto first = std::find_if(n.in.begin(), n.in.end(), [](const ir::Operand& o) { return o.is_value(); });
+    if (first == n.in.end()) return -1;
+    v = first->value;
+  }
+  return producer_[v] >= 0 && summed_selection_[v] ? producer_[v] : -1;
+}
+
+// A full reduction split across threads: chunks of the merged loop, then
+// their partials. Of a summed selection (`selection` >= 0), it runs over the
+// selection's domain instead, each element where(mask, f(value), identity),
+// and a mean divides by the mask's count, a second reduction beside it: the
+// mask, the select, f and the sum are one pass, and no compaction is made.
+Status Lowering::full_reduce_step(int node, int buffer, int selection) {
   constexpr int64_t kChunk = int64_t{1} << 14;
   const ir::Node& n = g_.nodes[node];
   const int x = n.in[0].value;
-  const std::vector<Expr>& xs = shape(x);
+  const int sel = selection >= 0 ? g_.nodes[selection].out[0] : -1;
+  const std::vector<Expr>& xs = sel >= 0 ? types_[sel].aux : shape(x);
   const DType dt = types_[x].dtype;
   const auto [sum, acc_dt, c] = accumulation(n.op, dt);
   Step st{Step::Kind::kLoops};
@@ -190,7 +209,15 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   std::vector<Expr> vars = new_vars(xs.size()), extents = xs;
   Phase& p0 = add_phase(ls, {}, {});
   BodyBuilder b0(*this, p0);
-  p0.reductions.push_back({c, b0.cast(b0.value(x, vars), acc_dt), -1, acc_dt});
+  if (sel < 0) {
+    p0.reductions.push_back({c, b0.cast(b0.value(x, vars), acc_dt), -1, acc_dt});
+  } else {
+    b0.select_at(sel, vars);
+    const int set = b0.broadcast_value(g_.nodes[selection].in[1].value, xs, vars);
+    const int f = b0.cast(b0.value(x, {Expr(0)}), acc_dt);
+    p0.reductions.push_back({c, b0.op(Op::kWhere, acc_dt, {set, f, b0.constant(acc_dt, n.op == Op::kProd ? 1 : 0)}), -1, acc_dt});
+    if (n.op == Op::kMean) p0.reductions.push_back({Combine::kSum, b0.cast(set, DType::kI64), -1, DType::kI64});
+  }
   SJ_TRY(check_budget(p0, node));
   LoopDims merged = merge_dims(p0, {std::move(vars), std::move(extents)});
   vars = std::move(merged.vars);
@@ -208,9 +235,12 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   extents.back() = sym::min(Expr(kChunk), last);
   ls.work_per_row = product(extents);
   const int partials = add_buffer(Buffer::Kind::kTemp, p_.num_temps++, acc_dt, {parts}, {Expr(1)});
+  const bool count = p0.reductions.size() > 1;  // a masked mean's count
+  const int counts = count ? add_buffer(Buffer::Kind::kTemp, p_.num_temps++, DType::kI64, {parts}, {Expr(1)}) : -1;
   Phase& p1 = add_phase(ls, {}, {});
   BodyBuilder b1(*this, p1);
   p1.stores.push_back({partials, part, b1.acc(0, 0, acc_dt)});
+  if (count) p1.stores.push_back({counts, part, b1.acc(0, 1, DType::kI64)});
   p_.steps.push_back(std::move(st));
 
   Step total{Step::Kind::kLoops};
@@ -222,12 +252,21 @@ Status Lowering::full_reduce_step(int node, int buffer) {
   ld.buffer = partials;
   ld.expr = i;
   q0.reductions.push_back({c, c0.emit(ld), -1, acc_dt});
+  if (count) {
+    Inst lc{InstKind::kLoad, DType::kI64};
+    lc.buffer = counts;
+    lc.expr = i;
+    q0.reductions.push_back({Combine::kSum, c0.emit(lc), -1, DType::kI64});
+  }
   total.loops.work_per_row = parts;
   Phase& q1 = add_phase(total.loops, {}, {});
   BodyBuilder c1(*this, q1);
   int res = c1.acc(0, 0, acc_dt);
-  if (n.op == Op::kMean) res = c1.op(Op::kDiv, DType::kF64, {res, c1.index(product(xs), DType::kF64)});
-  q1.stores.push_back({buffer, offset(buffer, std::vector<Expr>(n.attrs.keepdim ? xs.size() : 0, Expr(0))), c1.cast(res, types_[n.out[0]].dtype)});
+  if (n.op == Op::kMean) {
+    const int elements = count ? c1.cast(c1.acc(0, 1, DType::kI64), DType::kF64) : c1.index(product(xs), DType::kF64);
+    res = c1.op(Op::kDiv, DType::kF64, {res, elements});
+  }
+  q1.stores.push_back({buffer, offset(buffer, std::vector<Expr>(n.attrs.keepdim ? shape(x).size() : 0, Expr(0))), c1.cast(res, types_[n.out[0]].dtype)});
   if (!sum) p_.empty_checks.push_back({product(xs)});
   p_.steps.push_back(std::move(total));
   return Status::ok();

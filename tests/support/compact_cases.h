@@ -127,4 +127,32 @@ inline std::vector<CompactCase> after_the_count_cases(const std::vector<int64_t>
   return cases;
 }
 
+// Selections only summed (the CPU runs them as one masked pass over the
+// mask's domain, no compaction): sum, prod, mean (divided by the mask's
+// count), of a chain on the selection, with a broadcast mask, keepdim, ints,
+// an empty selection (mean NaN, sum 0, prod 1), and two reductions of it.
+inline std::vector<CompactCase> summed_selection_cases(const std::vector<int64_t>& sizes, std::mt19937& rng) {
+  std::vector<CompactCase> cases;
+  for (int64_t n : sizes) {
+    for (double density : {0.0, 0.4, 1.0}) {
+      const std::string d = " n " + std::to_string(n) + " density " + std::to_string(density);
+      const ir::Tensor x = with_density(ir::DType::kF32, {n}, density, rng);
+      const std::string in = compact_input("x", "f32", {n});
+      const std::string sel = R"({"op": "ne", "in": ["x", 0.0], "out": "m"}, {"op": "masked_select", "in": ["x", "m"], "out": "s"}, )";
+      cases.push_back({compact_graph(in, sel + R"({"op": "mul", "in": ["s", "s"], "out": "q"}, {"op": "sum", "in": ["q"], "out": "y"},
+                                                  {"op": "mean", "in": ["s"], "out": "z", "attrs": {"keepdim": true}},
+                                                  {"op": "exp", "in": ["q"], "out": "e"}, {"op": "prod", "in": ["e"], "out": "p", "attrs": {"axes": [0]}})",
+                                     R"("y", "z", "p")"),
+                       "sum(s * s), mean(s) keepdim, prod(exp(s * s)) of x[x != 0]" + d, {x}, 1e-4, 1e-5});
+      const ir::Tensor xi = with_density(ir::DType::kI32, {3, n}, density, rng), mi = with_density(ir::DType::kBool, {n}, 0.5, rng);
+      cases.push_back({compact_graph(compact_input("x", "i32", {3, n}) + ", " + compact_input("m", "bool", {n}),
+                                     R"({"op": "masked_select", "in": ["x", "m"], "out": "s"}, {"op": "add", "in": ["s", 3], "out": "a"},
+                                        {"op": "sum", "in": ["a"], "out": "y"})",
+                                     R"("y")"),
+                       "sum(x[:, m] + 3) of ints, the mask broadcast" + d, {xi, mi}});
+    }
+  }
+  return cases;
+}
+
 }  // namespace shapejit::testing

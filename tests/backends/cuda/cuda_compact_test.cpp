@@ -40,6 +40,13 @@ TEST(CudaCompact, StepsAfterTheCountRunCompiledOnItsValue) {
   expect_cases_agree(testing::after_the_count_cases({1, 9, 20000}, {0, 13, 300}, rng));
 }
 
+// The CPU's masked reductions are compactions here.
+TEST(CudaCompact, ASelectionOnlySummedAgrees) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(40);
+  expect_cases_agree(testing::summed_selection_cases({0, 7, 20000}, rng));
+}
+
 // x is passed as the transpose of a buffer: the count step reads it by its
 // strides and stores the values dense for the fill.
 TEST(CudaCompact, AStridedInputIsReadByItsStrides) {

@@ -59,6 +59,11 @@ TEST(LlvmCompact, StepsAfterTheCountRunCompiledOnItsValue) {
   expect_cases_agree(testing::after_the_count_cases({1, 9, 100000}, {0, 1, 13, 300}, rng));
 }
 
+TEST(LlvmCompact, ASelectionOnlySummedIsOneMaskedPass) {
+  std::mt19937 rng(40);
+  expect_cases_agree(testing::summed_selection_cases({0, 1, 7, 50000}, rng));
+}
+
 // The count is never specialized: one entry serves every count, under
 // always_static too (it is no input's size), and the call's symbols carry
 // it out to the runtime.

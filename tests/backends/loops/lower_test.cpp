@@ -237,6 +237,22 @@ TEST(Lower, APointwiseStepOnTheCountsRowsIsTheCompactionsEpilogue) {
   }
 }
 
+// (x[x > 0] * 2 + 1).sum(): no compaction, one masked reduction over x's
+// elements (its chunks' step, then their partials').
+TEST(Lower, ASelectionOnlySummedIsAMaskedReduction) {
+  const bench::Specialized sg = bench::specialize(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "gt", "in": ["x", 0.0], "out": "m"}, {"op": "masked_select", "in": ["x", "m"], "out": "s"},
+              {"op": "mul", "in": ["s", 2.0], "out": "a"}, {"op": "add", "in": ["a", 1.0], "out": "b"}, {"op": "sum", "in": ["b"], "out": "y"}],
+    "outputs": ["y"]})",
+                                                  {{50}}, true);
+  Expected<LoopProgram> p = lower(*sg.graph);
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  ASSERT_EQ(p->steps.size(), 2u) << p->dump();
+  for (const Step& st : p->steps) EXPECT_EQ(st.kind, Step::Kind::kLoops) << p->dump();
+  EXPECT_EQ(p->steps[0].loops.phases[0].reductions.size(), 1u);
+  EXPECT_EQ(p->num_temps, 1) << p->dump();  // the partials only
+}
+
 TEST(Lower, ANodeNoOutputDependsOnIsNotLowered) {
   const LoopProgram p = lowered(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [4, 4]}],
     "nodes": [{"op": "sum", "in": ["x"], "out": "dead", "attrs": {"axes": [1]}}, {"op": "exp", "in": ["x"], "out": "y"}],
