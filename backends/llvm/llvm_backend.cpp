@@ -64,6 +64,10 @@ constexpr int64_t kMatmulMinCols = 64;
 // A matmul's epilogue runs in the task that made its block of rows when the
 // block fits in this much of the core's cache.
 constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
+// A temporary sized by a data-dependent count is placed in the call's arena
+// at the count's bound up to this size (no allocation when the count is
+// known), and taken from the pool at the count beyond it.
+constexpr size_t kAtBoundBytes = size_t{256} << 10;
 // Freed buffers the pool keeps for reuse, for all LLVM backends of the
 // process together.
 constexpr size_t kPoolRetainedBytes = size_t{512} << 20;
@@ -131,25 +135,26 @@ class LlvmKernel final : public Kernel {
   // cumsum, cumprod, sort or argsort (loops::ScanStep), lines split across threads.
   void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
 
-  // Allocates buffer `i`, sized by a data-dependent count (sized_later_)
-  // that `values` now hold: an output of the call, or a temporary that
-  // `held` keeps until the call returns.
-  char* allocate_sized_later(int i, std::span<const int64_t> values, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
+  // The buffers sized by a data-dependent count that step s uses first,
+  // now that `values` hold the counts: a temporary placed in the arena at
+  // its bound (`reserved[i]` bytes there) keeps its place where its count
+  // fits, else it is taken from the pool and kept in `held` until the call
+  // returns; an output of the call is allocated.
+  void allocate_sized_later(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::span<const int64_t> values,
+                            std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
   // Compact step s: its count, set in `values` and `symbols`; then the
-  // buffers first used here (its result, its epilogue's), allocated at the
-  // count; then the fill, with its epilogue on each block's rows. False
-  // when the epilogue failed a check.
-  bool compact(size_t s, std::vector<char*>& bufs, std::vector<int64_t>& values, std::span<int64_t> symbols, std::span<ir::Tensor> outputs,
-               std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const;
+  // buffers first used here (its result, its epilogue's); then the fill,
+  // with its epilogue on each block's rows. False when the epilogue failed
+  // a check.
+  bool compact(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::vector<int64_t>& values, std::span<int64_t> symbols,
+               std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const;
 
-  // The temporaries' steps, for the arena (inputs, outputs, per-task
-  // scratch and buffers sized by a data-dependent count are not in it).
+  // The temporaries' steps, for the arena (inputs, outputs and per-task
+  // scratch are not in it).
   static std::vector<std::pair<int, int>> temp_lifetimes(const LoopProgram& p) {
     std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p);
     for (size_t i = 0; i < life.size(); ++i) {
-      const Buffer& b = p.buffers[i];
-      const bool later = std::any_of(b.shape.begin(), b.shape.end(), [&](const Expr& d) { return p.is_data_dependent(d); });
-      if (b.kind != Buffer::Kind::kTemp || later) life[i] = {-1, -1};
+      if (p.buffers[i].kind != Buffer::Kind::kTemp) life[i] = {-1, -1};
     }
     return life;
   }
@@ -196,13 +201,22 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   // The buffers, then room for a step's own (what its function reads).
   std::vector<char*> bufs(p_.buffers.size() + local_bufs_);
   char** local_bufs = bufs.data() + p_.buffers.size();
-  std::vector<size_t> bytes(p_.buffers.size(), 0);
+  // A temporary sized by a count is placed at the count's bound where that
+  // is at most kAtBoundBytes (reserved), else taken when the count is known.
+  std::vector<int64_t> bounds;
+  if (!sized_later_.empty()) {
+    bounds = values;
+    for (const auto& [count, bound] : p_.count_bounds) bounds[count] = eval(bound, bounds);
+  }
+  std::vector<size_t> bytes(p_.buffers.size(), 0), reserved(p_.buffers.size(), 0);
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
-    if (b.kind != Buffer::Kind::kTemp) continue;  // those sized later are not placed
+    if (b.kind != Buffer::Kind::kTemp) continue;
+    const bool later = std::any_of(sized_later_.begin(), sized_later_.end(), [&](const auto& x) { return x.first == static_cast<int>(i); });
     std::vector<int64_t> shape;
-    for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+    for (const Expr& d : b.shape) shape.push_back(eval(d, later ? bounds : values));
     bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
+    if (later) reserved[i] = bytes[i] = bytes[i] <= kAtBoundBytes ? bytes[i] : 0;
   }
   const pool::ArenaPlanner::Placement placed = arena_.place(bytes);
   const std::vector<size_t>& at = placed.at;
@@ -221,13 +235,11 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kCompact) {
-      if (!compact(s, bufs, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
+      if (!compact(s, bufs, reserved, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
       if (step.compact.epilogue) ++s;
       continue;
     }
-    for (const auto& [i, first] : sized_later_) {
-      if (first == static_cast<int>(s)) bufs[i] = allocate_sized_later(i, values, outputs, held);
-    }
+    allocate_sized_later(s, bufs, reserved, values, outputs, held);
     if (step.kind == loops::Step::Kind::kMatmul) {
       const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
       if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
@@ -263,20 +275,26 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   return Status::ok();
 }
 
-char* LlvmKernel::allocate_sized_later(int i, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
-                                       std::vector<std::shared_ptr<void>>& held) const {
-  const Buffer& b = p_.buffers[i];
-  std::vector<int64_t> shape;
-  for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-  if (b.kind == Buffer::Kind::kOutput) {
-    outputs[b.index] = pooled(*pool_, b.dtype, std::move(shape));
-    return static_cast<char*>(outputs[b.index].data());
+void LlvmKernel::allocate_sized_later(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::span<const int64_t> values,
+                                      std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const {
+  for (const auto& [i, first] : sized_later_) {
+    if (first != static_cast<int>(s)) continue;
+    const Buffer& b = p_.buffers[i];
+    std::vector<int64_t> shape;
+    for (const Expr& d : b.shape) shape.push_back(eval(d, values));
+    const size_t bytes = ir::Tensor::dense_bytes(b.dtype, shape);
+    if (b.kind == Buffer::Kind::kOutput) {
+      outputs[b.index] = pooled(*pool_, b.dtype, std::move(shape));
+      bufs[i] = static_cast<char*>(outputs[b.index].data());
+    } else if (bytes > reserved[i]) {  // not placed at its bound (or past it: a size not monotone in the count)
+      bufs[i] = static_cast<char*>(held.emplace_back(pool_->take(bytes)).get());
+    }
   }
-  return static_cast<char*>(held.emplace_back(pool_->take(ir::Tensor::dense_bytes(b.dtype, shape))).get());
 }
 
-bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, std::vector<int64_t>& values, std::span<int64_t> symbols,
-                         std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const {
+bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::vector<int64_t>& values,
+                         std::span<int64_t> symbols, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs,
+                         int64_t* local_syms) const {
   const loops::CompactStep& c = p_.steps[s].compact;
   const ir::DType value_dtype = c.values >= 0 ? p_.buffers[c.values].dtype : ir::DType::kI64;
   Compaction compaction(c, p_.buffers[c.mask].dtype, value_dtype, bufs[c.mask], c.values >= 0 ? bufs[c.values] : nullptr,
@@ -284,9 +302,7 @@ bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, std::vector<int64_t
   const int64_t count = compaction.count();
   values[c.count] = count;
   symbols[c.count] = count;
-  for (const auto& [i, first] : sized_later_) {
-    if (first == static_cast<int>(s)) bufs[i] = allocate_sized_later(i, values, outputs, held);
-  }
+  allocate_sized_later(s, bufs, reserved, values, outputs, held);
   if (!c.epilogue) return compaction.fill(bufs[c.out]);
   const StepCall epilogue = call(s + 1, bufs.data(), values.data(), local_bufs, local_syms);
   return compaction.fill(bufs[c.out], [&](int64_t begin, int64_t end) { return epilogue(begin, end) == 0; });

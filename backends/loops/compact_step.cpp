@@ -67,6 +67,7 @@ Status Lowering::compact_step(int node, int buffer) {
   c.op = n.op;
   c.out = buffer;
   c.count = shape(out)[0].symbol_id();
+  p_.count_bounds.push_back({c.count, spec_.symbols[c.count].bound});
   c.shape = n.op == Op::kMaskedSelect ? types_[out].aux : shape(n.in[0].value);
   const int mask = n.in[n.op == Op::kMaskedSelect ? 1 : 0].value, values = n.op == Op::kMaskedSelect ? n.in[0].value : -1;
   // Strides of buffer b over the domain (right-aligned, 0 where it broadcasts).

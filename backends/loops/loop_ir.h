@@ -241,6 +241,10 @@ struct LoopProgram {
   std::vector<std::pair<int, int>> params;
   // Then symbols a step's runner sets per task (attention tiles), 0 elsewhere.
   int task_symbols = 0;
+  // Per compact step, in order: the symbol its count sets and that count's
+  // bound, over the graph's symbols (and earlier counts): the most elements
+  // a buffer sized by it can need.
+  std::vector<std::pair<int, sym::Expr>> count_bounds;
   std::vector<Step> steps;
   // Runtime checks whose failure the reference interpreter explains:
   // max/min/argmax over an empty axis, an error as in NumPy even where the
