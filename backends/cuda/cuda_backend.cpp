@@ -209,20 +209,11 @@ Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> a
   SJ_TRY(sh_->dev->bind());
   std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
   // The checks on data-dependent sizes wait for the end (as the LLVM backend's).
-  auto checks_fail = [&](bool on_counts) {
-    for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-      if (p_.is_data_dependent(c.count) == on_counts && eval(c.count, values) == 0) return true;
-    }
-    for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
-      if (p_.is_data_dependent(c.elements) == on_counts && eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return true;
-    }
-    return false;
-  };
-  if (checks_fail(false)) return use_reference();
+  if (p_.check_fails(values, false)) return use_reference();
   bool failed_check = false;
   Status st = run_device(args, values, symbols, outputs, s, failed_check);
   if (!st.is_ok()) return use_reference("cuda: " + st.message());
-  return failed_check || checks_fail(true) ? use_reference() : st;
+  return failed_check || p_.check_fails(values, true) ? use_reference() : st;
 }
 
 Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::vector<int64_t>& values, std::span<int64_t> symbols,

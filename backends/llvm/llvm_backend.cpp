@@ -182,16 +182,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   // The checks, all but those on data-dependent sizes, which wait for the
   // end: a step whose check fails does nothing (its loops are empty), and
   // the reference interpreter then runs the call.
-  auto checks_fail = [&](bool on_counts) {
-    for (const LoopProgram::EmptyCheck& c : p_.empty_checks) {
-      if (p_.is_data_dependent(c.count) == on_counts && eval(c.count, values) == 0) return true;
-    }
-    for (const LoopProgram::UnreadIndices& c : p_.unread_indices) {
-      if (p_.is_data_dependent(c.elements) == on_counts && eval(c.elements, values) == 0 && eval(c.indices, values) != 0) return true;
-    }
-    return false;
-  };
-  if (checks_fail(false)) return use_reference();
+  if (p_.check_fails(values, false)) return use_reference();
   // Temporaries: one block of the pool per call (the arena), sized by the
   // shape functions on this call's symbols, where a temporary whose last
   // step has run leaves its bytes to later ones (pool/arena.h). Dense sizes
@@ -271,7 +262,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     }
     if (failed) return use_reference();
   }
-  if (checks_fail(true)) return use_reference();
+  if (p_.check_fails(values, true)) return use_reference();
   return Status::ok();
 }
 

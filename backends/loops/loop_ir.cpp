@@ -196,6 +196,16 @@ bool LoopProgram::is_data_dependent(const sym::Expr& e) const {
   return false;
 }
 
+bool LoopProgram::check_fails(std::span<const int64_t> values, bool on_counts) const {
+  for (const EmptyCheck& c : empty_checks) {
+    if (is_data_dependent(c.count) == on_counts && sym::evaluate(c.count, values) == 0) return true;
+  }
+  for (const UnreadIndices& c : unread_indices) {
+    if (is_data_dependent(c.elements) == on_counts && sym::evaluate(c.elements, values) == 0 && sym::evaluate(c.indices, values) != 0) return true;
+  }
+  return false;
+}
+
 bool is_nonnegative(const LoopProgram& p, sym::Expr e) {
   using sym::Kind;
   switch (e.kind()) {

@@ -270,6 +270,10 @@ struct LoopProgram {
   }
   // Whether `e` reads a data-dependent size (a symbol a compact step sets).
   bool is_data_dependent(const sym::Expr& e) const;
+  // Whether a check above fails on a call's symbol values: of those on
+  // data-dependent sizes (`on_counts`, made once the compactions ran), or
+  // of the others (made before any step).
+  bool check_fails(std::span<const int64_t> values, bool on_counts) const;
   // The symbols generated code reads from its `syms` argument.
   int num_read_symbols() const { return num_graph_symbols + static_cast<int>(params.size()) + task_symbols; }
 
