@@ -40,7 +40,10 @@ def main():
     ap.add_argument("--batch", type=int, default=25, help="programs per Hypothesis run")
     ap.add_argument("--programs", type=int, default=None, help="stop after this many programs (a reproducible smoke, with --seed)")
     ap.add_argument("--no-save", action="store_true", help="do not write failures to regressions/")
+    ap.add_argument("--data-dependent", action="store_true",
+                    help="masks draw nonzero, argwhere, flatnonzero, extract, compress and row masks too")
     a = ap.parse_args()
+    P.DATA_DEPENDENT_STEPS = a.data_dependent
     start_seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     counts = {"programs": 0, "calls": 0}
     failures = []
