@@ -197,11 +197,16 @@ bool LoopProgram::is_data_dependent(const sym::Expr& e) const {
 }
 
 bool LoopProgram::check_fails(std::span<const int64_t> values, bool on_counts) const {
+  // On every call: without compactions no check reads a count, and none is
+  // looked through for one.
+  const bool counts = !count_bounds.empty();
+  if (on_counts && !counts) return false;
+  const auto on = [&](const sym::Expr& e) { return counts && is_data_dependent(e); };
   for (const EmptyCheck& c : empty_checks) {
-    if (is_data_dependent(c.count) == on_counts && sym::evaluate(c.count, values) == 0) return true;
+    if (on(c.count) == on_counts && sym::evaluate(c.count, values) == 0) return true;
   }
   for (const UnreadIndices& c : unread_indices) {
-    if (is_data_dependent(c.elements) == on_counts && sym::evaluate(c.elements, values) == 0 && sym::evaluate(c.indices, values) != 0) return true;
+    if (on(c.elements) == on_counts && sym::evaluate(c.elements, values) == 0 && sym::evaluate(c.indices, values) != 0) return true;
   }
   return false;
 }
