@@ -80,6 +80,21 @@ class Kernel : public cache::Artifact {
   virtual const CompilePhases* phases() const { return nullptr; }
 };
 
+// Whether this thread compiles in the background (compile.async; set for
+// its life by each of the Jit's background threads): a backend then keeps
+// a compile's work on the thread, and leaves the other cores to the calls.
+class BackgroundCompile {
+ public:
+  BackgroundCompile() { on_ = true; }
+  ~BackgroundCompile() { on_ = false; }
+  BackgroundCompile(const BackgroundCompile&) = delete;
+  BackgroundCompile& operator=(const BackgroundCompile&) = delete;
+  static bool on_this_thread() { return on_; }
+
+ private:
+  static thread_local bool on_;
+};
+
 // What the Jit that owns a backend lends it for compiling: the kernel
 // cache, where a backend may keep the parts that kernels share (the LLVM
 // backend's fused steps) under keys of their own, and how many threads a

@@ -127,7 +127,8 @@ Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p,
     };
     found[i] = cache_->get(keys[i], maker);
   };
-  if (distinct.size() > 1 && threads_ > 1) {
+  // A background compile's steps stay on its thread (backend.h).
+  if (distinct.size() > 1 && threads_ > 1 && !BackgroundCompile::on_this_thread()) {
     arena_->execute([&] { tbb::parallel_for(size_t{0}, distinct.size(), get); });
   } else {
     for (size_t i = 0; i < distinct.size(); ++i) get(i);

@@ -1,15 +1,24 @@
-// Background compiles (compile.async): tasks in a TBB arena of their own,
-// bounded by compile.threads, apart from the arena kernels split their
-// loops in, so a compile never takes a core a kernel's parallel_for waits on
-// and never runs inside a call's parallel_for.
+// Background compiles (compile.async): tasks on threads of their own,
+// bounded by compile.threads, at a lower scheduling priority than the
+// process's other threads.
+//
+// The threads are not TBB's: TBB's workers stay with the calls, for the
+// kernels' parallel loops and for the compiles calls wait on (a
+// synchronous compile, or a stand-in's wait), whose steps then compile on
+// every core, as they would without compile.async. A background thread
+// compiles a kernel's steps one after another on itself
+// (backends::BackgroundCompile), and gives way to the calls' threads when
+// the cores are busy: on a 2-core machine, a call that waits for its
+// compile no longer shares the cores evenly with the background's.
 #pragma once
-
-#include <tbb/task_arena.h>
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "jit/runtime/stand_in.h"
 
@@ -20,19 +29,28 @@ class Background {
   // `threads`: tasks at once (0: as many as it may), at most one less than
   // the cores, so that the calls keep one.
   explicit Background(int threads);
-  ~Background() { wait(); }
+  ~Background();
 
   void run(std::function<void()> task);
   // Until every task run so far has finished.
   void wait();
+  // Tasks not yet begun are dropped, from now on too, and the one running
+  // finishes: for a process that exits with its Jits alive (Python's keep
+  // theirs in module globals), whose compiles must not outlive LLVM's
+  // static state.
+  void stop();
   // What stand-ins weigh: the reference's time and a compile's (stand_in.h).
   StandInCosts& costs() { return costs_; }
 
  private:
-  tbb::task_arena arena_;
+  void work();
+
   std::mutex mu_;
-  std::condition_variable idle_;
-  size_t pending_ = 0;
+  std::condition_variable ready_, idle_;
+  std::deque<std::function<void()>> queue_;
+  size_t running_ = 0;
+  bool stopped_ = false, closing_ = false;
+  std::vector<std::thread> threads_;
   StandInCosts costs_;
 };
 

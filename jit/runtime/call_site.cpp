@@ -113,7 +113,8 @@ SiteStats CallSite::stats() const {
   s.hits = s.calls - misses_ - breaks;
   s.graph_breaks += breaks;
   s.stand_in_calls = stand_in_calls_.load(std::memory_order_relaxed);
-  s.stand_in_waits = stand_in_waits_.load(std::memory_order_relaxed);
+  s.stand_in_waits = stand_in_counts_.waits.load(std::memory_order_relaxed);
+  s.stand_in_dynamic = stand_in_counts_.dynamic.load(std::memory_order_relaxed);
   return s;
 }
 

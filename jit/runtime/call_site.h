@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "jit/runtime/inputs.h"
 #include "jit/runtime/site_stats.h"
 #include "jit/runtime/snapshot.h"
+#include "jit/runtime/stand_in.h"
 #include "jit/trace/tracer.h"
 
 namespace shapejit::runtime {
@@ -113,6 +115,7 @@ class CallSite {
     Hash128 key;
     cache::Maker maker;
     std::shared_ptr<PendingKernel> pending;  // a stand-in's compile
+    std::optional<std::pair<Hash128, cache::Maker>> dynamic;  // the dynamic kernel to compile after it
   };
 
   // The hit path (call_site.cpp).
@@ -146,6 +149,10 @@ class CallSite {
   void count_origin(const cache::Found& found);
   void compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending);
   void land(Entry* stand_in, Expected<cache::Found> got, double ms);
+  // The trace's dynamic kernel for a stand-in (stand_in.h): null until it
+  // has compiled; on the first ask, what to compile goes in `c.dynamic`.
+  std::shared_ptr<backends::Kernel> dynamic_stand_in(const StoredTrace& st, const Specialized& sp, Compiled& c);
+  void compile_dynamic_in_background(Hash128 key, cache::Maker maker);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   void install_break(const trace::Tracer& tracer, const std::string& message);
@@ -160,7 +167,7 @@ class CallSite {
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
   std::atomic<uint64_t> stand_in_calls_{0};
-  std::atomic<uint64_t> stand_in_waits_{0};  // counted by the stand-ins (stand_in.h)
+  StandInCounts stand_in_counts_;  // counted by the stand-ins (stand_in.h)
   std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
   mutable std::mutex mu_;  // everything below; the miss path; publishing snapshots
@@ -172,6 +179,7 @@ class CallSite {
   size_t landed_ = 0;  // stand-ins replaced by their kernels (entries_ keeps both)
   const Entry* last_compiled_ = nullptr;  // what a miss is explained against
   bool has_generic_ = false;
+  std::set<std::pair<uint64_t, uint64_t>> dynamic_queued_;  // the keys of stand-ins' dynamic kernels asked for
   SiteStats stats_;
 };
 

@@ -117,6 +117,10 @@ void Jit::wait_compiles() {
   if (background_) background_->wait();
 }
 
+void Jit::stop_compiles() {
+  if (background_) background_->stop();
+}
+
 Jit::~Jit() {
   // Background compiles refer to their sites: they land before anything goes.
   wait_compiles();
@@ -188,6 +192,8 @@ nlohmann::json site_json(const SiteStats& s) {
           {"remote_loads", s.remote_loads},
           {"stand_in_calls", s.stand_in_calls},
           {"stand_in_waits", s.stand_in_waits},
+          {"stand_in_dynamic", s.stand_in_dynamic},
+          {"stand_in_kernels", s.stand_in_kernels},
           {"dispatch_ns_p50", pct(0.50)},
           {"dispatch_ns_p99", pct(0.99)}};
 }

@@ -85,6 +85,9 @@ class Jit {
   cache::KernelCache& kernel_cache() { return cache_; }
   // Until every background compile begun so far has landed (compile.async).
   void wait_compiles();
+  // Drops the background compiles not yet begun, now and later, and waits
+  // for the one running: before a process exits with this Jit alive.
+  void stop_compiles();
   // Totals and per-site counts (see tools/shapejit replay --json).
   nlohmann::json stats_json() const;
 

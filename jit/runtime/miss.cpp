@@ -258,9 +258,20 @@ Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Spec
     // A call that waits gets the kernel itself, counted as the background's
     // compile would be (which then finds it in memory).
     const size_t nodes = sp.graph->graph->nodes.size();
-    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker = c.maker, nodes]() -> std::shared_ptr<backends::Kernel> {
+    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker = c.maker, nodes](bool begun) -> std::shared_ptr<backends::Kernel> {
       const CompilingSite compiling(name_);
       const Clock::time_point t0 = Clock::now();
+      if (begun) {
+        // Beside the background's compile; its kernel lands as the entry's,
+        // counted there.
+        Expected<std::unique_ptr<cache::Artifact>> made = maker.compile(nullptr);
+        if (!made.is_ok()) return nullptr;
+        const double ms = ms_since(t0);
+        services_.background->costs().saw_compile(nodes, ms);
+        std::lock_guard<std::mutex> lock(mu_);
+        stats_.compile_ms += ms;
+        return std::shared_ptr<backends::Kernel>(static_cast<backends::Kernel*>(made->release()));
+      }
       Expected<cache::Found> got = services_.cache.get(key, maker);
       if (!got.is_ok()) return nullptr;
       const double ms = ms_since(t0);
@@ -271,10 +282,49 @@ Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Spec
       return std::static_pointer_cast<backends::Kernel>(got->artifact);
     });
     c.kernel = std::make_shared<StandInKernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)), *sp.graph, c.pending,
-                                               services_.background->costs(), stand_in_waits_);
+                                               services_.background->costs(), stand_in_counts_, dynamic_stand_in(st, sp, c));
     c.stand_in = true;
   }
   return c;
+}
+
+// The trace with its dims left free, under the entry's layout: it takes
+// every call the entry takes. When the entry is that already (a dynamic
+// policy's), there is none to add.
+std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(const StoredTrace& st, const Specialized& sp, Compiled& c) {
+  sym::ShapeEnv env = st.env;
+  env.set_contiguous(sp.env.contiguous());
+  Expected<ir::SpecializedGraphPtr> graph = ir::specialize(st.graph, env.specialization());
+  if (!graph.is_ok() || (*graph)->spec_hash == sp.graph->spec_hash) return nullptr;
+  const Hash128 key = cache::make_key(st.graph_hash, (*graph)->spec_hash, services_.backend.name(), services_.backend.target());
+  cache::Maker maker = make_maker(*graph);
+  if (std::optional<cache::Found> found = services_.cache.get_local(key, maker)) {
+    auto kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
+    return kernel->fallback_reason().empty() ? kernel : nullptr;
+  }
+  // Asked for once, and queued behind the entry's own compile (install).
+  if (dynamic_queued_.insert({key.hi, key.lo}).second) c.dynamic.emplace(key, std::move(maker));
+  return nullptr;
+}
+
+void CallSite::compile_dynamic_in_background(Hash128 key, cache::Maker maker) {
+  services_.background->run([this, key, maker = std::move(maker)] {
+    const CompilingSite compiling(name_);
+    const Clock::time_point t0 = Clock::now();
+    Expected<cache::Found> got = Status(Code::kInternal, "the compile did not run");
+    try {
+      got = services_.cache.get(key, maker);
+    } catch (const std::exception& ex) {
+      got = Status(Code::kInternal, std::string("the compile threw: ") + ex.what());
+    }
+    const double ms = ms_since(t0);
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.compile_ms += ms;
+    if (got.is_ok() && got->origin == cache::Origin::kCompile &&
+        static_cast<const backends::Kernel&>(*got->artifact).fallback_reason().empty()) {
+      ++stats_.stand_in_kernels;  // a graph the backend could not compile dynamic stays on the reference
+    }
+  });
 }
 
 cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
@@ -328,6 +378,7 @@ Entry* CallSite::install(Specialized sp, Compiled c, bool generic) {
   last_compiled_ = raw;
   has_generic_ |= generic;
   if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.maker), std::move(c.pending));
+  if (c.dynamic) compile_dynamic_in_background(c.dynamic->first, std::move(c.dynamic->second));
   return raw;
 }
 

@@ -44,11 +44,13 @@ std::shared_ptr<backends::Kernel> PendingKernel::ready() const {
 }
 
 std::shared_ptr<backends::Kernel> PendingKernel::get() {
+  bool begun;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return kernel_;
+    begun = started_.has_value();
   }
-  return make_();
+  return make_(begun);
 }
 
 double PendingKernel::left_ms(double total_ms) const {
@@ -61,8 +63,11 @@ double PendingKernel::left_ms(double total_ms) const {
 // product (M * N * K), or an element a reduction reads: what the reference
 // interpreter's loops run once each.
 StandInKernel::StandInKernel(std::unique_ptr<backends::Kernel> reference, const ir::SpecializedGraph& graph,
-                             std::shared_ptr<PendingKernel> pending, StandInCosts& costs, std::atomic<uint64_t>& waits)
-    : reference_(std::move(reference)), pending_(std::move(pending)), costs_(costs), nodes_(graph.graph->nodes.size()), waits_(waits) {
+                             std::shared_ptr<PendingKernel> pending, StandInCosts& costs, StandInCounts& counts,
+                             std::shared_ptr<backends::Kernel> dynamic)
+    : reference_(std::move(reference)),
+      dynamic_(std::move(dynamic)),
+      pending_(std::move(pending)), costs_(costs), nodes_(graph.graph->nodes.size()), counts_(counts) {
   const ir::Graph& g = *graph.graph;
   for (const ir::Node& n : g.nodes) {
     const ir::ValueType& out = graph.types[n.out[0]];
@@ -95,6 +100,10 @@ Status StandInKernel::run(const backends::RunContext& ctx, std::span<const DLTen
                           std::span<ir::Tensor> outputs) {
   // Landed since this entry was looked up: the kernel itself.
   if (std::shared_ptr<backends::Kernel> k = pending_->ready()) return k->run(ctx, args, symbols, outputs);
+  if (dynamic_) {
+    counts_.dynamic.fetch_add(1, std::memory_order_relaxed);
+    return dynamic_->run(ctx, args, symbols, outputs);
+  }
   // The reference runs a call only where it should take at most half what
   // is left of the compile: both are estimates, and a call that waits
   // without need costs at most the compile, as it would synchronously. A
@@ -103,7 +112,7 @@ Status StandInKernel::run(const backends::RunContext& ctx, std::span<const DLTen
   const double total_ms = costs_.compile_ms(nodes_);
   const double left_ms = std::max(pending_->left_ms(total_ms), 0.25 * total_ms);
   if (costs_.reference_ms(units) > 0.5 * left_ms) {
-    waits_.fetch_add(1, std::memory_order_relaxed);
+    counts_.waits.fetch_add(1, std::memory_order_relaxed);
     if (std::shared_ptr<backends::Kernel> k = pending_->get()) return k->run(ctx, args, symbols, outputs);
     // A failed compile leaves the reference interpreter to run it.
   }

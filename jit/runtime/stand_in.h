@@ -9,6 +9,14 @@
 // so that no call of the async run takes longer than the same call
 // compiled synchronously would.
 //
+// A third runner beats both: the trace's dynamic kernel, compiled once for
+// every shape the trace takes (its dims left symbolic, the entry's layout
+// kept). Under a policy that compiles a kernel per shape (always_static,
+// JAX's), each new shape of a graph is a miss, and its calls run on the
+// dynamic kernel at compiled speed while their own kernel compiles: only a
+// graph's first miss chooses between the reference and a wait. The
+// dynamic kernel is compiled in the background after the first miss's own.
+//
 // Both sides are estimates that the Jit learns as it goes (StandInCosts):
 // the reference interpreter's time per unit of work (an element computed,
 // a multiply-add of a product) from the stand-ins' own runs, and a
@@ -51,10 +59,14 @@ class StandInCosts {
 // A compile in the background, as its stand-in sees it.
 class PendingKernel {
  public:
-  // `make` gets the kernel through the kernel cache on the calling thread:
-  // it joins the background's compile when that has begun, or compiles it
-  // now (the background's task then finds it made); null when it fails.
-  explicit PendingKernel(std::function<std::shared_ptr<backends::Kernel>()> make) : make_(std::move(make)) {}
+  // `make(begun)` makes the kernel on the calling thread, on every core
+  // the calls have: through the kernel cache when the background has not
+  // begun it (the background's task then finds it made), and otherwise
+  // beside the background's compile, which runs on one thread at a lower
+  // priority (background.h), sharing the steps either has compiled or is
+  // compiling. Null when it fails.
+  using Make = std::function<std::shared_ptr<backends::Kernel>(bool begun)>;
+  explicit PendingKernel(Make make) : make_(std::move(make)) {}
   // The background task began compiling it.
   void started();
   // The compile is done: its kernel, or null when it failed.
@@ -68,18 +80,26 @@ class PendingKernel {
   double left_ms(double total_ms) const;
 
  private:
-  const std::function<std::shared_ptr<backends::Kernel>()> make_;
+  const Make make_;
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> started_;
   bool done_ = false;
   std::shared_ptr<backends::Kernel> kernel_;
 };
 
+// What a site's stand-ins count, read into its stats.
+struct StandInCounts {
+  std::atomic<uint64_t> waits{0};    // calls that waited for the compile
+  std::atomic<uint64_t> dynamic{0};  // calls run on the trace's dynamic kernel
+};
+
 class StandInKernel final : public backends::Kernel {
  public:
-  // `waits` counts the calls that waited (the site's stat).
+  // `counts` are the site's. `dynamic`, when
+  // given, is the trace's dynamic kernel, compiled, which takes every call
+  // the entry does: the calls run on it, and never wait.
   StandInKernel(std::unique_ptr<backends::Kernel> reference, const ir::SpecializedGraph& graph, std::shared_ptr<PendingKernel> pending,
-                StandInCosts& costs, std::atomic<uint64_t>& waits);
+                StandInCosts& costs, StandInCounts& counts, std::shared_ptr<backends::Kernel> dynamic = nullptr);
 
   Status run(const backends::RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols,
              std::span<ir::Tensor> outputs) override;
@@ -91,12 +111,13 @@ class StandInKernel final : public backends::Kernel {
 
  private:
   std::unique_ptr<backends::Kernel> reference_;
+  std::shared_ptr<backends::Kernel> dynamic_;
   std::shared_ptr<PendingKernel> pending_;
   StandInCosts& costs_;
   size_t nodes_;
   // Per node, the dims whose product is its work.
   std::vector<std::vector<sym::Expr>> work_;
-  std::atomic<uint64_t>& waits_;
+  StandInCounts& counts_;
 };
 
 }  // namespace shapejit::runtime

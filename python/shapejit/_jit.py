@@ -3,6 +3,7 @@ function (its Callbacks): flatten a call's arguments (_arguments.py), trace
 the function, rebuild its results, run it as segments or eagerly."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import itertools
@@ -217,6 +218,17 @@ _jits = {}
 _jits_lock = threading.Lock()
 _counter = itertools.count()
 _recorder = None
+
+
+@atexit.register
+def _stop_compiles():
+    """The Jits live until the process ends; their background compiles
+    (compile.async) must not run on into its teardown, where LLVM's static
+    state goes: those not begun are dropped, the running ones finish."""
+    with _jits_lock:
+        jits = list(_jits.values())
+    for j in jits:
+        j.stop_compiles()
 
 
 def _log_line(line: str):

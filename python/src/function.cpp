@@ -278,6 +278,9 @@ nb::dict Function::stats() const {
   d["disk_loads"] = total.disk_loads;
   d["remote_loads"] = total.remote_loads;
   d["stand_in_calls"] = total.stand_in_calls;
+  d["stand_in_waits"] = total.stand_in_waits;
+  d["stand_in_dynamic"] = total.stand_in_dynamic;
+  d["stand_in_kernels"] = total.stand_in_kernels;
   d["entries"] = entries;
   d["sites"] = sites_.size();
   d["compile_ms"] = total.compile_ms;

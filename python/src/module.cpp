@@ -68,6 +68,13 @@ class PyJit {
     Py_XDECREF(old);
   }
 
+  // At the interpreter's exit (the package's atexit): LLVM's static state
+  // goes with the process, and no background compile may still be using it.
+  void stop_compiles() {
+    nb::gil_scoped_release release;  // a compile's log line takes the GIL
+    jit_->stop_compiles();
+  }
+
   std::string stats_json() const {
     nb::gil_scoped_release release;
     return jit_->stats_json().dump();
@@ -149,6 +156,7 @@ NB_MODULE(_shapejit, m) {
       .def(nb::init<const std::string&>(), nb::arg("config_json"))
       .def("set_log", &PyJit::set_log)
       .def("stats_json", &PyJit::stats_json)
+      .def("stop_compiles", &PyJit::stop_compiles)
       .def("call_graph", &PyJit::call_graph)
       .def_prop_ro("specialize_zero_one", &PyJit::specialize_zero_one)
       .def_prop_ro("backoff_after", &PyJit::backoff_after)

@@ -4,6 +4,8 @@
 // checked against the reference interpreter either way.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <memory>
 #include <random>
 
 #include "jit/runtime/stand_in.h"
@@ -57,20 +59,85 @@ TEST(StandIn, ALargeCallWaitsForItsCompileAndASmallOneRunsAtOnce) {
   EXPECT_EQ(jit->stats_json()["backend_compiles"], 2u) << "each kernel compiled once, waited for or not";
 }
 
+// always_static (JAX's policy) compiles a kernel per shape; after a
+// graph's first compile, the calls of each new shape run on the trace's
+// dynamic kernel while their own compiles, and none waits, however large.
+TEST(StandIn, UnderAKernelPerShapeNewShapesRunOnTheTracesDynamicKernel) {
+  if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
+  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
+    "policy": {"mode": "always_static", "cache_size_limit": 100}, "log": {"recompiles": false}})");
+  const ir::Graph g = testing::graph_from(kProduct);
+  ArgPack first = product_args(5, 7, 3);
+  EXPECT_TRUE(agrees(*jit, g, first));
+  jit->wait_compiles();
+  auto s = jit->stats_json();
+  EXPECT_EQ(s["backend_compiles"], 1u);
+  EXPECT_EQ(s["stand_in_kernels"], 1u) << "the dynamic kernel compiled behind the entry's own";
+  EXPECT_EQ(s["stand_in_dynamic"], 0u);
+  // New shapes, 384^3 among them, which waited above: each misses, and runs
+  // on the dynamic kernel.
+  const std::vector<std::array<int64_t, 3>> shapes = {{384, 384, 384}, {2, 9, 2}, {17, 5, 33}};
+  for (const auto& [m, k, n] : shapes) {
+    ArgPack p = product_args(m, k, n);
+    EXPECT_TRUE(agrees(*jit, g, p)) << m << " x " << k << " x " << n;
+  }
+  s = jit->stats_json();
+  EXPECT_EQ(s["stand_in_calls"], 1u + shapes.size());
+  EXPECT_EQ(s["stand_in_dynamic"], shapes.size());
+  EXPECT_EQ(s["stand_in_waits"], 0u);
+  jit->wait_compiles();
+  s = jit->stats_json();
+  EXPECT_EQ(s["backend_compiles"], 1u + shapes.size()) << "each shape still got its own kernel";
+  EXPECT_EQ(s["stand_in_kernels"], 1u);
+  // A dim of 1 is another trace (the tracer specializes 0 and 1), whose own
+  // dynamic kernel is not compiled yet.
+  ArgPack one = product_args(1, 7, 3);
+  EXPECT_TRUE(agrees(*jit, g, one));
+  EXPECT_EQ(jit->stats_json()["stand_in_dynamic"], shapes.size());
+  jit->wait_compiles();
+  EXPECT_EQ(jit->stats_json()["stand_in_kernels"], 2u);
+  // A transposed weight is another layout, which the dynamic kernel was not
+  // compiled for: that call does not run on it, and is right.
+  ArgPack t = product_args(6, 5, 4);
+  t.tensors[1] = testing::random_tensor(ir::DType::kF32, {4, 5}, *std::make_unique<std::mt19937>(3)).view({5, 4}, {1, 5});
+  ASSERT_FALSE(t.tensors[1].is_contiguous());
+  EXPECT_TRUE(agrees(*jit, g, t));
+  EXPECT_EQ(jit->stats_json()["stand_in_dynamic"], shapes.size());
+  jit->wait_compiles();
+}
+
+// The default policy's first entry is the trace's dynamic kernel already:
+// no second kernel is compiled for stand-ins.
+TEST(StandIn, ADynamicEntryCompilesNoSecondKernel) {
+  if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
+  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
+    "log": {"recompiles": false}})");
+  const ir::Graph g = testing::graph_from(kProduct);
+  for (int64_t m : {5, 9}) {
+    ArgPack p = product_args(m, 7, 3);
+    EXPECT_TRUE(agrees(*jit, g, p));
+    jit->wait_compiles();
+  }
+  auto s = jit->stats_json();
+  EXPECT_EQ(s["backend_compiles"], 1u);
+  EXPECT_EQ(s["stand_in_kernels"], 0u);
+  EXPECT_EQ(s["stand_in_dynamic"], 0u);
+}
+
 TEST(StandIn, TheWorkOfACallFollowsItsShapes) {
   const ir::Graph g = testing::graph_from(kProduct);
   auto sg = ir::specialize(g, sym::Specialization{});
   ASSERT_TRUE(sg.is_ok()) << sg.status().to_string();
   runtime::StandInCosts costs;
-  std::atomic<uint64_t> waits{0};
-  auto pending = std::make_shared<runtime::PendingKernel>([] { return std::shared_ptr<backends::Kernel>(); });
+  runtime::StandInCounts counts;
+  auto pending = std::make_shared<runtime::PendingKernel>([](bool) { return std::shared_ptr<backends::Kernel>(); });
   struct Nothing final : backends::Kernel {
     Status run(const backends::RunContext&, std::span<const DLTensor* const>, std::span<int64_t>, std::span<ir::Tensor>) override {
       return Status::ok();
     }
     size_t code_bytes() const override { return 0; }
   };
-  runtime::StandInKernel k(std::make_unique<Nothing>(), **sg, pending, costs, waits);
+  runtime::StandInKernel k(std::make_unique<Nothing>(), **sg, pending, costs, counts);
   // Symbols m, k, n: the product's m * n * k and tanh's m * n.
   const std::vector<int64_t> symbols = {8, 16, 4};
   EXPECT_EQ(k.work(symbols), 8.0 * 4 * 16 + 8 * 4);

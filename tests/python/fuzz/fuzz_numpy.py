@@ -5,7 +5,7 @@ dtype, shape, structure or exception type is a failure: Hypothesis shrinks
 it to a small program, which is written to regressions/ (a JSON file that
 tests/python/test_fuzz_regressions.py runs from then on) and printed.
 
-    python tests/python/fuzz/fuzz_numpy.py --seconds 60 [--seed N] [--programs N] [--no-save]
+    python tests/python/fuzz/fuzz_numpy.py --seconds 60 [--seed N] [--programs N] [--no-save] [--data-dependent] [--async]
 
 Exit status 1 when a failure was found. The counts (programs, calls,
 failures) are printed at the end.
@@ -42,8 +42,11 @@ def main():
     ap.add_argument("--no-save", action="store_true", help="do not write failures to regressions/")
     ap.add_argument("--data-dependent", action="store_true",
                     help="masks draw nonzero, argwhere, flatnonzero, extract, compress and row masks too")
+    ap.add_argument("--async", dest="async_", action="store_true",
+                    help="compile.async: calls run on stand-ins (the reference, a wait, the trace's dynamic kernel) while kernels compile")
     a = ap.parse_args()
     P.DATA_DEPENDENT_STEPS = a.data_dependent
+    P.ASYNC_COMPILE = a.async_
     start_seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     counts = {"programs": 0, "calls": 0}
     failures = []

@@ -31,6 +31,9 @@ MODES = ("start_dynamic", "start_static", "always_dynamic", "always_static", "bu
 # seed keeps drawing the programs it always drew (any other draw shifts
 # every program after it).
 DATA_DEPENDENT_STEPS = False
+# compile.async (fuzz_numpy.py --async): calls run on stand-ins while their
+# kernels compile, whichever runner a stand-in picks.
+ASYNC_COMPILE = False
 
 UNARY = ("np.exp({})", "np.log({})", "np.sqrt({})", "np.abs({})", "-{}", "np.tanh({})", "np.sin({})", "np.floor({})",
          "np.ceil({})", "np.round({})", "np.sign({})", "np.square({})", "np.log1p({})", "np.expm1({})",
@@ -318,7 +321,10 @@ def check(program, jit):
     scope = {"np": np}
     exec(compile(text, "<fuzz program>", "exec"), scope)  # noqa: S102 - our own generated source
     plain = scope["f"]
-    jitted = jit(plain, config={"policy": {"mode": program["mode"]}, "log": {"recompiles": False}, "cache": {"disk": {"max_mb": 0}}})
+    config = {"policy": {"mode": program["mode"]}, "log": {"recompiles": False}, "cache": {"disk": {"max_mb": 0}}}
+    if ASYNC_COMPILE:
+        config["compile"] = {"async": True}
+    jitted = jit(plain, config=config)
     for k, sizes in enumerate(program["calls"]):
         want, want_error = _run(plain, program, make_args(program, sizes))
         got, got_error = _run(jitted, program, make_args(program, sizes))
