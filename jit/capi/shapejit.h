@@ -52,6 +52,8 @@ const char* sj_last_error(void);
 
 /* config_json: a config document ("{}" for the defaults). */
 sj_status sj_create(const char* config_json, sj_jit** out);
+/* With compile.async, the background compile running finishes first; those
+   not begun are dropped. */
 void sj_destroy(sj_jit* jit);
 /* A handle to the named site, valid while the jit lives. */
 sj_status sj_site_get(sj_jit* jit, const char* name, sj_site** out);

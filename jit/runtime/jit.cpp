@@ -122,8 +122,10 @@ void Jit::stop_compiles() {
 }
 
 Jit::~Jit() {
-  // Background compiles refer to their sites: they land before anything goes.
-  wait_compiles();
+  // Background compiles refer to their sites: the one running lands before
+  // anything goes, and those not begun are dropped (no call is left to run
+  // their kernels; a destroyed Jit does not make its owner wait for them).
+  stop_compiles();
   if (config_.log.stats.empty()) return;
   std::ofstream out(config_.log.stats);
   if (out) out << stats_json().dump(2) << "\n" << std::flush;

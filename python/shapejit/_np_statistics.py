@@ -41,8 +41,10 @@ def _scan(op, x, axis, dtype):
         x = x.astype(dtype)
     elif x._dtype in ("bool", "i32"):
         x = x.astype("i64")  # NumPy accumulates small integers as int64
-    if axis is None or x.ndim == 0:  # a 0-d array scans as a 1-d one
+    if axis is None:
         x, axis = x.reshape(-1), 0
+    elif x.ndim == 0:  # a 0-d array scans as a 1-d one, which has only axis 0 (or -1)
+        x = x.reshape(-1)
     return _emit(st, op, [x], {"dim": _axis(axis, x.ndim)})
 
 

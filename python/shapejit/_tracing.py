@@ -206,6 +206,14 @@ def _axes(axis, rank):
     return [operator.index(axis)]
 
 
+def _in_range(axis, rank, what=""):
+    """`axis` of an array of rank `rank`, in [0, rank): NumPy's AxisError when out of it."""
+    a = operator.index(axis)
+    if not -rank <= a < rank:
+        raise np.exceptions.AxisError(f"{what}axis {a} is out of bounds for array of dimension {rank}")
+    return a % rank
+
+
 def _break(st, why):
     st.declare_break(why)
     raise GraphBreak(why)
@@ -372,11 +380,17 @@ class Tensor:
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        perm = list(axes) if axes else list(range(self.ndim))[::-1]
-        return emit(self._st, "permute", [self], {"perm": [operator.index(p) for p in perm]})
+        perm = [operator.index(p) for p in axes] if axes else list(range(self.ndim))[::-1]
+        if len(perm) != self.ndim:
+            raise ValueError("axes don't match array")
+        perm = [_in_range(p, self.ndim) for p in perm]
+        if len(set(perm)) != len(perm):
+            raise ValueError("repeated axis in transpose")
+        return emit(self._st, "permute", [self], {"perm": perm})
 
     def swapaxes(self, a, b):
-        return emit(self._st, "transpose", [self], {"dim0": operator.index(a), "dim1": operator.index(b)})
+        dim0, dim1 = _in_range(a, self.ndim, "axis1: "), _in_range(b, self.ndim, "axis2: ")
+        return emit(self._st, "transpose", [self], {"dim0": dim0, "dim1": dim1})
 
     def squeeze(self, axis=None):
         if axis is None:
