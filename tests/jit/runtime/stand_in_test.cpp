@@ -19,6 +19,10 @@ using testing::ArgPack;
 const char* kProduct = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["m", "k"]}, {"name": "w", "dtype": "f32", "shape": ["k", "n"]}],
   "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "p"}, {"op": "tanh", "in": ["p"], "out": "y"}], "outputs": ["y"]})";
 
+// compile.async under a kernel per shape (always_static, JAX's policy).
+const char* kAsyncKernelPerShape = R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
+  "policy": {"mode": "always_static", "cache_size_limit": 100}, "log": {"recompiles": false}})";
+
 bool have_llvm() { return runtime::Jit::create(R"({"compile": {"backend": "llvm"}})").is_ok(); }
 
 ArgPack product_args(int64_t m, int64_t k, int64_t n) {
@@ -40,8 +44,7 @@ ArgPack product_args(int64_t m, int64_t k, int64_t n) {
 
 TEST(StandIn, ALargeCallWaitsForItsCompileAndASmallOneRunsAtOnce) {
   if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
-  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
-    "policy": {"mode": "always_static", "cache_size_limit": 100}, "log": {"recompiles": false}})");
+  auto jit = testing::make_jit(kAsyncKernelPerShape);
   const ir::Graph g = testing::graph_from(kProduct);
   // 384^3 multiply-adds: the reference's naive product takes far longer
   // than compiling two nodes.
@@ -64,8 +67,7 @@ TEST(StandIn, ALargeCallWaitsForItsCompileAndASmallOneRunsAtOnce) {
 // dynamic kernel while their own compiles, and none waits, however large.
 TEST(StandIn, UnderAKernelPerShapeNewShapesRunOnTheTracesDynamicKernel) {
   if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
-  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
-    "policy": {"mode": "always_static", "cache_size_limit": 100}, "log": {"recompiles": false}})");
+  auto jit = testing::make_jit(kAsyncKernelPerShape);
   const ir::Graph g = testing::graph_from(kProduct);
   ArgPack first = product_args(5, 7, 3);
   EXPECT_TRUE(agrees(*jit, g, first));
