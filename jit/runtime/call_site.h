@@ -136,7 +136,7 @@ class CallSite {
   policy::Decision decide(Args args, std::span<const guards::Failure> failures);           // 2
   Expected<StoredTrace*> trace_or_reuse(const Call& call, const policy::Decision& d);      // 3
   Expected<Specialized> specialize(const StoredTrace& st, Args args, bool generic);        // 4
-  Expected<Compiled> compile(const StoredTrace& st, const Specialized& sp);               // 5
+  Expected<Compiled> compile(StoredTrace& st, const Specialized& sp);                     // 5
   Entry* install(Specialized sp, Compiled c, bool generic);                               // 6
   void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);  // 7
   // Step 3's parts: tracing the call's source, and keeping what it made.
@@ -151,7 +151,7 @@ class CallSite {
   void land(Entry* stand_in, Expected<cache::Found> got, double ms);
   // The trace's dynamic kernel for a stand-in (stand_in.h): null until it
   // has compiled; on the first ask, what to compile goes in `c.dynamic`.
-  std::shared_ptr<backends::Kernel> dynamic_stand_in(const StoredTrace& st, const Specialized& sp, Compiled& c);
+  std::shared_ptr<backends::Kernel> dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c);
   void compile_dynamic_in_background(Hash128 key, cache::Maker maker);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);

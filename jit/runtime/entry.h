@@ -2,6 +2,7 @@
 // jit/runtime.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct StoredTrace {
   guards::GuardSet semantic;  // derived once, when traced
   bool generic = false;       // traced with every dim backed off
   std::unique_ptr<Entry> eager;  // the reference kernel, for the eager path
+  // Per layout, the trace with its dims left free: what a stand-in's
+  // dynamic kernel compiles (stand_in.h); null where it does not specialize.
+  std::map<std::vector<bool>, ir::SpecializedGraphPtr> dynamic;
 };
 
 // Where each of `env`'s symbols is read on a call: (input, dim), or

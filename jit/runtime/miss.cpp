@@ -236,7 +236,7 @@ Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args
 // memory or disk has now, and otherwise the reference interpreter stands in
 // while it compiles (a generic entry that covers the call would have taken
 // it at the lookup, before any miss).
-Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Specialized& sp) {
+Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialized& sp) {
   Compiled c;
   c.key = cache::make_key(st.graph_hash, sp.graph->spec_hash, services_.backend.name(), services_.backend.target());
   c.maker = make_maker(sp.graph);
@@ -291,13 +291,20 @@ Expected<CallSite::Compiled> CallSite::compile(const StoredTrace& st, const Spec
 // The trace with its dims left free, under the entry's layout: it takes
 // every call the entry takes. When the entry is that already (a dynamic
 // policy's), there is none to add.
-std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(const StoredTrace& st, const Specialized& sp, Compiled& c) {
-  sym::ShapeEnv env = st.env;
-  env.set_contiguous(sp.env.contiguous());
-  Expected<ir::SpecializedGraphPtr> graph = ir::specialize(st.graph, env.specialization());
-  if (!graph.is_ok() || (*graph)->spec_hash == sp.graph->spec_hash) return nullptr;
-  const Hash128 key = cache::make_key(st.graph_hash, (*graph)->spec_hash, services_.backend.name(), services_.backend.target());
-  cache::Maker maker = make_maker(*graph);
+std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c) {
+  // Inferred once per trace and layout (a model's inference takes
+  // milliseconds, and this is on the call's path).
+  auto [it, added] = st.dynamic.try_emplace(sp.env.contiguous());
+  if (added) {
+    sym::ShapeEnv env = st.env;
+    env.set_contiguous(sp.env.contiguous());
+    Expected<ir::SpecializedGraphPtr> graph = ir::specialize(st.graph, env.specialization());
+    if (graph.is_ok()) it->second = std::move(graph).value();
+  }
+  const ir::SpecializedGraphPtr& graph = it->second;
+  if (!graph || graph->spec_hash == sp.graph->spec_hash) return nullptr;
+  const Hash128 key = cache::make_key(st.graph_hash, graph->spec_hash, services_.backend.name(), services_.backend.target());
+  cache::Maker maker = make_maker(graph);
   if (std::optional<cache::Found> found = services_.cache.get_local(key, maker)) {
     auto kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
     return kernel->fallback_reason().empty() ? kernel : nullptr;

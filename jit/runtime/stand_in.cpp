@@ -50,7 +50,15 @@ std::shared_ptr<backends::Kernel> PendingKernel::get() {
     if (done_) return kernel_;
     begun = started_.has_value();
   }
-  return make_(begun);
+  // Kept for the calls after this one until the background's lands: a
+  // kernel made beside it is in no cache.
+  std::shared_ptr<backends::Kernel> kernel = make_(begun);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (kernel && !done_) {
+    done_ = true;
+    kernel_ = kernel;
+  }
+  return kernel;
 }
 
 double PendingKernel::left_ms(double total_ms) const {
