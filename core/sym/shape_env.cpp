@@ -423,7 +423,7 @@ Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string&
   // Pin a symbol when one side is one (and the other does not hold it:
   // s == min(s, t) is a fact about t); keep the older symbol as the
   // representative.
-  const auto free_in = [this](const Expr& s, const Expr& e) {
+  const auto free_in = [](const Expr& s, const Expr& e) {
     for (int id : symbols_of(e)) {
       if (id == s.symbol_id()) return false;
     }

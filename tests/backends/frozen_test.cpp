@@ -167,7 +167,9 @@ TEST(FrozenMemory, ThreadsShareOneCopyPerFreeze) {
   }
   std::thread churn([&] {
     while (!stop) {
-      if (m.freeze(churned.data(), churned.size()).is_ok()) EXPECT_TRUE(m.thaw(churned.data(), churned.size()).is_ok());
+      if (m.freeze(churned.data(), churned.size()).is_ok()) {
+        EXPECT_TRUE(m.thaw(churned.data(), churned.size()).is_ok());
+      }
     }
   });
   for (std::thread& t : threads) t.join();

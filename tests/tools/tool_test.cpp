@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -224,10 +225,11 @@ TEST(Tool, ReplayNamesTheLineOfABadTrace) {
 // and each run's slowest call is a single compile (the first prefill's),
 // so each config is measured in the replay where it runs that call second.
 // A shared 2-core machine still varies a compile by half from run to run:
-// the p99 has a quarter of slack, the max a half.
+// the p99 has a quarter of slack, the max a half, and a run over either is
+// measured again.
 TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
   const std::string dir = temp_dir("async_tail");
-  for (const std::string policy : {std::string(), std::string(R"("policy": {"mode": "always_static", "cache_size_limit": 1000000}, )")}) {
+  for (const std::string& policy : {std::string(), std::string(R"("policy": {"mode": "always_static", "cache_size_limit": 1000000}, )")}) {
     const std::string common = policy + R"("cache": {"disk": {"max_mb": 0}}, "log": {"recompiles": false})";
     write_file(dir + "/sync.json", R"({"compile": {"backend": "llvm"}, )" + common + "}");
     write_file(dir + "/async.json", R"({"compile": {"backend": "llvm", "async": true}, )" + common + "}");
@@ -248,15 +250,34 @@ TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
     // The replay starts call k with the config listed k mod 2: call 1, the
     // first prefill, with the second listed, so the first listed runs it
     // second.
-    const nlohmann::json sync = measure("sync", "async", "sync"), async = measure("async", "sync", "async");
+    nlohmann::json sync = measure("sync", "async", "sync"), async = measure("async", "sync", "async");
     if (HasFailure()) return;
+    // The first bound the async run is over, or "".
+    auto over = [&]() -> std::string {
+      for (const auto& [k, slack] : {std::pair<const char*, double>{"call_ms_p99", 1.25}, {"call_ms_max", 1.5}}) {
+        if (async[k].get<double>() > slack * sync[k].get<double>()) {
+          return std::string(k) + ": async " + async[k].dump() + " ms, sync " + sync[k].dump() + " ms (slack " + std::to_string(slack) + ")";
+        }
+      }
+      return "";
+    };
+    // A busy machine only ever adds time: over a bound, both are measured
+    // again and each figure keeps its lower value.
+    if (!over().empty()) {
+      const nlohmann::json sync2 = measure("sync", "async", "sync"), async2 = measure("async", "sync", "async");
+      if (HasFailure()) return;
+      for (const char* k : {"call_ms_p99", "call_ms_max"}) {
+        sync[k] = std::min(sync[k].get<double>(), sync2[k].get<double>());
+        async[k] = std::min(async[k].get<double>(), async2[k].get<double>());
+      }
+    }
     const std::string which = policy.empty() ? "default policy" : "jax policy";
     EXPECT_GT(async["stand_in_calls"].get<uint64_t>(), 0u) << which;
     EXPECT_GT(async["stand_in_waits"].get<uint64_t>(), 0u) << which << ": the long prefill waits";
-    if (!policy.empty()) EXPECT_GT(async["stand_in_dynamic"].get<uint64_t>(), 0u) << "new shapes run on their trace's dynamic kernel";
-    for (const auto& [k, slack] : {std::pair<const char*, double>{"call_ms_p99", 1.25}, {"call_ms_max", 1.5}}) {
-      EXPECT_LE(async[k].get<double>(), slack * sync[k].get<double>()) << which << ": " << k << ": async " << async[k] << " ms, sync " << sync[k] << " ms";
+    if (!policy.empty()) {
+      EXPECT_GT(async["stand_in_dynamic"].get<uint64_t>(), 0u) << "new shapes run on their trace's dynamic kernel";
     }
+    EXPECT_EQ(over(), "") << which;
   }
 }
 
