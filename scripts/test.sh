@@ -12,11 +12,6 @@
 #                                 the C API's churn) under ThreadSanitizer; any report fails it
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Each run keeps its kernels in a disk tier of its own. A kernel that another
-# build of the same source wrote (the plain stage's, read by the ASan stage)
-# has given a wrong answer (RandomGraphs, 2026-11-26): cached kernels are not
-# yet keyed by the build that made them (docs/not-built-yet.md).
-export XDG_CACHE_HOME="$(mktemp -d)"
 # A test that hangs fails by name after this many seconds (the slowest, under
 # ASan, take about 75), instead of holding the run until CI's own limit; a
 # Python test that long prints every thread's stack, and the Python suite as
@@ -24,6 +19,11 @@ export XDG_CACHE_HOME="$(mktemp -d)"
 test_timeout=600
 pytest=(-m pytest -q -p no:cacheprovider -o "faulthandler_timeout=$test_timeout")
 scripts/setup.sh "${1:-}"
+# Each run keeps its kernels in a disk tier of its own. A kernel that another
+# build of the same source wrote (the plain stage's, read by the ASan stage)
+# has given a wrong answer (RandomGraphs, 2026-11-26): cached kernels are not
+# yet keyed by the build that made them (docs/not-built-yet.md).
+export XDG_CACHE_HOME="$(mktemp -d)"
 build=build
 if [ "${1:-}" = "--sanitize" ]; then
   build=build-asan
