@@ -153,6 +153,7 @@ class CallSite {
   // has compiled; on the first ask, what to compile goes in `c.dynamic`.
   std::shared_ptr<backends::Kernel> dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c);
   void compile_dynamic_in_background(Hash128 key, cache::Maker maker);
+  Expected<cache::Found> background_get(const Hash128& key, const cache::Maker& maker);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   void install_break(const trace::Tracer& tracer, const std::string& message);

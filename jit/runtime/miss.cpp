@@ -261,25 +261,26 @@ Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialize
     c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker = c.maker, nodes](bool begun) -> std::shared_ptr<backends::Kernel> {
       const CompilingSite compiling(name_);
       const Clock::time_point t0 = Clock::now();
+      // Beside the background's compile when it has begun (its kernel lands
+      // as the entry's, counted there), else through the cache.
+      std::optional<cache::Found> got;
+      std::shared_ptr<backends::Kernel> kernel;
       if (begun) {
-        // Beside the background's compile; its kernel lands as the entry's,
-        // counted there.
         Expected<std::unique_ptr<cache::Artifact>> made = maker.compile(nullptr);
         if (!made.is_ok()) return nullptr;
-        const double ms = ms_since(t0);
-        services_.background->costs().saw_compile(nodes, ms);
-        std::lock_guard<std::mutex> lock(mu_);
-        stats_.compile_ms += ms;
-        return std::shared_ptr<backends::Kernel>(static_cast<backends::Kernel*>(made->release()));
+        kernel.reset(static_cast<backends::Kernel*>(made->release()));
+      } else {
+        Expected<cache::Found> found = services_.cache.get(key, maker);
+        if (!found.is_ok()) return nullptr;
+        got = std::move(found).value();
+        kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
       }
-      Expected<cache::Found> got = services_.cache.get(key, maker);
-      if (!got.is_ok()) return nullptr;
       const double ms = ms_since(t0);
-      if (got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(nodes, ms);
+      if (!got || got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(nodes, ms);
       std::lock_guard<std::mutex> lock(mu_);
       stats_.compile_ms += ms;
-      count_origin(*got);
-      return std::static_pointer_cast<backends::Kernel>(got->artifact);
+      if (got) count_origin(*got);
+      return kernel;
     });
     c.kernel = std::make_shared<StandInKernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)), *sp.graph, c.pending,
                                                services_.background->costs(), stand_in_counts_, dynamic_stand_in(st, sp, c));
@@ -314,16 +315,21 @@ std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(StoredTrace& st, co
   return nullptr;
 }
 
+// A kernel through the cache on a background thread, whose task has no
+// caller to throw to.
+Expected<cache::Found> CallSite::background_get(const Hash128& key, const cache::Maker& maker) {
+  const CompilingSite compiling(name_);
+  try {
+    return services_.cache.get(key, maker);
+  } catch (const std::exception& ex) {
+    return Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
+  }
+}
+
 void CallSite::compile_dynamic_in_background(Hash128 key, cache::Maker maker) {
   services_.background->run([this, key, maker = std::move(maker)] {
-    const CompilingSite compiling(name_);
     const Clock::time_point t0 = Clock::now();
-    Expected<cache::Found> got = Status(Code::kInternal, "the compile did not run");
-    try {
-      got = services_.cache.get(key, maker);
-    } catch (const std::exception& ex) {
-      got = Status(Code::kInternal, std::string("the compile threw: ") + ex.what());
-    }
+    Expected<cache::Found> got = background_get(key, maker);
     const double ms = ms_since(t0);
     std::lock_guard<std::mutex> lock(mu_);
     stats_.compile_ms += ms;
@@ -397,14 +403,8 @@ void CallSite::add_entry(std::unique_ptr<Entry> e) {
 void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending) {
   services_.background->run([this, stand_in, key, maker = std::move(maker), pending = std::move(pending)] {
     const Clock::time_point t0 = Clock::now();
-    Expected<cache::Found> got = Status(Code::kInternal, "the background compile did not run");
-    const CompilingSite compiling(name_);
     pending->started();
-    try {
-      got = services_.cache.get(key, maker);
-    } catch (const std::exception& ex) {
-      got = Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
-    }
+    Expected<cache::Found> got = background_get(key, maker);
     const double ms = ms_since(t0);
     // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
     pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);
