@@ -61,6 +61,12 @@ constexpr int64_t kMatmulWorkPerTask = 1 << 18;
 constexpr int64_t kMatmulMinRows = 48;
 constexpr int64_t kMatmulBlocksPerThread = 4;
 constexpr int64_t kMatmulMinCols = 64;
+// A product of so few rows that it reads B once (a decode step's) is
+// bound by memory, not by its multiply-adds: a B of at least
+// kSharedStreamBytes is split by columns across the threads, which stream
+// it faster together than one does (OpenBLAS's gemv over a LLaMA-style
+// model's weights: 25 GB/s on one core of the 2-core VM, 45 on two).
+constexpr int64_t kSharedStreamBytes = 256 << 10;
 // A matmul's epilogue runs in the task that made its block of rows when the
 // block fits in this much of the core's cache.
 constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
@@ -321,7 +327,8 @@ MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, in
   p.rows_total = p.flat ? count * m : m;
   p.matrices = p.flat ? 1 : count;
   p.own = own_gemm(k, n, element_bytes);
-  p.parallel = m * n * std::max<int64_t>(k, 1) * count >= kMatmulWorkPerTask;
+  const bool streams_b = p.rows_total * p.matrices <= kTileRows && k * n * static_cast<int64_t>(element_bytes) >= kSharedStreamBytes;
+  p.parallel = m * n * std::max<int64_t>(k, 1) * count >= kMatmulWorkPerTask || (threads > 1 && streams_b);
   p.rows_per_task = p.rows_total;
   p.cols_per_task = n;
   // Tasks: blocks tall enough to run as a matrix product (a row alone is a
