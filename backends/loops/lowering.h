@@ -204,8 +204,15 @@ class Lowering {
   Status softmax_step(int node, int buffer);
   Status norm_step(int node, int buffer);
   Status matmul_step(int node, int buffer);
-  Expected<MatmulOperand> blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node);
-  std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch);
+  // A batch dim of a product read as two, extent / factor by factor
+  // (batch_split, matmul_step.cpp).
+  struct BatchSplit {
+    size_t dim;
+    int64_t factor;
+  };
+  Expected<MatmulOperand> blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node, std::optional<BatchSplit> split = std::nullopt);
+  std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split = std::nullopt);
+  std::optional<BatchSplit> batch_split(int av, int bv, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
   Status scan_step(int node, int buffer);
   Status compact_step(int node, int buffer);

@@ -1,6 +1,9 @@
 // Shape rules for views (reshape, permute, ...), indexing, creation and
 // data-dependent ops.
 #include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/ir/infer_util.h"
 
@@ -13,6 +16,44 @@ Expected<bool> decide(Ctx& c, Expr e, Rel rel) { return c.env.decide(e, rel, Ori
 Status require_nonneg(Ctx& c, Expr e, const std::string& what) {
   if (!SJ_TRY(decide(c, e, Rel::kGe))) return c.error(what + " " + c.str(e) + " is negative");
   return Status::ok();
+}
+
+// e as a coefficient times a product of factors (none of them a
+// constant), or nullopt when it is a sum.
+std::optional<std::pair<int64_t, std::vector<Expr>>> monomial(Expr e) {
+  switch (e.kind()) {
+    case sym::Kind::kConst: return std::pair<int64_t, std::vector<Expr>>{e.const_value(), {}};
+    case sym::Kind::kMul: {
+      std::vector<Expr> factors;
+      for (size_t i = 0; i < e.num_args(); ++i) factors.push_back(e.arg(i));
+      return std::pair<int64_t, std::vector<Expr>>{1, std::move(factors)};
+    }
+    case sym::Kind::kAdd: {
+      if (e.add_constant() != 0 || e.num_args() != 1) return std::nullopt;
+      auto m = monomial(e.arg(0));
+      if (m) m->first *= e.coeff(0);
+      return m;
+    }
+    default: return std::pair<int64_t, std::vector<Expr>>{1, {e}};
+  }
+}
+
+// n // d where d is known not to be 0: the factors they share cancel (288 *
+// L // (6 * L) is 48, where without the fact it is 0 at L = 0), so that a
+// dim NumPy infers with -1 stays a constant where it is one.
+Expr quotient_of_nonzero(Expr n, Expr d) {
+  auto num = monomial(n), den = monomial(d);
+  if (!num || !den || den->first == 0) return sym::floordiv(n, d);
+  std::vector<Expr> rest = num->second;
+  for (const Expr& f : den->second) {
+    auto it = std::find(rest.begin(), rest.end(), f);
+    if (it == rest.end()) return sym::floordiv(n, d);
+    rest.erase(it);
+  }
+  Expr r(1);
+  for (const Expr& f : rest) r = r * f;
+  if (num->first % den->first == 0) return Expr(num->first / den->first) * r;
+  return sym::floordiv(Expr(num->first) * r, Expr(den->first));
 }
 
 Status infer_reshape(Ctx& c, const ValueType& x) {
@@ -40,7 +81,7 @@ Status infer_reshape(Ctx& c, const ValueType& x) {
     if (!SJ_TRY(decide(c, sym::mod(n, known), Rel::kEq))) {
       return c.error("cannot reshape " + c.str(n) + " elements into a multiple of " + c.str(known));
     }
-    r.shape[infer_at] = c.env.resolve(sym::floordiv(n, known));
+    r.shape[infer_at] = c.env.resolve(quotient_of_nonzero(n, known));
   } else if (!SJ_TRY(decide(c, n - known, Rel::kEq))) {
     return c.error("cannot reshape " + c.str(n) + " elements into " + c.str(known));
   }

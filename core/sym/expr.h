@@ -130,6 +130,11 @@ std::vector<int> symbols_of(Expr e);
 using SubstituteMemo = std::unordered_map<const Node*, Expr>;
 Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f, SubstituteMemo* memo = nullptr);
 
+// Rebuilds e top-down: a subexpression for which f returns a value is
+// replaced by it (and not walked into); the others are rebuilt from their
+// rewritten operands.
+Expr rewrite(Expr e, const std::function<std::optional<Expr>(Expr)>& f);
+
 }  // namespace shapejit::sym
 
 template <>

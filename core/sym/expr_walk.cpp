@@ -1,6 +1,7 @@
 // Walks over an expression's tree: the symbols it reads, a substitution
 // (what changed is rebuilt by the arithmetic of expr.cpp), its text.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,15 +27,15 @@ std::vector<int> symbols_of(Expr e) {
 
 namespace {
 
-// substitute's step for a sum, product or operation.
-Expr substitute_args(Expr e, const std::function<std::optional<Expr>(int)>& f, SubstituteMemo* memo) {
+// e with its operands replaced by what `child` makes of them; a subtree in
+// which nothing changed is returned as it is, not rebuilt.
+Expr rebuild(Expr e, const std::function<Expr(Expr)>& child) {
   const Node* n = e.node();
-  // A subtree that nothing in changed is returned as it is, not rebuilt.
   std::vector<Expr> args;
   args.reserve(n->args.size());
   bool changed = false;
   for (const Node* a : n->args) {
-    args.push_back(substitute(Expr(a), f, memo));
+    args.push_back(child(Expr(a)));
     changed |= args.back().node() != a;
   }
   if (!changed) return e;
@@ -69,9 +70,14 @@ Expr substitute(Expr e, const std::function<std::optional<Expr>(int)>& f, Substi
   if (memo) {
     if (auto it = memo->find(n); it != memo->end()) return it->second;
   }
-  const Expr r = substitute_args(e, f, memo);
+  const Expr r = rebuild(e, [&](Expr a) { return substitute(a, f, memo); });
   if (memo) memo->emplace(n, r);
   return r;
+}
+
+Expr rewrite(Expr e, const std::function<std::optional<Expr>(Expr)>& f) {
+  if (std::optional<Expr> r = f(e)) return *r;
+  return rebuild(e, [&](Expr a) { return rewrite(a, f); });
 }
 
 namespace {

@@ -63,6 +63,28 @@ TEST(Infer, ReshapeInfersMinusOneAndRecordsDivisibility) {
   EXPECT_NE(bad.status.message().find("cannot reshape"), std::string::npos) << bad.status.message();
 }
 
+// The other dims are known not to be 0 (the reshape checks it), so the
+// factors they share with the element count cancel: a model's
+// `x.reshape(x.shape[:-1] + (-1, 2))` keeps its head dim a constant.
+TEST(Infer, ReshapeMinusOneCancelsTheFactorsItShares) {
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["b", "t", 6, 48]})",
+               R"({"op": "sym_size", "in": ["x"], "out": "b", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 1}},
+                  {"op": "reshape", "in": ["x", "b", "t", 6, -1, 2], "out": "y"},
+                  {"op": "reshape", "in": ["x", "t", -1], "out": "z"},
+                  {"op": "reshape", "in": ["x", "b", -1, 5, 3], "out": "w"})",
+               R"("y", "z", "w")", {{2, 5, 6, 48}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("y"), "[b, t, 6, 24, 2]");
+  EXPECT_EQ(r.shape("z"), "[t, 288*b]");
+  EXPECT_EQ(r.shape("w"), "[b, ((288*t) // 15), 5, 3]");  // 15 does not divide 288: the quotient stays
+  // At t = 0 the reshape is NumPy's error, not a 0 where 24 was inferred.
+  auto empty = run(R"({"name": "x", "dtype": "f32", "shape": ["b", "t", 6, 48]})",
+                   R"({"op": "sym_size", "in": ["x"], "out": "b", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 1}},
+                      {"op": "reshape", "in": ["x", "b", "t", 6, -1, 2], "out": "y"})",
+                   R"("y")", {{2, 0, 6, 48}});
+  EXPECT_NE(empty.status.message().find("cannot infer the -1 dim"), std::string::npos) << empty.status.message();
+}
+
 TEST(Infer, FullAndArangeTakeSymIntOperands) {
   auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["b", "t"]})",
                R"({"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 1}},
