@@ -42,6 +42,7 @@
 #include "backends/pool/block_pool.h"
 #include "backends/loops/lower.h"
 #include "core/support/hash.h"
+#include "core/sym/expr_table.h"
 
 namespace shapejit::backends::llvm {
 
@@ -122,6 +123,25 @@ class LlvmKernel final : public Kernel {
       local_syms_ = std::max(local_syms_, b.symbols.size());
       if (b.code && distinct.insert(b.code.get()).second) code_bytes_ += b.code->code_bytes();
     }
+    // What each call evaluates, in one table: the temporaries' dims, the
+    // loop steps' extents and work, the products' shapes.
+    auto add = [&](const std::vector<Expr>& es, std::vector<int>& out) {
+      for (const Expr& e : es) out.push_back(table_.add(e));
+    };
+    temp_dims_.resize(p_.buffers.size());
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      if (p_.buffers[i].kind == Buffer::Kind::kTemp) add(p_.buffers[i].shape, temp_dims_[i]);
+    }
+    step_slots_.resize(p_.steps.size());
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      const loops::Step& st = p_.steps[s];
+      StepSlots& slots = step_slots_[s];
+      if (st.kind == loops::Step::Kind::kMatmul) add(st.matmul.shape_exprs(), slots.matmul);
+      if (st.kind != loops::Step::Kind::kLoops) continue;
+      add(st.loops.outer_extents, slots.extents);
+      add(st.loops.empty_if_zero, slots.empty_if_zero);
+      slots.work = table_.add(st.loops.work_per_row);
+    }
   }
   bool may_use_reference() const override { return may_defer_; }
 
@@ -140,7 +160,7 @@ class LlvmKernel final : public Kernel {
   }
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
   // each block as soon as its product is whole. False when the epilogue failed a check.
-  bool matmul(const loops::MatmulStep& m, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepCall epilogue) const;
+  bool matmul(const loops::MatmulStep& m, const loops::MatmulShape& shape, ir::DType dt, char* const* bufs, StepCall epilogue) const;
   // cumsum, cumprod, sort or argsort (loops::ScanStep), lines split across threads.
   void scan(const loops::ScanStep& c, char* const* bufs, std::span<const int64_t> values) const;
 
@@ -179,6 +199,17 @@ class LlvmKernel final : public Kernel {
   // Buffers sized by a data-dependent count, with the first step that
   // uses them: allocated there, once the compact steps before it ran.
   std::vector<std::pair<int, int>> sized_later_;
+  // The expressions a call evaluates (core/sym/expr_table.h), and where
+  // each use finds its value: per temporary its dims; per step its
+  // product's shape (MatmulStep::shape_exprs) or its loops' extents,
+  // empty_if_zero and work per row.
+  sym::ExprTable table_;
+  std::vector<std::vector<int>> temp_dims_;
+  struct StepSlots {
+    std::vector<int> matmul, extents, empty_if_zero;
+    int work = -1;
+  };
+  std::vector<StepSlots> step_slots_;
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
@@ -192,6 +223,14 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   // end: a step whose check fails does nothing (its loops are empty), and
   // the reference interpreter then runs the call.
   if (p_.check_fails(values, false)) return use_reference();
+  std::vector<int64_t> evaluated;  // table_'s slots, evaluated again when a count is known
+  table_.evaluate(values, evaluated);
+  auto gather = [&](const std::vector<int>& slots, std::vector<int64_t>& out) -> std::span<const int64_t> {
+    out.resize(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) out[i] = evaluated[slots[i]];
+    return out;
+  };
+  std::vector<int64_t> gathered, gathered_too;
   // Temporaries: one block of the pool per call (the arena), sized by the
   // shape functions on this call's symbols, where a temporary whose last
   // step has run leaves its bytes to later ones (pool/arena.h). Dense sizes
@@ -214,7 +253,11 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (b.kind != Buffer::Kind::kTemp) continue;
     const bool later = std::any_of(sized_later_.begin(), sized_later_.end(), [&](const auto& x) { return x.first == static_cast<int>(i); });
     std::vector<int64_t> shape;
-    for (const Expr& d : b.shape) shape.push_back(eval(d, later ? bounds : values));
+    if (later) {
+      for (const Expr& d : b.shape) shape.push_back(eval(d, bounds));
+    } else {
+      gather(temp_dims_[i], shape);
+    }
     bytes[i] = ir::Tensor::dense_bytes(b.dtype, shape);
     if (later) reserved[i] = bytes[i] = bytes[i] <= kAtBoundBytes ? bytes[i] : 0;
   }
@@ -244,13 +287,15 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kCompact) {
       if (!compact(s, bufs, reserved, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
+      table_.evaluate(values, evaluated);  // the count is known now
       if (step.compact.epilogue) ++s;
       continue;
     }
     allocate_sized_later(s, bufs, reserved, values, outputs, held);
     if (step.kind == loops::Step::Kind::kMatmul) {
+      const loops::MatmulShape shape = loops::MatmulShape::evaluated(step.matmul, gather(step_slots_[s].matmul, gathered));
       const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
-      if (!matmul(step.matmul, p_.buffers[step.matmul.c].dtype, bufs.data(), values, epilogue)) return use_reference();
+      if (!matmul(step.matmul, shape, p_.buffers[step.matmul.c].dtype, bufs.data(), epilogue)) return use_reference();
       continue;
     }
     if (step.kind == loops::Step::Kind::kScan) {
@@ -263,12 +308,13 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
       if (!ok) return use_reference();
       continue;
     }
-    const std::optional<int64_t> outer = loops::outer_rows(step.loops, values);
+    const StepSlots& slots = step_slots_[s];
+    const std::optional<int64_t> outer = loops::outer_rows(gather(slots.extents, gathered), gather(slots.empty_if_zero, gathered_too));
     if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
     const int64_t rows = *outer;
     if (rows == 0) continue;
     const StepCall fn = call(s, bufs.data(), values.data(), local_bufs, local_syms);
-    const int64_t work = std::max<int64_t>(1, eval(step.loops.work_per_row, values));
+    const int64_t work = std::max<int64_t>(1, evaluated[slots.work]);
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
     if (rows <= grain) {
       failed |= fn(0, rows);
@@ -405,8 +451,7 @@ PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DTyp
 }
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
-bool LlvmKernel::matmul(const loops::MatmulStep& mm, ir::DType dt, char* const* bufs, std::span<const int64_t> values, StepCall epilogue) const {
-  const loops::MatmulShape shape(mm, values);
+bool LlvmKernel::matmul(const loops::MatmulStep& mm, const loops::MatmulShape& shape, ir::DType dt, char* const* bufs, StepCall epilogue) const {
   const int64_t n = shape.n, k = shape.k;
   if (shape.m == 0 || n == 0) return true;
   const size_t es = ir::dtype_size(dt);

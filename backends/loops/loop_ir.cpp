@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/support/status.h"
+
 namespace shapejit::backends::loops {
 
 std::string LoopProgram::dump(bool labels) const {
@@ -66,21 +68,27 @@ std::string LoopProgram::dump(bool labels) const {
   return s;
 }
 
-std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values) {
+std::optional<int64_t> outer_rows(std::span<const int64_t> extents, std::span<const int64_t> empty_if_zero) {
   // A 0 wins over an overflow seen before it: the product is only reported
   // once every extent is known to be positive.
   int64_t rows = 1;
   bool overflow = false;
-  for (const sym::Expr& e : step.outer_extents) {
-    const int64_t n = sym::evaluate(e, values);
+  for (const int64_t n : extents) {
     if (n <= 0) return 0;
     overflow |= __builtin_mul_overflow(rows, n, &rows);
   }
-  for (const sym::Expr& e : step.empty_if_zero) {
-    if (sym::evaluate(e, values) <= 0) return 0;
+  for (const int64_t n : empty_if_zero) {
+    if (n <= 0) return 0;
   }
   if (overflow) return std::nullopt;
   return rows;
+}
+
+std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values) {
+  std::vector<int64_t> extents, empty;
+  for (const sym::Expr& e : step.outer_extents) extents.push_back(sym::evaluate(e, values));
+  for (const sym::Expr& e : step.empty_if_zero) empty.push_back(sym::evaluate(e, values));
+  return outer_rows(extents, empty);
 }
 
 std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTensor* const> args, std::span<const int64_t> symbols) {
@@ -99,25 +107,43 @@ std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTenso
   return values;
 }
 
+std::vector<sym::Expr> MatmulStep::shape_exprs() const {
+  std::vector<sym::Expr> e = {m, n, k};
+  for (size_t i = 0; i < batch.size(); ++i) e.insert(e.end(), {batch[i], a.batch_strides[i], b.batch_strides[i]});
+  e.insert(e.end(), {a.offset, b.offset, a.row_stride, a.col_stride, b.row_stride, b.col_stride});
+  return e;
+}
+
 MatmulShape::MatmulShape(const MatmulStep& mm, std::span<const int64_t> values)
-    : m(sym::evaluate(mm.m, values)), n(sym::evaluate(mm.n, values)), k(sym::evaluate(mm.k, values)) {
-  auto eval = [&](const sym::Expr& e) { return sym::evaluate(e, values); };
+    : MatmulShape(mm, [&] {
+        std::vector<int64_t> v;
+        for (const sym::Expr& e : mm.shape_exprs()) v.push_back(sym::evaluate(e, values));
+        return v;
+      }().data()) {}
+
+MatmulShape MatmulShape::evaluated(const MatmulStep& step, std::span<const int64_t> shape_values) {
+  SJ_CHECK(shape_values.size() == 9 + 3 * step.batch.size(), "a matmul's shape from the wrong number of values");
+  return MatmulShape(step, shape_values.data());
+}
+
+MatmulShape::MatmulShape(const MatmulStep& mm, const int64_t* e) : m(e[0]), n(e[1]), k(e[2]) {
   const size_t nb = mm.batch.size();
   batch.resize(nb);
   a_stride.resize(nb);
   b_stride.resize(nb);
-  for (size_t i = 0; i < nb; ++i) {
-    batch[i] = eval(mm.batch[i]);
+  e += 3;
+  for (size_t i = 0; i < nb; ++i, e += 3) {
+    batch[i] = e[0];
     count *= batch[i];
-    a_stride[i] = eval(mm.a.batch_strides[i]);
-    b_stride[i] = eval(mm.b.batch_strides[i]);
+    a_stride[i] = e[1];
+    b_stride[i] = e[2];
   }
-  a_offset = eval(mm.a.offset);
-  b_offset = eval(mm.b.offset);
-  a_row = eval(mm.a.row_stride);
-  a_col = eval(mm.a.col_stride);
-  b_row = eval(mm.b.row_stride);
-  b_col = eval(mm.b.col_stride);
+  a_offset = e[0];
+  b_offset = e[1];
+  a_row = e[2];
+  a_col = e[3];
+  b_row = e[4];
+  b_col = e[5];
 }
 
 std::pair<int64_t, int64_t> MatmulShape::offsets(int64_t index, size_t dims) const {

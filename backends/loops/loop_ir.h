@@ -129,6 +129,10 @@ struct MatmulStep {
   // a CPU runs it on each block of rows right after BLAS wrote them, while
   // they are in cache. Other backends may run it as the step it is.
   bool epilogue = false;
+  // What MatmulShape evaluates, in the order MatmulShape(step, evaluated)
+  // reads it: m, n, k; per batch dim its size and the operands' strides;
+  // the operands' offsets; their row and column strides.
+  std::vector<sym::Expr> shape_exprs() const;
 };
 
 // A matmul step evaluated on a call: its sizes, each operand's offset,
@@ -139,6 +143,8 @@ struct MatmulShape {
   std::vector<int64_t> batch, a_stride, b_stride;
   int64_t a_offset = 0, b_offset = 0, a_row = 0, a_col = 1, b_row = 0, b_col = 1;
   MatmulShape(const MatmulStep& step, std::span<const int64_t> values);
+  // From step.shape_exprs() evaluated, in their order (one value each).
+  static MatmulShape evaluated(const MatmulStep& step, std::span<const int64_t> shape_values);
   // The operands' offsets (elements, `offset` included) for batch matrix
   // `index` of the first `dims` batch dims (row-major over them).
   std::pair<int64_t, int64_t> offsets(int64_t index, size_t dims) const;
@@ -147,6 +153,9 @@ struct MatmulShape {
   // broadcast one's are 0 along each) and whose sizes multiply to at most
   // `max_batch`; the last batch dim always (0 when there is none).
   size_t strided_batch_start(int64_t max_batch) const;
+
+ private:
+  MatmulShape(const MatmulStep& step, const int64_t* shape_values);
 };
 
 // out = softmax(f(q @ k)) @ v, with f pointwise (a scale, a mask by
@@ -292,6 +301,8 @@ std::vector<int64_t> symbol_values(const LoopProgram& p, std::span<const DLTenso
 // tensor's other dims may be as large as int64 allows), nullopt when the
 // count passes int64.
 std::optional<int64_t> outer_rows(const LoopStep& step, std::span<const int64_t> values);
+// The same from the step's outer extents and empty_if_zero, evaluated.
+std::optional<int64_t> outer_rows(std::span<const int64_t> extents, std::span<const int64_t> empty_if_zero);
 
 // Per buffer, the first and the last step that reads or writes it, or
 // {-1, -1}. A matmul's epilogue counts as its product's step: the two run

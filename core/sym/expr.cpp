@@ -471,31 +471,45 @@ Expr max(Expr a, Expr b) {
   return sorted_pair(Kind::kMax, a, b);
 }
 
-int64_t evaluate(Expr e, std::span<const int64_t> values) {
-  const Node* n = e.node();
+int64_t apply_node(const Node* n, const int64_t* args) {
   switch (n->kind) {
     case Kind::kConst: return n->value;
-    case Kind::kSymbol:
-      SJ_CHECK(n->value >= 0 && static_cast<size_t>(n->value) < values.size(), "symbol without a value");
-      return values[n->value];
+    case Kind::kSymbol: return 0;  // loaded by the caller
     case Kind::kAdd: {
       int64_t acc = n->value;
-      for (size_t i = 0; i < n->args.size(); ++i) {
-        acc = wrap_add(acc, wrap_mul(n->coeffs[i], evaluate(Expr(n->args[i]), values)));
-      }
+      for (size_t i = 0; i < n->args.size(); ++i) acc = wrap_add(acc, wrap_mul(n->coeffs[i], args[i]));
       return acc;
     }
     case Kind::kMul: {
       int64_t acc = 1;
-      for (const Node* f : n->args) acc = wrap_mul(acc, evaluate(Expr(f), values));
+      for (size_t i = 0; i < n->args.size(); ++i) acc = wrap_mul(acc, args[i]);
       return acc;
     }
-    case Kind::kFloorDiv: return floordiv_i64(evaluate(Expr(n->args[0]), values), evaluate(Expr(n->args[1]), values));
-    case Kind::kMod: return mod_i64(evaluate(Expr(n->args[0]), values), evaluate(Expr(n->args[1]), values));
-    case Kind::kMin: return std::min(evaluate(Expr(n->args[0]), values), evaluate(Expr(n->args[1]), values));
-    case Kind::kMax: return std::max(evaluate(Expr(n->args[0]), values), evaluate(Expr(n->args[1]), values));
+    case Kind::kFloorDiv: return floordiv_i64(args[0], args[1]);
+    case Kind::kMod: return mod_i64(args[0], args[1]);
+    case Kind::kMin: return std::min(args[0], args[1]);
+    case Kind::kMax: return std::max(args[0], args[1]);
   }
   return 0;
+}
+
+int64_t evaluate(Expr e, std::span<const int64_t> values) {
+  const Node* n = e.node();
+  if (n->kind == Kind::kConst) return n->value;
+  if (n->kind == Kind::kSymbol) {
+    SJ_CHECK(n->value >= 0 && static_cast<size_t>(n->value) < values.size(), "symbol without a value");
+    return values[n->value];
+  }
+  constexpr size_t kInline = 8;
+  int64_t inline_args[kInline];
+  std::vector<int64_t> heap;
+  int64_t* args = inline_args;
+  if (n->args.size() > kInline) {
+    heap.resize(n->args.size());
+    args = heap.data();
+  }
+  for (size_t i = 0; i < n->args.size(); ++i) args[i] = evaluate(Expr(n->args[i]), values);
+  return apply_node(n, args);
 }
 
 }  // namespace shapejit::sym

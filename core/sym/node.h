@@ -18,4 +18,8 @@ struct Node {
   int depth = 1;
 };
 
+// The value of a sum, product or operation node from its operands' values
+// (`args`, one per operand), in evaluate()'s arithmetic (expr.cpp).
+int64_t apply_node(const Node* n, const int64_t* args);
+
 }  // namespace shapejit::sym

@@ -22,7 +22,7 @@ MatmulShape shape_of(std::vector<int64_t> batch, std::vector<int64_t> a_strides,
   }
   mm.a.row_stride = 7;
   mm.b.row_stride = 4;
-  return MatmulShape(mm, {});
+  return MatmulShape(mm, std::span<const int64_t>{});
 }
 
 TEST(MatmulShape, TrailingBatchDimsWhoseStridesComposeAreOneBatch) {
