@@ -76,11 +76,30 @@ Expected<LoopProgram> Lowering::run() && {
     if (first_output[v] < 0 && producer_[v] >= 0) first_output[v] = static_cast<int>(i);
   }
 
+  // A concat read by nothing but another concat (an update of a block of
+  // several dims: the block's row within its slab, the slab within the
+  // array) is written by that one's steps where it lies in its buffer.
+  std::vector<int> readers(nv, 0);
+  for (const ir::Node& n : g_.nodes) {
+    for (const ir::Operand& o : n.in) {
+      if (o.is_value()) ++readers[o.value];
+    }
+  }
+  for (int v : g_.outputs) ++readers[v];
+  absorbed_.assign(nv, false);
+  for (const ir::Node& n : g_.nodes) {
+    if (ir::op_info(n.op).cls != OpClass::kConcat) continue;
+    for (const ir::Operand& o : n.in) {
+      const int p = o.is_value() ? producer_[o.value] : -1;
+      if (p < 0 || readers[o.value] != 1 || ir::op_info(g_.nodes[p].op).cls != OpClass::kConcat) continue;
+      absorbed_[o.value] = types_[o.value].dtype == types_[n.out[0]].dtype;
+    }
+  }
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const int node = static_cast<int>(i);
     const ir::Node& n = g_.nodes[i];
     const int v = n.out[0];
-    if (!types_[v].is_tensor || !live_[v] || (!need_[v] && first_output[v] < 0)) continue;
+    if (!types_[v].is_tensor || !live_[v] || (!need_[v] && first_output[v] < 0) || absorbed_[v]) continue;
     const int buffer = first_output[v] >= 0 ? out_buffer[first_output[v]] : new_temp(v);
     switch (ir::op_info(n.op).cls) {
       case OpClass::kReduce: SJ_TRY(reduce_step(node, buffer)); break;

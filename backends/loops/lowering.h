@@ -214,6 +214,7 @@ class Lowering {
   std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split = std::nullopt);
   std::optional<BatchSplit> batch_split(int av, int bv, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
+  Status concat_step(int node, int buffer, const std::vector<Expr>& shift);
   Status scan_step(int node, int buffer);
   Status compact_step(int node, int buffer);
   Status count_step(int node, const std::vector<Expr>& shape, int mask, int mask_buffer, int values, int values_buffer, int counts);
@@ -230,6 +231,7 @@ class Lowering {
   std::vector<int> producer_;   // node index per value; -1 for inputs
   std::vector<bool> need_;      // per value: gets a buffer
   std::vector<bool> live_;      // per value: an output depends on it
+  std::vector<bool> absorbed_;  // per value: a concat written in place by the concat that reads it (lower.cpp)
   std::vector<bool> summed_selection_;  // per value: see BufferPlan
   std::vector<int> buffer_of_;  // per value, once materialized
   AttentionPlan attention_;

@@ -129,15 +129,22 @@ Expected<int> Lowering::ensure_dense(int v, int node) {
 
 // The reduction's loops: kept dims outer, reduced dims inner.
 
-Status Lowering::concat_step(int node, int buffer) {
+Status Lowering::concat_step(int node, int buffer) { return concat_step(node, buffer, std::vector<Expr>(shape(g_.nodes[node].out[0]).size(), Expr(0))); }
+
+// Each operand into its place in `buffer`, shifted by `shift`; an operand
+// that is a concat read by nothing else puts its own operands there.
+Status Lowering::concat_step(int node, int buffer, const std::vector<Expr>& shift) {
   const ir::Node& n = g_.nodes[node];
-  const size_t rank = shape(n.out[0]).size();
-  const int dim = norm_axis(n.attrs.dim, rank);
+  const int dim = norm_axis(n.attrs.dim, shift.size());
   Expr at = 0;
   for (const ir::Operand& o : n.in) {
-    std::vector<Expr> shift(rank, Expr(0));
-    shift[dim] = at;
-    SJ_TRY(pointwise_step(o.value, buffer, shift, node));
+    std::vector<Expr> here = shift;
+    here[dim] = here[dim] + at;
+    if (absorbed_[o.value]) {
+      SJ_TRY(concat_step(producer_[o.value], buffer, here));
+    } else {
+      SJ_TRY(pointwise_step(o.value, buffer, here, node));
+    }
     at = at + shape(o.value)[dim];
   }
   return Status::ok();
