@@ -19,6 +19,7 @@
 
 #include "backends/cuda/driver.h"
 #include "tests/support/cuda_agreement.h"
+#include "tests/support/decode_cases.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/temp_dir.h"
@@ -163,6 +164,15 @@ TEST(Cuda, BatchedMatmulsOverSeveralBatchDims) {
   mm({"b", "h", "m", "k"}, {2, 3, 5, 7}, {"k", "n"}, {7, 4}, "b broadcast over the batch");
   mm({"b", "1", "m", "k"}, {2, 1, 5, 7}, {"h", "k", "n"}, {3, 7, 4}, "a and b broadcast along different dims");
   mm({"g", "b", "h", "m", "k"}, {4, 2, 3, 5, 7}, {"1", "b", "h", "k", "n"}, {1, 2, 3, 7, 4}, "three batch dims, b broadcast along the first");
+}
+
+// A decode step's key/value cache (tests/support/decode_cases.h): grouped
+// heads whose products split their head dim (a cuBLAS batch over the
+// trailing dims, a loop over the rest) and block updates written in one pass.
+TEST(Cuda, DecodeCasesAgree) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(29);
+  for (const testing::DecodeCase& c : testing::decode_cases(rng)) expect_agrees(c.graph, c.inputs, c.what, 1e-4, 1e-5);
 }
 
 TEST(Cuda, ErrorsAreTheReferencesAndEmptyAxesToo) {

@@ -3,11 +3,10 @@
 // gathers with their range errors (tests/support/llvm_agreement.h).
 #include <gtest/gtest.h>
 
-#include <array>
-
 #include "backends/loops/lower.h"
 #include "bench/bench_util.h"
 
+#include "tests/support/decode_cases.h"
 #include "tests/support/llvm_agreement.h"
 
 #ifdef SHAPEJIT_HAVE_LLVM
@@ -78,40 +77,12 @@ TEST(Llvm, AnExpressionDimOfOneBroadcasts) {
 // x[i:j, p:q] = v as the Python front end traces it: the row's update
 // (a concat along dim 1) inside the slab's (along dim 0). The inner concat
 // is read by nothing else, so the outer one's steps write its pieces where
-// they lie; the key/value cache of a decode step is updated this way. With
-// the inner concat also an output, it keeps a buffer of its own.
+// they lie: a step per piece (3 + 2: the slab's row is the inner concat's
+// 3), no temporary. (Llvm.DecodeCasesAgree checks the values, with the
+// inner concat an output too.)
 TEST(Llvm, ABlockUpdateOfTwoDimsIsWrittenInOnePass) {
-  auto graph = [](bool inner_is_output) {
-    return R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n", "m", 3]}, {"name": "v", "dtype": "f32", "shape": ["r", "c", 3]},
-                          {"name": "at", "dtype": "f32", "shape": ["i", "p"]}],
-      "nodes": [{"op": "sym_size", "in": ["v"], "out": "r", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["v"], "out": "c", "attrs": {"dim": 1}},
-                {"op": "sym_size", "in": ["at"], "out": "i0", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["at"], "out": "p0", "attrs": {"dim": 1}},
-                {"op": "sym_add", "in": ["i0", "r"], "out": "j"}, {"op": "sym_add", "in": ["p0", "c"], "out": "q"},
-                {"op": "slice", "in": ["x", 0, "i0", 1], "out": "above", "attrs": {"dim": 0}},
-                {"op": "slice", "in": ["x", "i0", "j", 1], "out": "slab", "attrs": {"dim": 0}},
-                {"op": "slice", "in": ["x", "j", 4611686018427387904, 1], "out": "below", "attrs": {"dim": 0}},
-                {"op": "slice", "in": ["slab", 0, "p0", 1], "out": "left", "attrs": {"dim": 1}},
-                {"op": "slice", "in": ["slab", "q", 4611686018427387904, 1], "out": "right", "attrs": {"dim": 1}},
-                {"op": "concat", "in": ["left", "v", "right"], "out": "row", "attrs": {"dim": 1}},
-                {"op": "concat", "in": ["above", "row", "below"], "out": "y", "attrs": {"dim": 0}}],
-      "outputs": [)" + std::string(inner_is_output ? R"("y", "row")" : R"("y")") + "]}";
-  };
-  std::mt19937 rng(17);
-  // The block's place comes as the sizes of an input, as a position passed as an int does.
-  auto place = [](int64_t i, int64_t p) { return Tensor::empty(DType::kF32, {i, p}); };
-  for (bool inner_is_output : {false, true}) {
-    // (n, m), (r, c), (i, p): a block inside, at each edge, the whole array, empty blocks and arrays.
-    for (const auto& [n, m, r, c, i, p] : std::vector<std::array<int64_t, 6>>{
-             {8, 16, 1, 2, 3, 5}, {8, 16, 1, 2, 0, 0}, {8, 16, 1, 2, 7, 14}, {4, 5, 4, 5, 0, 0}, {8, 16, 0, 2, 3, 5},
-             {8, 16, 2, 0, 3, 5}, {1, 1, 1, 1, 0, 0}, {0, 4, 0, 1, 0, 2}}) {
-      expect_agrees(graph(inner_is_output), {random_tensor(DType::kF32, {n, m, 3}, rng), random_tensor(DType::kF32, {r, c, 3}, rng), place(i, p)},
-                    "block " + std::to_string(r) + "x" + std::to_string(c) + " at " + std::to_string(i) + "," + std::to_string(p) + " of " +
-                        std::to_string(n) + "x" + std::to_string(m) + (inner_is_output ? ", inner an output" : ""));
-    }
-  }
-  // Written in one pass: a step per piece (3 + 2: the slab's row is the
-  // inner concat's 3), no temporary.
-  const std::string dump = std::move(backends::loops::lower(*bench::specialize(graph(false), {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph)).value().dump();
+  const std::string g = testing::block_update_graph(false);
+  const std::string dump = std::move(backends::loops::lower(*bench::specialize(g, {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph)).value().dump();
   EXPECT_EQ(dump.find(": temp "), std::string::npos) << dump;
   size_t steps = 0;
   for (size_t at = dump.find("step "); at != std::string::npos; at = dump.find("step ", at + 1)) ++steps;

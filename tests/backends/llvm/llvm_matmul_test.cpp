@@ -13,6 +13,7 @@
 #include "backends/loops/lower.h"
 #include "bench/bench_util.h"
 
+#include "tests/support/decode_cases.h"
 #include "tests/support/llvm_agreement.h"
 
 #ifdef SHAPEJIT_HAVE_LLVM
@@ -243,40 +244,20 @@ TEST(Llvm, MatmulOperandsAreReadInPlaceByStrides) {
 // heads (np.repeat, an expand and a reshape): head i reads kv head i // 3,
 // or i % 2 where the heads are tiled (np.tile). The product splits its
 // head dim in two (kv head, repeat) and BLAS reads keys and values where
-// they lie, for every batch, length and head count, 0 and 1 included.
+// they lie (tests/support/decode_cases.h; LlvmDecodeCases checks the values).
 TEST(Llvm, RepeatedHeadsAreReadInPlaceBySplittingTheBatch) {
-  std::mt19937 rng(29);
-  auto random = [&](std::vector<int64_t> shape) { return random_tensor(DType::kF32, std::move(shape), rng, -0.5, 0.5); };
-  auto graph = [](const std::string& group, const std::string& kv_heads) {
-    // kv [b, s, kv_heads, 8] -> [b, s, 6, 8], heads ordered as `group` says.
-    const std::string grouped = group == "repeat"
-        ? R"({"op": "unsqueeze", "in": ["kv"], "out": "u", "attrs": {"dim": 3}}, {"op": "expand", "in": ["u", "b", "s", "h", 3, 8], "out": "e"},)"
-        : R"({"op": "unsqueeze", "in": ["kv"], "out": "u", "attrs": {"dim": 2}}, {"op": "expand", "in": ["u", "b", "s", 3, "h", 8], "out": "e"},)";
-    return R"({"inputs": [{"name": "q", "dtype": "f32", "shape": ["b", 6, "t", 8]}, {"name": "kv", "dtype": "f32", "shape": ["b", "s", )" +
-           kv_heads + R"(, 8]}],
-      "nodes": [{"op": "sym_size", "in": ["kv"], "out": "b", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["kv"], "out": "s", "attrs": {"dim": 1}},
-                {"op": "sym_size", "in": ["kv"], "out": "h", "attrs": {"dim": 2}}, )" + grouped + R"(
-                {"op": "reshape", "in": ["e", "b", "s", 6, 8], "out": "r"}, {"op": "transpose", "in": ["r"], "out": "k", "attrs": {"dim0": 1, "dim1": 2}},
-                {"op": "transpose", "in": ["k"], "out": "kt", "attrs": {"dim0": -1, "dim1": -2}},
-                {"op": "matmul", "in": ["q", "kt"], "out": "scores"}, {"op": "matmul", "in": ["scores", "k"], "out": "y"}],
-      "outputs": ["y"]})";
-  };
   for (const std::string group : {"repeat", "tile"}) {
-    const std::string g = graph(group, "2");
-    for (const auto& [b, t, s] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {1, 1, 37}, {2, 5, 9}, {1, 0, 4}, {0, 3, 3}, {1, 3, 0}, {3, 2, 130}}) {
-      expect_agrees(g, {random({b, 6, t, 8}), random({b, s, 2, 8})},
-                    group + " b=" + std::to_string(b) + " t=" + std::to_string(t) + " s=" + std::to_string(s), 1e-4, 1e-5);
-    }
-    // Keys and values in place: the two products and nothing else.
+    const std::string g = testing::grouped_heads_graph(group, "2");
     const std::string dump = std::move(backends::loops::lower(*bench::specialize(g, {{1, 6, 1, 8}, {1, 20, 2, 8}}, true).graph)).value().dump();
     EXPECT_EQ(dump.find("(matmul -> 'y')\n  outer"), std::string::npos) << group << ": a copy of the values\n" << dump;
     EXPECT_EQ(dump.find("(matmul -> 'scores')\n  outer"), std::string::npos) << group << ": a copy of the keys\n" << dump;
-    // A kv head count the graph leaves symbolic cannot split (the product's
-    // head dim is 6, but which kv head a head reads depends on it): copied,
-    // and still right.
-    const std::string dynamic = graph(group, "\"h\"");
-    expect_agrees(dynamic, {random({2, 6, 3, 8}), random({2, 7, 2, 8})}, group + ", kv heads symbolic", 1e-4, 1e-5);
   }
+}
+
+// The key/value cache's graphs against the reference (tests/support/decode_cases.h).
+TEST(Llvm, DecodeCasesAgree) {
+  std::mt19937 rng(29);
+  for (const testing::DecodeCase& c : testing::decode_cases(rng)) expect_agrees(c.graph, c.inputs, c.what, 1e-4, 1e-5);
 }
 
 // A weight in frozen memory (backends/frozen.h) is packed for the GEMM on
