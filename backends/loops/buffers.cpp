@@ -60,13 +60,16 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
     const OpClass cls = ir::op_info(g.nodes[producer[v]].op).cls;
     if (ir::is_pointwise(cls) && uses[v] >= 2 && read_by_index_op[v]) need[v] = true;
   }
-  // A computed value that a BLAS matmul reads through views only (attention
-  // heads: a projection plus its bias, split and transposed) is materialized
+  // A computed value that a BLAS matmul of two matrices reads through views
+  // only (attention heads: a projection plus its bias, split and transposed) is materialized
   // in its own layout, where it is computed (often as the epilogue of the
   // projection's matmul), and read by strides (matmul_step.cpp).
   if (options.blas && options.strided_operands) {
     for (const ir::Node& n : g.nodes) {
       if (ir::op_info(n.op).cls != OpClass::kMatmul || !ir::is_float(types[n.out[0]].dtype)) continue;
+      // A vector's product reads its matrix once: loops compute it there
+      // (matmul_step.cpp), where a buffer would write it and read it again.
+      if (shape(n.in[0].value).size() == 1 || shape(n.in[1].value).size() == 1) continue;
       for (const ir::Operand& o : n.in) {
         if (!o.is_value() || shape(o.value).size() < 2) continue;
         int v = o.value;

@@ -166,7 +166,13 @@ Status Lowering::matmul_step(int node, int buffer) {
   const size_t nbatch = so.size() - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
   const Expr k = sa.back();
   const DType dt = types_[av].dtype;
-  if (options_.blas && ir::is_float(dt)) {
+  // A vector times a matrix that BLAS cannot read where it lies (a cast of
+  // a transposed float32 table into a float64 product: GPT-2's logits under
+  // NumPy's promotion) is loops that read it once, not a dense copy of the
+  // matrix (written and read again) for a product that reads it once.
+  const bool copy_for_one_vector = options_.blas && options_.strided_operands && a_vec != b_vec &&
+                                   !strided_operand(a_vec ? bv : av, std::vector<Expr>(so.begin(), so.end() - 1)).has_value();
+  if (options_.blas && ir::is_float(dt) && !copy_for_one_vector) {
     Step st{Step::Kind::kMatmul};
     st.label = label(node);
     MatmulStep& m = st.matmul;

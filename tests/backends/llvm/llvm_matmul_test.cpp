@@ -254,6 +254,29 @@ TEST(Llvm, RepeatedHeadsAreReadInPlaceBySplittingTheBatch) {
   }
 }
 
+// A vector times a matrix BLAS cannot read in place (a float32 table cast
+// to float64 and transposed, as GPT-2's logits are under NumPy's
+// promotion) is a loop nest that reads the matrix once: no dense copy.
+TEST(Llvm, AVectorTimesACastMatrixReadsItOnce) {
+  std::mt19937 rng(31);
+  const std::string vm = R"({"inputs": [{"name": "x", "dtype": "f64", "shape": ["k"]}, {"name": "w", "dtype": "f32", "shape": ["n", "k"]}],
+    "nodes": [{"op": "cast", "in": ["w"], "out": "c", "attrs": {"dtype": "f64"}}, {"op": "transpose", "in": ["c"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
+              {"op": "matmul", "in": ["x", "t"], "out": "y"}], "outputs": ["y"]})";
+  const std::string mv = R"({"inputs": [{"name": "w", "dtype": "f32", "shape": ["n", "k"]}, {"name": "x", "dtype": "f64", "shape": ["k"]}],
+    "nodes": [{"op": "cast", "in": ["w"], "out": "c", "attrs": {"dtype": "f64"}}, {"op": "matmul", "in": ["c", "x"], "out": "y"}], "outputs": ["y"]})";
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 5}, {300, 64}, {0, 4}, {5, 0}, {1000, 3}}) {
+    const std::string what = std::to_string(n) + " x " + std::to_string(k);
+    expect_agrees(vm, {random_tensor(DType::kF64, {k}, rng, -0.5, 0.5), random_tensor(DType::kF32, {n, k}, rng, -0.5, 0.5)}, "vector-matrix " + what, 1e-9, 1e-12);
+    expect_agrees(mv, {random_tensor(DType::kF32, {n, k}, rng, -0.5, 0.5), random_tensor(DType::kF64, {k}, rng, -0.5, 0.5)}, "matrix-vector " + what, 1e-9, 1e-12);
+  }
+  for (const std::string& g : {vm, mv}) {
+    const backends::loops::LoopProgram p = std::move(backends::loops::lower(*bench::specialize(g, g == vm ? std::vector<std::vector<int64_t>>{{64}, {300, 64}}
+                                                                                                        : std::vector<std::vector<int64_t>>{{300, 64}, {64}}, true).graph)).value();
+    ASSERT_EQ(p.steps.size(), 1u) << p.dump();
+    EXPECT_EQ(p.steps[0].kind, backends::loops::Step::Kind::kLoops) << p.dump();
+  }
+}
+
 // The key/value cache's graphs against the reference (tests/support/decode_cases.h).
 TEST(Llvm, DecodeCasesAgree) {
   std::mt19937 rng(29);
