@@ -17,7 +17,8 @@ def _ordered(op, a, axis, kind, order):
     if axis is None:
         x, axis = x.reshape(-1), 0
     if x.ndim == 0:
-        if op == "argsort":  # NumPy sorts a 0-d array's one index as a 1-d one
+        if op == "argsort":  # NumPy sorts a 0-d array's one index as a 1-d one, axis and all
+            _axis(axis, 1)
             return _emit(st, "arange", [0, 1, 1], {"dtype": "i64"})
         raise np.exceptions.AxisError("axis -1 is out of bounds for array of dimension 0")
     return _emit(st, op, [x], {"dim": _axis(axis, x.ndim)})
