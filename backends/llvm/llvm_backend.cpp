@@ -14,9 +14,6 @@
 // reference interpreter (backends/fallback.h), which reports the same error
 // in its own words.
 #include <cblas.h>
-#include <map>
-#include <chrono>
-#include <cstdio>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -275,15 +272,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   }
   std::vector<std::shared_ptr<void>> held;  // temporaries sized by a count
   std::atomic<int32_t> failed{0};
-  static std::map<std::string, std::pair<double,long>>* prof = new std::map<std::string, std::pair<double,long>>();
-  static bool on = getenv("SJ_STEP_PROF") != nullptr;
-  struct Dumper { std::map<std::string, std::pair<double,long>>* m; ~Dumper() { if (!getenv("SJ_STEP_PROF")) return; std::vector<std::pair<double,std::string>> v; for (auto& [k,x] : *m) v.push_back({x.first, k + " x" + std::to_string(x.second)}); std::sort(v.rbegin(), v.rend()); for (size_t i=0;i<v.size()&&i<400;++i) fprintf(stderr, "%9.1f ms %s\n", v[i].first*1e3, v[i].second.c_str()); } };
-  static Dumper dumper{prof};
-  auto t_prev = std::chrono::steady_clock::now();
-  auto tick = [&](size_t s) { if (!on) return; auto now = std::chrono::steady_clock::now(); auto& e = (*prof)[std::to_string(s) + " " + p_.steps[s].label.substr(0, 90)]; e.first += std::chrono::duration<double>(now - t_prev).count(); e.second++; t_prev = now; };
-  tick(0);
-  if (on) { static std::set<const void*> dumped; if (p_.steps.size() > 150 && dumped.insert(this).second) { FILE* f = fopen(("/tmp/prog_" + std::to_string(dumped.size()) + ".txt").c_str(), "w"); fputs(p_.dump().c_str(), f); fclose(f); } }
-  for (size_t s = 0; s < p_.steps.size(); tick(s), ++s) {
+  for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kCompact) {
       if (!compact(s, bufs, reserved, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
