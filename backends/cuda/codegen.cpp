@@ -484,6 +484,7 @@ loops::LowerOptions lower_options(bool blas) {
   options.blas = blas;
   options.tile = 0;
   options.strided_operands = false;  // until cuBLAS takes the strides
+  options.converting_operands = false;  // cuBLAS reads one type
   options.fuse_attention = false;
   options.softmax_sum_pass = false;
   options.scans = false;  // the CPU runs graphs with a cumsum, copying the data

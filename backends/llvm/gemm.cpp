@@ -32,6 +32,9 @@ constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // Rows of B packed across all panels before the next: a band of 1536
 // floats' rows is 96 KB, in L2 while its panels take it.
 constexpr int64_t kPackRows = 16;
+// Panels a streamed product packs at once when it converts B's elements
+// (streaming_avx2): 8 panels of 512 rows of doubles are 256 KB, in L2.
+constexpr int64_t kConvertedPanels = 8;
 
 }  // namespace
 
@@ -97,57 +100,77 @@ SJ_AVX2 void copy_rows(const T* src, int64_t row, T* out, int64_t rows) {
   }
 }
 
+// The same rows of a whole double panel from float32 rows (8 floats, 32
+// bytes each), widened as they are moved.
+SJ_AVX2 void widen_rows(const float* src, int64_t row, double* out, int64_t rows) {
+  for (int64_t p = 0; p < rows; ++p, src += row, out += kPanel<double>) {
+    _mm256_storeu_pd(out, _mm256_cvtps_pd(_mm_loadu_ps(src)));
+    _mm256_storeu_pd(out + 4, _mm256_cvtps_pd(_mm_loadu_ps(src + 4)));
+  }
+}
+
 }  // namespace
 
 #endif
 
 namespace {
 
-// Rows [p0, p1) of B's panel q to `o` (the panel's row p at o[p * kPanel]).
-template <typename T>
-void pack_rows(int64_t n, const T* b, int64_t row, int64_t col, int64_t q, int64_t p0, int64_t p1, T* o) {
+// Rows [p0, p1) of B's panel q to `o` (the panel's row p at o[p * kPanel]),
+// converted from S to T where they differ.
+template <typename T, typename S>
+void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64_t p0, int64_t p1, T* o) {
   constexpr int64_t P = kPanel<T>;
   const int64_t j0 = q * P, width = std::min(P, n - j0);
-  const T* src = b + j0 * col;
+  const S* src = b + j0 * col;
   if (col == 1) {
 #if defined(__x86_64__)
-    if (width == P && gemm_available()) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
+    if (width == P && gemm_available()) {
+      if constexpr (std::is_same_v<T, S>) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
+      if constexpr (std::is_same_v<T, double> && std::is_same_v<S, float>) return widen_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
+    }
 #endif
     for (int64_t p = p0; p < p1; ++p) {
-      std::copy(src + p * row, src + p * row + width, o + p * P);
+      std::transform(src + p * row, src + p * row + width, o + p * P, [](S x) { return static_cast<T>(x); });
       std::fill(o + p * P + width, o + (p + 1) * P, T(0));
     }
     return;
   }
 #if defined(__x86_64__)
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<S, float>) {
     if (row == 1 && width == P && gemm_available()) return pack_columns(p1 - p0, src + p0, col, o + p0 * P);
   }
 #endif
   // Any other strides (a transposed B has contiguous columns): down each
   // column.
   for (int64_t j = 0; j < P; ++j) {
-    for (int64_t p = p0; p < p1; ++p) o[p * P + j] = j < width ? src[p * row + j * col] : T(0);
+    for (int64_t p = p0; p < p1; ++p) o[p * P + j] = j < width ? static_cast<T>(src[p * row + j * col]) : T(0);
+  }
+}
+
+// Rows [first, last) of panels [q0, q1) of B, the panel q's row p at
+// out[((q - q0) * depth + p) * kPanel]. A row-major B is read in bands of
+// rows across the panels, row after row: panel by panel, each row's few
+// bytes lay a row's stride from the last (6 KB for 1536 floats), past what
+// the prefetchers follow, which took twice the time.
+template <typename T, typename S>
+void pack_panels(int64_t n, int64_t depth, const S* b, int64_t row, int64_t col, int64_t q0, int64_t q1, T* out, int64_t first,
+                 int64_t last) {
+  constexpr int64_t P = kPanel<T>;
+  if (col != 1) {
+    for (int64_t q = q0; q < q1; ++q) pack_rows(n, b, row, col, q, first, last, out + (q - q0) * depth * P);
+    return;
+  }
+  for (int64_t p0 = first; p0 < last; p0 += kPackRows) {
+    const int64_t p1 = std::min(last, p0 + kPackRows);
+    for (int64_t q = q0; q < q1; ++q) pack_rows(n, b, row, col, q, p0, p1, out + (q - q0) * depth * P);
   }
 }
 
 }  // namespace
 
-template <typename T>
-void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
-  constexpr int64_t P = kPanel<T>;
-  const int64_t panels = (n + P - 1) / P;
-  if (col != 1) {
-    for (int64_t q = 0; q < panels; ++q) pack_rows(n, b, row, col, q, first, last, out + q * k * P);
-    return;
-  }
-  // Rows in bands across the panels: B is read row after row. Panel by
-  // panel, each row's few bytes lay a row's stride from the last (6 KB for
-  // 1536 floats), past what the prefetchers follow: twice the time.
-  for (int64_t p0 = first; p0 < last; p0 += kPackRows) {
-    const int64_t p1 = std::min(last, p0 + kPackRows);
-    for (int64_t q = 0; q < panels; ++q) pack_rows(n, b, row, col, q, p0, p1, out + q * k * P);
-  }
+template <typename T, typename S>
+void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
+  pack_panels(n, k, b, row, col, int64_t{0}, (n + kPanel<T> - 1) / kPanel<T>, out, first, last);
 }
 
 #if defined(__x86_64__)
@@ -323,21 +346,30 @@ SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t 
   }
 }
 
-// Each slice's panels packed one at a time, each just before its tiles
-// take it, into a buffer of the thread's that stays in L1.
-template <typename T>
-SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+// Each slice's panels packed just before their tiles take them, into a
+// buffer of the thread's: one panel at a time, in L1, when B is of the
+// product's type; a group of kConvertedPanels panels when its elements are
+// converted, so that each of B's rows is read kConvertedPanels * 32 bytes at
+// a time, not the 32 bytes of one panel (8 floats: a quarter of a line,
+// rows kilobytes apart). On 8 x 768 by a float32 768 x 3072 into float64,
+// groups took 2.18-2.26 ms, a panel at a time 1.91-2.75 ms (three rounds).
+template <typename T, typename S>
+SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                             int64_t b_col, T* c, int64_t ldc, bool accumulate) {
-  constexpr int64_t P = kPanel<T>;
-  thread_local std::vector<T> panel(static_cast<size_t>(kDepth * P));
-  const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices;
+  constexpr int64_t P = kPanel<T>, group = std::is_same_v<T, S> ? 1 : kConvertedPanels;
+  thread_local std::vector<T> panels(static_cast<size_t>(kDepth * P * group));
+  const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices, count = (n + P - 1) / P;
   for (int64_t p0 = 0; p0 < k; p0 += depth) {
     const int64_t kc = std::min(depth, k - p0);
     const bool add = accumulate || p0 > 0;
-    const T* slice = b + p0 * b_row;
-    for (int64_t j0 = 0, q = 0; j0 < n; j0 += P, ++q) {
-      pack_rows(n, slice, b_row, b_col, q, 0, kc, panel.data());
-      tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panel.data(), P, c + j0, ldc, add, std::min(P, n - j0));
+    const S* slice = b + p0 * b_row;
+    for (int64_t q0 = 0; q0 < count; q0 += group) {
+      const int64_t q1 = std::min(count, q0 + group);
+      pack_panels(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t j0 = q * P;
+        tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panels.data() + (q - q0) * kc * P, P, c + j0, ldc, add, std::min(P, n - j0));
+      }
     }
   }
 }
@@ -379,14 +411,16 @@ SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t 
 
 #endif
 
-template <typename T>
-void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
+template <typename T, typename S>
+void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate) {
 #if defined(__x86_64__)
   if (k > 0 && gemm_available()) {
-    if (b_col == 1 && b_row >= n && m <= kInPlaceRows && n >= kPanel<T>) {  // rows one after another
-      const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(T))), kMinBand, kMaxBand);
-      return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
+    if constexpr (std::is_same_v<T, S>) {
+      if (b_col == 1 && b_row >= n && m <= kInPlaceRows && n >= kPanel<T>) {  // rows one after another
+        const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(T))), kMinBand, kMaxBand);
+        return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
+      }
     }
     return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   }
@@ -418,13 +452,16 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
   }
 }
 
-template void pack<float>(int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t);
-template void pack<double>(int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t, int64_t);
+#define SJ_PACKING(T, S)                                                                                                      \
+  template void pack<T, S>(int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, int64_t);                                 \
+  template void multiply_streaming<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, \
+                                         bool);
+SJ_PACKING(float, float)
+SJ_PACKING(double, double)
+SJ_PACKING(double, float)
+SJ_PACKING(float, double)
+#undef SJ_PACKING
 template void multiply<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, float*, int64_t, bool);
 template void multiply<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, double*, int64_t, bool);
-template void multiply_streaming<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, int64_t, float*,
-                                        int64_t, bool);
-template void multiply_streaming<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t, int64_t,
-                                         double*, int64_t, bool);
 
 }  // namespace shapejit::backends::llvm

@@ -53,9 +53,11 @@ int64_t packed_size(int64_t k, int64_t n) {
 // p at out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
 // Threads split B by its rows, so that each reads whole rows of a
 // row-major B in order (split by panels, each would read 256 bytes of a
-// row, a row apart).
-template <typename T>
-void pack(int64_t k, int64_t n, const T* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
+// row, a row apart). B's elements may be of the other float type (S): they
+// are converted as they are packed (a float32 weight in a float64 product,
+// which would otherwise be cast to a dense copy first).
+template <typename T, typename S>
+void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
 
 // C (m x n, row stride ldc) = A B, or += when `accumulate`. A is m x k,
 // element (i, p) at a[i * a_row + p * a_col] (a transposed A is read in
@@ -72,9 +74,11 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
 // tiles' rows of a row-major B, its whole panels are
 // read where they lie, in bands of rows of k, the next band prefetched
 // while the tiles take one; otherwise each panel is packed just before its
-// tiles take it, into a buffer of the calling thread's.
-template <typename T>
-void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, int64_t b_col,
+// tiles take it, into a buffer of the calling thread's. A B of the other
+// float type (S) is converted as it is packed, a group of panels at a
+// time (each of B's rows is then read a few lines at once, not 32 bytes).
+template <typename T, typename S>
+void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);
 
 }  // namespace shapejit::backends::llvm

@@ -363,7 +363,9 @@ struct MatmulPlan {
   int64_t tasks() const { return matrices * row_blocks * col_blocks; }
 };
 
-MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, int64_t threads) {
+// `converts`: B's elements are of the other float type (products.h), which
+// only the backend's GEMM reads.
+MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, bool converts, int64_t threads) {
   const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
   MatmulPlan p;
   // A batch of products sharing one B (a layer's weights) whose A rows are
@@ -372,7 +374,7 @@ MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, in
   p.flat = count > 1 && shares_b(shape);
   p.rows_total = p.flat ? count * m : m;
   p.matrices = p.flat ? 1 : count;
-  p.own = own_gemm(k, n, element_bytes);
+  p.own = converts || own_gemm(k, n, element_bytes);
   const bool streams_b = p.rows_total * p.matrices <= kTileRows && k * n * static_cast<int64_t>(element_bytes) >= kSharedStreamBytes;
   p.parallel = m * n * std::max<int64_t>(k, 1) * count >= kMatmulWorkPerTask || (threads > 1 && streams_b);
   p.rows_per_task = p.rows_total;
@@ -423,38 +425,48 @@ bool packs_b_once(const loops::MatmulShape& shape, const MatmulPlan& plan) {
   return plan.own && plan.matrices == 1 && plan.rows_total > 1 && shape.n > 1 && shape.k > 0;
 }
 
-PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DType dt, const char* b, bool b_is_input) {
+// Calls f(T{}, S{}) for a product of type `dt` whose B holds `bt`.
+template <typename F>
+void with_types(ir::DType dt, ir::DType bt, F&& f) {
+  const bool f32 = dt == ir::DType::kF32, b_f32 = bt == ir::DType::kF32;
+  if (f32) b_f32 ? f(float{}, float{}) : f(float{}, double{});
+  else b_f32 ? f(double{}, float{}) : f(double{}, double{});
+}
+
+PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DType dt, ir::DType bt, const char* b, bool b_is_input) {
   PackedB packed;
   const int64_t n = shape.n, k = shape.k;
-  const bool f32 = dt == ir::DType::kF32;
-  if (b_is_input) {
-    packed.frozen = f32 ? frozen_panels(k, n, reinterpret_cast<const float*>(b), shape, plan.parallel)
-                        : frozen_panels(k, n, reinterpret_cast<const double*>(b), shape, plan.parallel);
-    packed.panels = static_cast<const char*>(packed.frozen.get());
-  }
-  if (!packed.panels && plan.rows_total > kStreamRows) {
-    packed.panels = f32 ? reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const float*>(b), shape, plan.parallel))
-                        : reinterpret_cast<const char*>(pack_shared(k, n, reinterpret_cast<const double*>(b), shape, plan.parallel));
-  }
+  with_types(dt, bt, [&](auto t, auto s) {
+    using T = decltype(t);
+    using S = decltype(s);
+    const S* from = reinterpret_cast<const S*>(b);
+    if (b_is_input) {
+      packed.frozen = frozen_panels<T>(k, n, from, shape, plan.parallel);
+      packed.panels = static_cast<const char*>(packed.frozen.get());
+    }
+    if (!packed.panels && plan.rows_total > kStreamRows) packed.panels = reinterpret_cast<const char*>(pack_shared<T>(k, n, from, shape, plan.parallel));
+  });
   return packed;
 }
 
-// Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0.
+// Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0. B's
+// buffer may hold the other float type (a cast folded into the operand).
 bool LlvmKernel::matmul(const loops::MatmulStep& mm, const loops::MatmulShape& shape, ir::DType dt, char* const* bufs, StepCall epilogue) const {
   const int64_t n = shape.n, k = shape.k;
   if (shape.m == 0 || n == 0) return true;
-  const size_t es = ir::dtype_size(dt);
-  const MatmulPlan plan = plan_matmul(shape, es, std::max(1, tbb::this_task_arena::max_concurrency()));
+  const ir::DType bt = p_.buffers[mm.b.buffer].dtype;
+  const int64_t es = static_cast<int64_t>(ir::dtype_size(dt)), bs = static_cast<int64_t>(ir::dtype_size(bt));
+  const MatmulPlan plan = plan_matmul(shape, static_cast<size_t>(es), bt != dt, std::max(1, tbb::this_task_arena::max_concurrency()));
   PackedB packed;
   if (packs_b_once(shape, plan)) {
     const int64_t b_offset = plan.flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second;
-    packed = pack_b(shape, plan, dt, bufs[mm.b.buffer] + b_offset * static_cast<int64_t>(es), p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput);
+    packed = pack_b(shape, plan, dt, bt, bufs[mm.b.buffer] + b_offset * bs, p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput);
   }
   std::atomic<int32_t> failed{0};
   // The epilogue's rows are C's, flattened over the batch: it runs on a
   // block of rows once its product is whole, in the task while they are
   // in cache when the block is small enough to be, else after the product.
-  const bool in_task = epilogue && plan.col_blocks == 1 && plan.rows_per_task * n * static_cast<int64_t>(es) <= kEpilogueInCacheBytes;
+  const bool in_task = epilogue && plan.col_blocks == 1 && plan.rows_per_task * n * es <= kEpilogueInCacheBytes;
   auto finish = [&](int64_t begin, int64_t end) {
     if (int32_t e = epilogue(begin, end)) failed = e;
   };
@@ -463,17 +475,18 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, const loops::MatmulShape& s
     const int64_t j0 = t % plan.col_blocks * plan.cols_per_task;
     const int64_t rows = std::min(plan.rows_total - r0, plan.rows_per_task), cols = std::min(n - j0, plan.cols_per_task);
     const auto [ao, bo] = plan.flat ? std::make_pair(shape.a_offset, shape.b_offset) : shape.offsets(c, mm.batch.size());
-    const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * static_cast<int64_t>(es);
-    const char* b = bufs[mm.b.buffer] + (bo + j0 * shape.b_col) * static_cast<int64_t>(es);
-    char* out = bufs[mm.c] + ((c * plan.rows_total + r0) * n + j0) * static_cast<int64_t>(es);
+    const char* a = bufs[mm.a.buffer] + (ao + r0 * shape.a_row) * es;
+    const char* b = bufs[mm.b.buffer] + (bo + j0 * shape.b_col) * bs;
+    char* out = bufs[mm.c] + ((c * plan.rows_total + r0) * n + j0) * es;
     if (k == 0) {
-      for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * static_cast<int64_t>(es), 0, static_cast<size_t>(cols) * es);
-    } else if (dt == ir::DType::kF32) {
-      product(rows, cols, k, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n, shape,
-              plan.own, packed.panels ? reinterpret_cast<const float*>(packed.panels) + j0 * k : nullptr);
+      for (int64_t r = 0; r < rows; ++r) std::memset(out + r * n * es, 0, static_cast<size_t>(cols * es));
     } else {
-      product(rows, cols, k, reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out), n, shape,
-              plan.own, packed.panels ? reinterpret_cast<const double*>(packed.panels) + j0 * k : nullptr);
+      with_types(dt, bt, [&](auto t, auto s) {
+        using T = decltype(t);
+        using S = decltype(s);
+        product(rows, cols, k, reinterpret_cast<const T*>(a), reinterpret_cast<const S*>(b), reinterpret_cast<T*>(out), n, shape, plan.own,
+                packed.panels ? reinterpret_cast<const T*>(packed.panels) + j0 * k : nullptr);
+      });
     }
     if (in_task) finish(c * plan.rows_total + r0, c * plan.rows_total + r0 + rows);
   };

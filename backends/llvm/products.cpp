@@ -50,8 +50,8 @@ T* panels(int64_t size) {
 
 // B (k x n, as `shape` strides it) packed for multiply into `out`,
 // its rows split across threads when `parallel` (pack says why rows).
-template <typename T>
-void pack_all(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel, T* out) {
+template <typename T, typename S>
+void pack_all(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel, T* out) {
   if (!parallel) return pack(k, n, b, shape.b_row, shape.b_col, out, 0, k);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, k, kPackGrainRows), [&](const tbb::blocked_range<int64_t>& r) {
     pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
@@ -134,32 +134,36 @@ void blas_product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b,
 
 }  // namespace
 
-template <typename T>
-void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+template <typename T, typename S>
+void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
   if (m <= kStreamRows) return multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   T* packed = panels<T, Panels::kTask>(packed_size<T>(k, n));
-  pack(k, n, b, b_row, b_col, packed, 0, k);
+  pack(k, n, b, b_row, b_col, packed, int64_t{0}, k);
   multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 
-template <typename T>
-const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+template <typename T, typename S>
+const T* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
   T* out = panels<T, Panels::kShared>(packed_size<T>(k, n));
   pack_all(k, n, b, shape, parallel, out);
   return out;
 }
 
 // The kept panels are 64-byte aligned: a panel's row is one cache line.
-template <typename T>
-std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel) {
+// Converted panels are kept apart from the panels of the same B unconverted
+// (the tag names both types).
+template <typename T, typename S>
+std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
   if (!FrozenMemory::process().any()) return nullptr;
   const int64_t dims[] = {k, n}, strides[] = {shape.b_row, shape.b_col};
   const auto [lo, hi] = ir::offset_span(dims, strides);
-  const std::string tag = std::string("gemm panels ") + (std::is_same_v<T, float> ? "f32 " : "f64 ") + std::to_string(k) + " x " +
+  auto name = [](bool f32) { return f32 ? "f32 " : "f64 "; };
+  const std::string tag = std::string("gemm panels ") + name(std::is_same_v<T, float>) +
+                          (std::is_same_v<T, S> ? "" : std::string("from ") + name(std::is_same_v<S, float>)) + std::to_string(k) + " x " +
                           std::to_string(n) + " strides " + std::to_string(shape.b_row) + " " + std::to_string(shape.b_col);
   return FrozenMemory::process()
-      .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(T), tag,
+      .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(S), tag,
                [&] {
                  const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(T);
                  std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
@@ -170,24 +174,31 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, cons
       .data;
 }
 
-template <typename T>
-void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
+template <typename T, typename S>
+void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const T* packed) {
-  if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+  if constexpr (std::is_same_v<T, S>) {
+    if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+  }
   if (!packed || rows <= kInPlaceRows) {
     return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
   }
   multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
 }
 
-#define SJ_PRODUCTS(T)                                                                                                                  \
-  template void blas_gemm<T>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int64_t, int64_t, int64_t, const T*, int, const T*, int, T, T*, int);      \
-  template void multiply_packing<T>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*, int64_t, int64_t, T*, int64_t, bool); \
-  template const T* pack_shared<T>(int64_t, int64_t, const T*, const loops::MatmulShape&, bool);                                      \
-  template std::shared_ptr<const void> frozen_panels<T>(int64_t, int64_t, const T*, const loops::MatmulShape&, bool);                 \
-  template void product<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, int64_t, const loops::MatmulShape&, bool, const T*);
-SJ_PRODUCTS(float)
-SJ_PRODUCTS(double)
+template void blas_gemm<float>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int64_t, int64_t, int64_t, const float*, int, const float*, int, float,
+                               float*, int);
+template void blas_gemm<double>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int64_t, int64_t, int64_t, const double*, int, const double*, int, double,
+                                double*, int);
+#define SJ_PRODUCTS(T, S)                                                                                                                 \
+  template void multiply_packing<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, bool); \
+  template const T* pack_shared<T, S>(int64_t, int64_t, const S*, const loops::MatmulShape&, bool);                                        \
+  template std::shared_ptr<const void> frozen_panels<T, S>(int64_t, int64_t, const S*, const loops::MatmulShape&, bool);                   \
+  template void product<T, S>(int64_t, int64_t, int64_t, const T*, const S*, T*, int64_t, const loops::MatmulShape&, bool, const T*);
+SJ_PRODUCTS(float, float)
+SJ_PRODUCTS(double, double)
+SJ_PRODUCTS(double, float)
+SJ_PRODUCTS(float, double)
 #undef SJ_PRODUCTS
 
 }  // namespace shapejit::backends::llvm

@@ -44,29 +44,33 @@ template <typename T>
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int lda, const T* b, int ldb, T beta,
                T* c, int ldc);
 
+// In what follows, B's elements are of type S, the product's of T: where
+// they differ (a float32 weight in a float64 product, a cast the lowering
+// folded into the operand), B is converted as it is packed, never by BLAS.
+
 // C (m x n, ldc) = A B, or += when `accumulate`, by multiply, with B
 // (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
-template <typename T>
-void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row,
+template <typename T, typename S>
+void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate);
 
 // B (k x n, as `shape` strides it) packed once for every task of the call,
 // into the calling thread's buffer, its rows split across threads when
 // `parallel`.
-template <typename T>
-const T* pack_shared(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);
+template <typename T, typename S>
+const T* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel);
 
 // B's panels kept across calls (FrozenMemory::derived) when B lies in
 // frozen memory, else null.
-template <typename T>
-std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const T* b, const loops::MatmulShape& shape, bool parallel);
+template <typename T, typename S>
+std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel);
 
 // C (rows x cols, leading dimension ldc) = A B, A and B as `shape` strides
-// them: multiply when `own`, from `packed` (B's panels from this
-// block's first column) or from panels packed here when it is null; BLAS's
-// matrix-vector product for one row or column.
-template <typename T>
-void product(int64_t rows, int64_t cols, int64_t k, const T* a, const T* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
+// them: multiply when `own` (always when B converts), from `packed` (B's
+// panels from this block's first column) or from panels packed here when
+// it is null; BLAS's matrix-vector product for one row or column.
+template <typename T, typename S>
+void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const T* packed);
 
 }  // namespace shapejit::backends::llvm

@@ -180,9 +180,9 @@ Status Lowering::attention_step(int node, int buffer) {
   at.s = ss[rank - 1];
   at.d = shape(a.q).back();
   at.dv = shape(a.v).back();
-  at.q = SJ_TRY(blas_operand(a.q, false, at.batch, node));
-  at.k = SJ_TRY(blas_operand(a.k, false, at.batch, node));
-  at.v = SJ_TRY(blas_operand(a.v, false, at.batch, node));
+  at.q = SJ_TRY(blas_operand(a.q, false, at.batch, node, std::nullopt, false));
+  at.k = SJ_TRY(blas_operand(a.k, false, at.batch, node, std::nullopt, false));
+  at.v = SJ_TRY(blas_operand(a.v, false, at.batch, node, std::nullopt, false));
   at.out = buffer;
   constexpr int64_t tq = AttentionStep::kTileQ, tk = AttentionStep::kTileK;
   // The tile has the scores' rank (its batch dims 1) so that f's loads of

@@ -2,7 +2,8 @@
 // must be: the results of reductions, normalizations, matmuls and concats
 // (not fusible), a pointwise value that a view or gather reads at other
 // indices besides another use (recomputing it per index would repeat its
-// work), and one that a matmul reads through views (BLAS reads it in place). Inputs and outputs have buffers of their own. Everything else is
+// work), and one that a matmul reads through views (BLAS reads it in place;
+// a float cast of a buffer as B is read where the buffer lies). Inputs and outputs have buffers of their own. Everything else is
 // folded into the loops that read it (fold_index.cpp), up to a depth: a
 // chain of more than kMaxFusedDepth folded ops gets a buffer, so that the
 // folding (which recurses once per folded op) and the loop bodies stay
@@ -70,7 +71,8 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
       // A vector's product reads its matrix once: loops compute it there
       // (matmul_step.cpp), where a buffer would write it and read it again.
       if (shape(n.in[0].value).size() == 1 || shape(n.in[1].value).size() == 1) continue;
-      for (const ir::Operand& o : n.in) {
+      for (size_t i = 0; i < n.in.size(); ++i) {
+        const ir::Operand& o = n.in[i];
         if (!o.is_value() || shape(o.value).size() < 2) continue;
         int v = o.value;
         bool viewed = false;
@@ -81,7 +83,15 @@ Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& sg, const LowerOpt
           v = p.in[0].value;
           viewed = true;
         }
-        if (viewed && producer[v] >= 0 && ir::is_pointwise(ir::op_info(g.nodes[producer[v]].op).cls)) need[v] = true;
+        if (!viewed || producer[v] < 0) continue;
+        // A float cast of a buffer as B is read through the views and
+        // converted (LowerOptions::converting_operands): a weight's
+        // transpose in another float type.
+        const ir::Node& p = g.nodes[producer[v]];
+        const int from = p.op == Op::kCast ? p.in[0].value : -1;
+        const bool converted = i == 1 && options.converting_operands && from >= 0 && ir::is_float(types[from].dtype) &&
+                               ir::is_float(types[v].dtype) && (producer[from] < 0 || need[from]);
+        if (ir::is_pointwise(ir::op_info(p.op).cls) && !converted) need[v] = true;
       }
     }
   }

@@ -118,7 +118,10 @@ struct MatmulOperand {
   sym::Expr row_stride = sym::Expr(0), col_stride = sym::Expr(1);
 };
 
-// C[b] = A[b] @ B[b], batch dims broadcast; C dense and row-major.
+// C[b] = A[b] @ B[b], batch dims broadcast; C dense and row-major. B's
+// buffer may hold the other float type than C's (float32 weights in a
+// float64 product: LowerOptions::converting_operands): the backend
+// converts B's elements as it reads them.
 struct MatmulStep {
   MatmulOperand a, b;
   int c;

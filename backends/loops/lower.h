@@ -31,6 +31,10 @@ struct LowerOptions {
   // permuted, sliced) is read in place, by its strides; off, it is copied
   // dense first (the CUDA backend, until its cuBLAS calls take strides).
   bool strided_operands = true;
+  // A float cast (float32 <-> float64) of B read in place, that BLAS step's
+  // B then being of the other type (MatmulStep): the backend converts it as
+  // it packs, where a cast would write a dense copy and read it again.
+  bool converting_operands = true;
   // softmax(f(q @ k)) @ v as one step (loop_ir.h AttentionStep), where f is
   // pointwise; needs BLAS and tiles (a CPU).
   bool fuse_attention = true;

@@ -210,8 +210,13 @@ class Lowering {
     size_t dim;
     int64_t factor;
   };
-  Expected<MatmulOperand> blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node, std::optional<BatchSplit> split = std::nullopt);
-  std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split = std::nullopt);
+  // With `convert` (B's operand, where the options allow), a float cast of
+  // what is read in place is read in place too: the backend converts as it
+  // packs (MatmulStep).
+  Expected<MatmulOperand> blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node, std::optional<BatchSplit> split,
+                                       bool convert);
+  std::optional<MatmulOperand> strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split = std::nullopt,
+                                               bool convert = false);
   std::optional<BatchSplit> batch_split(int av, int bv, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
   Status concat_step(int node, int buffer, const std::vector<Expr>& shift);

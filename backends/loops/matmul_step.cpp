@@ -14,11 +14,16 @@ namespace shapejit::backends::loops {
 namespace {
 
 // The one load `v`'s fold makes (its buffer and offset) over the variables
-// `vars`, one per dim, or nullopt when the fold is more than a load.
-std::optional<Inst> folded_load(BodyBuilder& fold, const Phase& scratch, int v, const std::vector<Expr>& vars) {
+// `vars`, one per dim, or nullopt when the fold is more than a load; with
+// `convert`, a load cast from one float type to the other is one too.
+std::optional<Inst> folded_load(BodyBuilder& fold, const Phase& scratch, int v, const std::vector<Expr>& vars, bool convert = false) {
   fold.value(v, vars);
-  if (scratch.body.size() != 1 || scratch.body[0].kind != InstKind::kLoad) return std::nullopt;
-  return scratch.body[0];
+  const std::vector<Inst>& body = scratch.body;
+  if (body.empty() || body[0].kind != InstKind::kLoad) return std::nullopt;
+  if (body.size() == 1) return body[0];
+  const bool cast = body.size() == 2 && body[1].kind == InstKind::kOp && body[1].op == Op::kCast && body[1].args == std::vector<int>{0};
+  if (convert && cast && ir::is_float(body[0].dtype) && ir::is_float(body[1].dtype)) return body[0];
+  return std::nullopt;
 }
 
 // Whether e is `x // c` or `x % c` for a constant c > 1; c when it is.
@@ -41,14 +46,15 @@ void divisors_of(Expr e, Expr x, std::vector<int64_t>& out) {
 // contiguous. Dims of size 1 stride 0, as everywhere; a matrix of one row
 // or column takes stride 1 there, so that BLAS may read it either way.
 // With `split`, the batch dim it names is read as two (quotient and
-// remainder by its factor): the offset must be linear in those.
-std::optional<MatmulOperand> Lowering::strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split) {
+// remainder by its factor): the offset must be linear in those. With
+// `convert`, v may be a float cast of such a load (folded_load).
+std::optional<MatmulOperand> Lowering::strided_operand(int v, const std::vector<Expr>& batch, std::optional<BatchSplit> split, bool convert) {
   const std::vector<Expr>& s = shape(v);
   const size_t rank = s.size(), own = rank - 2, lead = batch.size() - own;
   Phase scratch;
   BodyBuilder fold(*this, scratch);
   const std::vector<Expr> vars = new_vars(rank);
-  const std::optional<Inst> load = folded_load(fold, scratch, v, vars);
+  const std::optional<Inst> load = folded_load(fold, scratch, v, vars, convert);
   if (!load) return std::nullopt;
   // The variables the offset is read in: the dims', and for a split dim
   // its quotient in the dim's place and its remainder last.
@@ -104,7 +110,8 @@ std::optional<MatmulOperand> Lowering::strided_operand(int v, const std::vector<
 // as i // c and i % c, c dividing the extent (np.repeat of key/value heads
 // for grouped-query attention: head i reads kv head i // 3).
 std::optional<Lowering::BatchSplit> Lowering::batch_split(int av, int bv, const std::vector<Expr>& batch) {
-  const bool a_in_place = strided_operand(av, batch).has_value(), b_in_place = strided_operand(bv, batch).has_value();
+  const bool convert = options_.converting_operands;
+  const bool a_in_place = strided_operand(av, batch).has_value(), b_in_place = strided_operand(bv, batch, std::nullopt, convert).has_value();
   if (a_in_place && b_in_place) return std::nullopt;
   for (int v : {av, bv}) {
     if (v == av ? a_in_place : b_in_place) continue;
@@ -112,7 +119,7 @@ std::optional<Lowering::BatchSplit> Lowering::batch_split(int av, int bv, const 
     Phase scratch;
     BodyBuilder fold(*this, scratch);
     const std::vector<Expr> vars = new_vars(rank);
-    const std::optional<Inst> load = folded_load(fold, scratch, v, vars);
+    const std::optional<Inst> load = folded_load(fold, scratch, v, vars, v == bv && convert);
     if (!load) continue;
     for (size_t d = 0; d < own; ++d) {
       const std::optional<int64_t> extent = batch[lead + d].as_const();
@@ -121,7 +128,7 @@ std::optional<Lowering::BatchSplit> Lowering::batch_split(int av, int bv, const 
       for (int64_t c : divisors) {
         if (!extent || *extent % c != 0 || *extent == c) continue;
         const BatchSplit split{lead + d, c};
-        if (strided_operand(v, batch, split)) return split;  // the other stays as it was: linear in i is linear in both
+        if (strided_operand(v, batch, split, v == bv && convert)) return split;  // the other stays as it was: linear in i is linear in both
       }
     }
   }
@@ -129,9 +136,10 @@ std::optional<Lowering::BatchSplit> Lowering::batch_split(int av, int bv, const 
 }
 
 // Operand `v` of a BLAS step: in place where it can be, else dense.
-Expected<MatmulOperand> Lowering::blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node, std::optional<BatchSplit> split) {
+Expected<MatmulOperand> Lowering::blas_operand(int v, bool vec, const std::vector<Expr>& batch, int node, std::optional<BatchSplit> split,
+                                               bool convert) {
   if (!vec && options_.strided_operands) {
-    if (std::optional<MatmulOperand> o = strided_operand(v, batch, split)) return *o;
+    if (std::optional<MatmulOperand> o = strided_operand(v, batch, split, convert)) return *o;
   }
   MatmulOperand o;
   o.buffer = SJ_TRY(ensure_dense(v, node));
@@ -178,8 +186,8 @@ Status Lowering::matmul_step(int node, int buffer) {
     MatmulStep& m = st.matmul;
     const std::vector<Expr> batch(so.begin(), so.begin() + static_cast<int64_t>(nbatch));
     const std::optional<BatchSplit> split = !a_vec && !b_vec && options_.strided_operands ? batch_split(av, bv, batch) : std::nullopt;
-    m.a = SJ_TRY(blas_operand(av, a_vec, batch, node, split));
-    m.b = SJ_TRY(blas_operand(bv, b_vec, batch, node, split));
+    m.a = SJ_TRY(blas_operand(av, a_vec, batch, node, split, false));
+    m.b = SJ_TRY(blas_operand(bv, b_vec, batch, node, split, options_.converting_operands));
     m.batch = batch;
     if (split) {
       const int64_t c = split->factor;

@@ -277,6 +277,77 @@ TEST(Llvm, AVectorTimesACastMatrixReadsItOnce) {
   }
 }
 
+// x @ w (the graph `g`, parsed as `graph`) by `jit` against the reference.
+void expect_call_agrees(runtime::Jit& jit, const std::string& g, const ir::Graph& graph, const Tensor& x, const Tensor& w, double rtol,
+                        double atol) {
+  testing::ArgPack p;
+  p.add(x);
+  p.add(w);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(jit.call_graph("t", graph, {}, p.args(), out).is_ok());
+  const auto want = testing::run_graph(g, {x, w}, R"({"compile": {"backend": "reference"}})");
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(testing::tensors_close(out[0], (*want)[0], rtol, atol));
+}
+
+// A matrix times a float cast of one (GPT-2's float64 stream times its
+// float32 weights, under NumPy 2's promotion; the reverse as well) reads
+// the uncast buffer and converts it as it packs: one step, no copy. Sizes
+// 0 and 1, few rows (streamed), past a slice of k (512), more rows than
+// stream (packed once, across threads), a transposed weight, a batch of
+// weights, and a frozen weight whose converted panels are kept.
+TEST(Llvm, AMatrixTimesACastMatrixConvertsAsItPacks) {
+  std::mt19937 rng(37);
+  auto graph = [](const char* x, const char* w, const std::string& how) {
+    const std::string w_shape = how == "transposed" ? R"(["n", "k"])" : how == "batched" ? R"(["b", "k", "n"])" : R"(["k", "n"])";
+    const std::string x_shape = how == "batched" ? R"(["b", "m", "k"])" : R"(["m", "k"])";
+    return std::string(R"({"inputs": [{"name": "x", "dtype": ")") + x + R"(", "shape": )" + x_shape + R"(}, {"name": "w", "dtype": ")" + w +
+           R"(", "shape": )" + w_shape + R"(}], "nodes": [{"op": "cast", "in": ["w"], "out": "c", "attrs": {"dtype": ")" + x + R"("}}, )" +
+           (how == "transposed" ? R"({"op": "transpose", "in": ["c"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}}, {"op": "matmul", "in": ["x", "t"], "out": "y"})"
+                                : R"({"op": "matmul", "in": ["x", "c"], "out": "y"})") +
+           R"(], "outputs": ["y"]})";
+  };
+  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1}, {0, 5, 7},   {3, 0, 7},    {5, 7, 0},    {2, 3, 5},
+                                                     {17, 40, 9}, {19, 40, 64}, {6, 600, 70}, {130, 24, 100}, {1, 64, 300}};
+  for (const auto& [x, w] : {std::pair{"f64", "f32"}, std::pair{"f32", "f64"}}) {
+    const double rtol = std::string(x) == "f64" ? 1e-9 : 1e-4, atol = std::string(x) == "f64" ? 1e-12 : 1e-5;
+    for (const std::string how : {"plain", "transposed", "batched"}) {
+      const std::string g = graph(x, w, how);
+      for (const auto& [m, k, n] : sizes) {
+        const std::vector<int64_t> xs = how == "batched" ? std::vector<int64_t>{3, m, k} : std::vector<int64_t>{m, k};
+        const std::vector<int64_t> ws = how == "transposed" ? std::vector<int64_t>{n, k} : how == "batched" ? std::vector<int64_t>{3, k, n}
+                                                                                                          : std::vector<int64_t>{k, n};
+        expect_agrees(g, {random_tensor(dt(x), xs, rng), random_tensor(dt(w), ws, rng)},
+                      std::string(x) + " times " + w + " " + how + shape_str(xs) + shape_str(ws), rtol, atol);
+      }
+      const backends::loops::LoopProgram p = std::move(backends::loops::lower(*bench::specialize(
+          g, how == "batched" ? std::vector<std::vector<int64_t>>{{3, 20, 64}, {3, 64, 48}}
+                              : std::vector<std::vector<int64_t>>{{20, 64}, how == "transposed" ? std::vector<int64_t>{48, 64} : std::vector<int64_t>{64, 48}},
+          true).graph)).value();
+      ASSERT_EQ(p.steps.size(), 1u) << how << "\n" << p.dump();
+      ASSERT_EQ(p.steps[0].kind, backends::loops::Step::Kind::kMatmul) << how << "\n" << p.dump();
+      EXPECT_EQ(p.buffers[p.steps[0].matmul.b.buffer].dtype, dt(w)) << how << "\n" << p.dump();
+    }
+  }
+  // Frozen: the converted panels are made once and serve every tall call.
+  backends::FrozenMemory& frozen = backends::FrozenMemory::process();
+  const std::string g = graph("f64", "f32", "plain");
+  const ir::Graph parsed = testing::graph_from(g);
+  const Tensor w = random_tensor(DType::kF32, {40, 48}, rng);
+  auto jit = runtime::Jit::create(R"({"compile": {"backend": "llvm"}, "policy": {"mode": "always_dynamic"}})");
+  ASSERT_TRUE(jit.is_ok()) << jit.status().to_string();
+  const DLTensor wd = w.dl();
+  const DLTensor* wp[] = {&wd};
+  const size_t made = frozen.stats().made;
+  ASSERT_TRUE(frozen.freeze(wp).is_ok());
+  for (int64_t m : {200, 5, 300}) {
+    SCOPED_TRACE("frozen, m=" + std::to_string(m));
+    expect_call_agrees(**jit, g, parsed, random_tensor(DType::kF64, {m, 40}, rng), w, 1e-9, 1e-12);
+  }
+  EXPECT_EQ(frozen.stats().made, made + 1);
+  ASSERT_TRUE(frozen.thaw(wp).is_ok());
+}
+
 // The key/value cache's graphs against the reference (tests/support/decode_cases.h).
 TEST(Llvm, DecodeCasesAgree) {
   std::mt19937 rng(29);
@@ -312,15 +383,7 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
         ASSERT_TRUE(frozen.freeze(wp).is_ok());
         for (int64_t m : {5, 200, 1, 5}) {
           SCOPED_TRACE(std::string(t) + (transposed ? " transposed" : "") + " m=" + std::to_string(m) + " round " + std::to_string(round));
-          const Tensor x = random_tensor(d, {m, 40}, rng);
-          testing::ArgPack p;
-          p.add(x);
-          p.add(w);
-          std::vector<Tensor> out;
-          ASSERT_TRUE((*jit)->call_graph("t", graph, {}, p.args(), out).is_ok());
-          const auto want = testing::run_graph(g, {x, w}, R"({"compile": {"backend": "reference"}})");
-          ASSERT_TRUE(want.is_ok());
-          EXPECT_TRUE(testing::tensors_close(out[0], (*want)[0], 1e-4, 1e-5));
+          expect_call_agrees(**jit, g, graph, random_tensor(d, {m, 40}, rng), w, 1e-4, 1e-5);
         }
         // One packed copy per freeze for all calls and both shapes (a
         // single row is a matrix-vector product, which reads B in place).
