@@ -18,6 +18,13 @@ namespace shapejit::backends::llvm {
 
 namespace {
 
+// Products of at most this many rows read a row-major B of the other float
+// type in place, converting in registers (in_place_avx2); taller ones pack
+// it converting (streaming_avx2). A float64 m x 768 by a float32 768 x 3072,
+// one thread: m = 4 took 0.72 ms in place against 1.84 packed, 12 took 2.2
+// against 2.5, 18 took 3.4 against 3.0 and 40 took 8.8 against 4.9 (B's
+// rows 12 KB apart, a band of them in one set of L1).
+constexpr int64_t kConvertedInPlaceRows = 2 * kTileRows;
 // A slice of k: a packed panel of kDepth rows is 32 KB (L1) for either type.
 constexpr int64_t kDepth = 512;
 // Rows of A per block: 96 rows of a slice are 192 KB in L2 for floats.
@@ -202,6 +209,19 @@ struct Simd<double> {
   SJ_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
 };
 
+// A vector of T from lanes of S where they lie, converted when they differ
+// (B read in place in the other float type).
+template <typename T, typename S>
+SJ_AVX2 inline typename Simd<T>::V load_as(const S* p) {
+  if constexpr (std::is_same_v<T, S>) {
+    return Simd<T>::loadu(p);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+  } else {
+    return _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(p + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(p)));
+  }
+}
+
 // Keeps two vectors in registers where they are: an empty asm that takes
 // and gives them back, so that the compiler cannot load them again.
 template <typename V>
@@ -224,37 +244,37 @@ SJ_AVX2 inline void in_registers(V& x, V& y) {
 // into registers once (in_registers): GCC would fold a load into every
 // multiply-add that reads it, one load of B per row, and a tile of 2 or 3
 // rows would cost what one of 4 does. So a tile's time follows its rows.
-template <typename T, int R>
-SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c, int64_t ldc, bool add,
+template <typename T, typename S, int R>
+SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, T* c, int64_t ldc, bool add,
                   int64_t width) {
-  using S = Simd<T>;
-  using V = typename S::V;
+  using Vec = Simd<T>;
+  using V = typename Vec::V;
   constexpr int64_t L = kPanel<T> / 2;  // lanes
   constexpr bool kSplitK = R <= kRows / 2;
-  V c00 = S::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
+  V c00 = Vec::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
     c51 = c00;
   const T* a0 = a;
   const T* a3 = a + 3 * a_row;
   const int64_t a_row2 = 2 * a_row;
 #define SJ_ROW(r, acc, base, offset, b0, b1) \
   if constexpr (R > r) {                      \
-    const V x = S::splat(base + offset);      \
-    c##acc##0 = S::fma(x, b0, c##acc##0);     \
-    c##acc##1 = S::fma(x, b1, c##acc##1);     \
+    const V x = Vec::splat(base + offset);      \
+    c##acc##0 = Vec::fma(x, b0, c##acc##0);     \
+    c##acc##1 = Vec::fma(x, b1, c##acc##1);     \
   }
   int64_t p = 0;
   if constexpr (kSplitK) {
     for (; p + 1 < kc; p += 2, panel += 2 * step, a0 += 2 * a_col) {
       const T* odd = a0 + a_col;
       {
-        V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
+        V b0 = load_as<T>(panel), b1 = load_as<T>(panel + L);
         in_registers(b0, b1);
         SJ_ROW(0, 0, a0, 0, b0, b1)
         SJ_ROW(1, 1, a0, a_row, b0, b1)
         SJ_ROW(2, 2, a0, a_row2, b0, b1)
       }
       {
-        V e0 = S::loadu(panel + step), e1 = S::loadu(panel + step + L);
+        V e0 = load_as<T>(panel + step), e1 = load_as<T>(panel + step + L);
         in_registers(e0, e1);
         SJ_ROW(0, 3, odd, 0, e0, e1)
         SJ_ROW(1, 4, odd, a_row, e0, e1)
@@ -263,7 +283,7 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
     }
   }
   for (; p < kc; ++p, panel += step, a0 += a_col, a3 += a_col) {
-    const V b0 = S::loadu(panel), b1 = S::loadu(panel + L);
+    const V b0 = load_as<T>(panel), b1 = load_as<T>(panel + L);
     SJ_ROW(0, 0, a0, 0, b0, b1)
     SJ_ROW(1, 1, a0, a_row, b0, b1)
     SJ_ROW(2, 2, a0, a_row2, b0, b1)
@@ -275,28 +295,28 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T*
   }
 #undef SJ_ROW
   if constexpr (kSplitK) {
-    c00 = S::add(c00, c30), c01 = S::add(c01, c31), c10 = S::add(c10, c40), c11 = S::add(c11, c41), c20 = S::add(c20, c50),
-    c21 = S::add(c21, c51);
+    c00 = Vec::add(c00, c30), c01 = Vec::add(c01, c31), c10 = Vec::add(c10, c40), c11 = Vec::add(c11, c41), c20 = Vec::add(c20, c50),
+    c21 = Vec::add(c21, c51);
   }
   const V rows[kRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
   for (int r = 0; r < R; ++r) {
     T* out = c + r * ldc;
     if (width == 2 * L) {
-      S::storeu(out, add ? S::add(rows[r][0], S::loadu(out)) : rows[r][0]);
-      S::storeu(out + L, add ? S::add(rows[r][1], S::loadu(out + L)) : rows[r][1]);
+      Vec::storeu(out, add ? Vec::add(rows[r][0], Vec::loadu(out)) : rows[r][0]);
+      Vec::storeu(out + L, add ? Vec::add(rows[r][1], Vec::loadu(out + L)) : rows[r][1]);
       continue;
     }
     alignas(32) T t[2 * L];
-    S::storeu(t, rows[r][0]);
-    S::storeu(t + L, rows[r][1]);
+    Vec::storeu(t, rows[r][0]);
+    Vec::storeu(t + L, rows[r][1]);
     for (int64_t j = 0; j < width; ++j) out[j] = add ? out[j] + t[j] : t[j];
   }
 }
 
-template <typename T>
-using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, int64_t, T*, int64_t, bool, int64_t);
-template <typename T>
-constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T, 3>, tile<T, 4>, tile<T, 5>, tile<T, 6>};
+template <typename T, typename S>
+using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const S*, int64_t, T*, int64_t, bool, int64_t);
+template <typename T, typename S>
+constexpr TileFn<T, S> kTiles[kRows + 1] = {nullptr, tile<T, S, 1>, tile<T, S, 2>, tile<T, S, 3>, tile<T, S, 4>, tile<T, S, 5>, tile<T, S, 6>};
 
 // Rows [i0, i1) of C times one panel (`panel`, kc of its rows): whole
 // tiles, but a last 1 or 2 rows and the whole tile before them are a tile
@@ -308,13 +328,13 @@ constexpr TileFn<T> kTiles[kRows + 1] = {nullptr, tile<T, 1>, tile<T, 2>, tile<T
 // With `equal`, more than 7 rows are tiles of heights as equal as they
 // can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
 // where split-k tiles read two of B's rows at once, no tile is short.
-template <typename T>
-SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* panel, int64_t step, T* c,
+template <typename T, typename S>
+SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, T* c,
                    int64_t ldc, bool add, int64_t width, bool equal = false) {
   const int64_t rows = i1 - i0, rest = rows % kRows;
   int64_t i = i0;
   auto run = [&](int64_t height) {
-    kTiles<T>[height](kc, a + i * a_row, a_row, a_col, panel, step, c + i * ldc, ldc, add, width);
+    kTiles<T, S>[height](kc, a + i * a_row, a_row, a_col, panel, step, c + i * ldc, ldc, add, width);
     i += height;
   };
   if (equal && rows > kRows + 1) {
@@ -381,14 +401,15 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
 // apart: misses one after another, which prefetching them did not hide
 // (likely because lines 6 KB apart fall in 2 of L1's 64 sets and evict
 // each other), and then copied. Columns past the last whole panel are
-// streamed.
-template <typename T>
-SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* b, int64_t b_row, T* c,
+// streamed. B's elements may be of the other float type: the tiles convert
+// them as they load them (load_as).
+template <typename T, typename S>
+SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, T* c,
                            int64_t ldc, bool accumulate, int64_t band) {
   constexpr int64_t P = kPanel<T>;
   constexpr int64_t kLine = 64;
   const int64_t whole = n / P * P, panels = whole / P;
-  const int64_t row_lines = (whole * static_cast<int64_t>(sizeof(T)) + kLine - 1) / kLine;
+  const int64_t row_lines = (whole * static_cast<int64_t>(sizeof(S)) + kLine - 1) / kLine;
   for (int64_t p0 = 0; p0 < k; p0 += band) {
     const int64_t kc = std::min(band, k - p0);
     const bool add = accumulate || p0 > 0;
@@ -399,7 +420,7 @@ SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t 
     for (int64_t j0 = 0; j0 < whole; j0 += P) {
       for (const int64_t end = std::min(lines, line + share); line < end; ++line) {
         _mm_prefetch(row + in_row * kLine, _MM_HINT_T1);
-        if (++in_row == row_lines) in_row = 0, row += b_row * static_cast<int64_t>(sizeof(T));
+        if (++in_row == row_lines) in_row = 0, row += b_row * static_cast<int64_t>(sizeof(S));
       }
       tiles(0, m, kc, a + p0 * a_col, a_row, a_col, b + p0 * b_row + j0, b_row, c + j0, ldc, add, P, true);
     }
@@ -416,11 +437,10 @@ void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_r
                         T* c, int64_t ldc, bool accumulate) {
 #if defined(__x86_64__)
   if (k > 0 && gemm_available()) {
-    if constexpr (std::is_same_v<T, S>) {
-      if (b_col == 1 && b_row >= n && m <= kInPlaceRows && n >= kPanel<T>) {  // rows one after another
-        const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(T))), kMinBand, kMaxBand);
-        return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
-      }
+    const int64_t in_place_rows = std::is_same_v<T, S> ? kInPlaceRows : kConvertedInPlaceRows;
+    if (b_col == 1 && b_row >= n && m <= in_place_rows && n >= kPanel<T>) {  // rows one after another
+      const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(S))), kMinBand, kMaxBand);
+      return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
     }
     return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   }

@@ -75,8 +75,9 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
 // read where they lie, in bands of rows of k, the next band prefetched
 // while the tiles take one; otherwise each panel is packed just before its
 // tiles take it, into a buffer of the calling thread's. A B of the other
-// float type (S) is converted as it is packed, a group of panels at a
-// time (each of B's rows is then read a few lines at once, not 32 bytes).
+// float type (S) is read in place up to two tiles' rows, converted as the
+// tiles load it; past that it is converted as it is packed, a group of
+// panels at a time (each of B's rows is then read a few lines at once).
 template <typename T, typename S>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);
