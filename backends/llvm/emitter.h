@@ -74,6 +74,7 @@ class StepEmitter {
   ::llvm::Value* compare(const Inst& inst, const Operands& arg);  // emit_arith.cpp: comparisons, and, or, where
   // libm's function of x (or of x and y), by the float's width.
   ::llvm::Value* math(const char* f32, const char* f64, ::llvm::Value* x, ::llvm::Value* y = nullptr);
+  ::llvm::Value* float_pow(::llvm::Value* x, ::llvm::Value* y);
   ::llvm::Value* intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x);
   ::llvm::Value* is_nan(::llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
   void fail_if(::llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }

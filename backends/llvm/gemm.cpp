@@ -386,7 +386,17 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
     for (int64_t q0 = 0; q0 < count; q0 += group) {
       const int64_t q1 = std::min(count, q0 + group);
       pack_panels(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
+      // While the tiles take this group, the next group's lines of the
+      // slice are prefetched, a share before each panel's tiles (8 products
+      // of 20 x 768 by a float32 768 x 3072, one process, 12 rounds
+      // interleaved: 2.94-3.02 ms against 3.13-3.15 without).
+      const int64_t row_lines = group > 1 && b_col == 1 && q1 < count ? (std::min(n - q1 * P, group * P) * static_cast<int64_t>(sizeof(S)) + 63) / 64 : 0;
+      const int64_t lines = kc * row_lines, share = (lines + (q1 - q0) - 1) / (q1 - q0);
+      int64_t line = 0;
       for (int64_t q = q0; q < q1; ++q) {
+        for (const int64_t end = std::min(lines, line + share); line < end; ++line) {
+          _mm_prefetch(reinterpret_cast<const char*>(slice + line / row_lines * b_row + q1 * P) + line % row_lines * 64, _MM_HINT_T1);
+        }
         const int64_t j0 = q * P;
         tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panels.data() + (q - q0) * kc * P, P, c + j0, ldc, add, std::min(P, n - j0));
       }
