@@ -205,7 +205,7 @@ void BM_GemmVsOpenBlas(benchmark::State& state) {
   compare(
       state, [&] { openblas_sgemm(m, n, k, a.data(), b.data(), c.data()); },
       [&] {
-        backends::llvm::pack(k, n, b.data(), n, 1, packed.data(), 0, k);
+        backends::llvm::pack<float>(k, n, b.data(), n, 1, packed.data(), 0, k);
         backends::llvm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
       },
       "openblas", "ours");
@@ -262,7 +262,7 @@ void BM_PrepackedVsStreamedGemm(benchmark::State& state) {
   for (int64_t i = 0; i < copies; ++i) {
     bs.push_back(random_floats(k * n, rng));
     packed.emplace_back(static_cast<size_t>(backends::llvm::packed_size<float>(k, n)));
-    backends::llvm::pack(k, n, bs.back().data(), n, 1, packed.back().data(), 0, k);
+    backends::llvm::pack<float>(k, n, bs.back().data(), n, 1, packed.back().data(), 0, k);
   }
   compare(
       state,

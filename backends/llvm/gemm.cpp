@@ -40,8 +40,11 @@ constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // floats' rows is 96 KB, in L2 while its panels take it.
 constexpr int64_t kPackRows = 16;
 // Panels a streamed product packs at once when it converts B's elements
-// (streaming_avx2): 8 panels of 512 rows of doubles are 256 KB, in L2.
-constexpr int64_t kConvertedPanels = 8;
+// (streaming_avx2): 32 float panels of a float64 product (8 columns, 32
+// bytes a row) are 1 KB of each of B's rows, 512 KB for 512 rows, in L2.
+// A float64 20 x 768 by a float32 768 x 3072: 2.51 ms in groups of 32,
+// 2.74 of 8, 3.11 of 4, 2.77 of 384 (whole rows, 4.7 MB).
+constexpr int64_t kConvertedPanels = 32;
 
 }  // namespace
 
@@ -94,25 +97,17 @@ SJ_AVX2 void pack_columns(int64_t k, const float* src, int64_t col, float* o) {
   }
 }
 
-// `rows` rows of a whole panel (64 bytes each, `row` elements apart) to
-// consecutive rows of the packed panel, by 32-byte moves (memcpy moves 16
-// bytes at a time for so short a copy).
-template <typename T>
-SJ_AVX2 void copy_rows(const T* src, int64_t row, T* out, int64_t rows) {
+// `rows` rows of a whole panel of T's width (kPanel<T> elements of S, 32
+// or 64 or 128 bytes, `row` elements apart) to consecutive rows of the
+// packed panel, by 32-byte moves (memcpy moves 16 bytes at a time for so
+// short a copy).
+template <typename T, typename S>
+SJ_AVX2 void copy_rows(const S* src, int64_t row, S* out, int64_t rows) {
+  constexpr int64_t kVectors = kPanel<T> * static_cast<int64_t>(sizeof(S)) / 32;
   for (int64_t p = 0; p < rows; ++p, src += row, out += kPanel<T>) {
     const __m256i* from = reinterpret_cast<const __m256i*>(src);
     __m256i* to = reinterpret_cast<__m256i*>(out);
-    _mm256_storeu_si256(to, _mm256_loadu_si256(from));
-    _mm256_storeu_si256(to + 1, _mm256_loadu_si256(from + 1));
-  }
-}
-
-// The same rows of a whole double panel from float32 rows (8 floats, 32
-// bytes each), widened as they are moved.
-SJ_AVX2 void widen_rows(const float* src, int64_t row, double* out, int64_t rows) {
-  for (int64_t p = 0; p < rows; ++p, src += row, out += kPanel<double>) {
-    _mm256_storeu_pd(out, _mm256_cvtps_pd(_mm_loadu_ps(src)));
-    _mm256_storeu_pd(out + 4, _mm256_cvtps_pd(_mm_loadu_ps(src + 4)));
+    for (int64_t v = 0; v < kVectors; ++v) _mm256_storeu_si256(to + v, _mm256_loadu_si256(from + v));
   }
 }
 
@@ -122,23 +117,20 @@ SJ_AVX2 void widen_rows(const float* src, int64_t row, double* out, int64_t rows
 
 namespace {
 
-// Rows [p0, p1) of B's panel q to `o` (the panel's row p at o[p * kPanel]),
-// converted from S to T where they differ.
+// Rows [p0, p1) of B's panel q (kPanel<T> columns) to `o`, the panel's row
+// p at o[p * kPanel<T>], in B's own type S.
 template <typename T, typename S>
-void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64_t p0, int64_t p1, T* o) {
+void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64_t p0, int64_t p1, S* o) {
   constexpr int64_t P = kPanel<T>;
   const int64_t j0 = q * P, width = std::min(P, n - j0);
   const S* src = b + j0 * col;
   if (col == 1) {
 #if defined(__x86_64__)
-    if (width == P && gemm_available()) {
-      if constexpr (std::is_same_v<T, S>) return copy_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
-      if constexpr (std::is_same_v<T, double> && std::is_same_v<S, float>) return widen_rows(src + p0 * row, row, o + p0 * P, p1 - p0);
-    }
+    if (width == P && gemm_available()) return copy_rows<T>(src + p0 * row, row, o + p0 * P, p1 - p0);
 #endif
     for (int64_t p = p0; p < p1; ++p) {
-      std::transform(src + p * row, src + p * row + width, o + p * P, [](S x) { return static_cast<T>(x); });
-      std::fill(o + p * P + width, o + (p + 1) * P, T(0));
+      std::copy(src + p * row, src + p * row + width, o + p * P);
+      std::fill(o + p * P + width, o + (p + 1) * P, S(0));
     }
     return;
   }
@@ -150,7 +142,7 @@ void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64
   // Any other strides (a transposed B has contiguous columns): down each
   // column.
   for (int64_t j = 0; j < P; ++j) {
-    for (int64_t p = p0; p < p1; ++p) o[p * P + j] = j < width ? static_cast<T>(src[p * row + j * col]) : T(0);
+    for (int64_t p = p0; p < p1; ++p) o[p * P + j] = j < width ? src[p * row + j * col] : S(0);
   }
 }
 
@@ -160,24 +152,24 @@ void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64
 // bytes lay a row's stride from the last (6 KB for 1536 floats), past what
 // the prefetchers follow, which took twice the time.
 template <typename T, typename S>
-void pack_panels(int64_t n, int64_t depth, const S* b, int64_t row, int64_t col, int64_t q0, int64_t q1, T* out, int64_t first,
+void pack_panels(int64_t n, int64_t depth, const S* b, int64_t row, int64_t col, int64_t q0, int64_t q1, S* out, int64_t first,
                  int64_t last) {
   constexpr int64_t P = kPanel<T>;
   if (col != 1) {
-    for (int64_t q = q0; q < q1; ++q) pack_rows(n, b, row, col, q, first, last, out + (q - q0) * depth * P);
+    for (int64_t q = q0; q < q1; ++q) pack_rows<T>(n, b, row, col, q, first, last, out + (q - q0) * depth * P);
     return;
   }
   for (int64_t p0 = first; p0 < last; p0 += kPackRows) {
     const int64_t p1 = std::min(last, p0 + kPackRows);
-    for (int64_t q = q0; q < q1; ++q) pack_rows(n, b, row, col, q, p0, p1, out + (q - q0) * depth * P);
+    for (int64_t q = q0; q < q1; ++q) pack_rows<T>(n, b, row, col, q, p0, p1, out + (q - q0) * depth * P);
   }
 }
 
 }  // namespace
 
 template <typename T, typename S>
-void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last) {
-  pack_panels(n, k, b, row, col, int64_t{0}, (n + kPanel<T> - 1) / kPanel<T>, out, first, last);
+void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, S* out, int64_t first, int64_t last) {
+  pack_panels<T>(n, k, b, row, col, int64_t{0}, (n + kPanel<T> - 1) / kPanel<T>, out, first, last);
 }
 
 #if defined(__x86_64__)
@@ -349,8 +341,8 @@ SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row
   if (i < i1) run(i1 - i);
 }
 
-template <typename T>
-SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+template <typename T, typename S>
+SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
                            bool accumulate) {
   constexpr int64_t P = kPanel<T>;
   const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices;
@@ -393,13 +385,17 @@ class RowPrefetch {
 // product's type; a group of kConvertedPanels panels when its elements are
 // converted, so that each of B's rows is read kConvertedPanels * 32 bytes at
 // a time, not the 32 bytes of one panel (8 floats: a quarter of a line,
-// rows kilobytes apart). On 8 x 768 by a float32 768 x 3072 into float64,
-// groups took 2.18-2.26 ms, a panel at a time 1.91-2.75 ms (three rounds).
+// rows kilobytes apart). The panels keep B's own type, and the tiles
+// convert as they load them (load_as): a float panel is half the bytes to
+// write and to read again, and converting in the tile costs no more than
+// loading a double. On 20 x 768 by a float32 768 x 3072 into float64,
+// float panels took 2.75 ms against 2.92 for widened ones (groups of 8),
+// and 31 rows 3.69 against 4.78.
 template <typename T, typename S>
 SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                             int64_t b_col, T* c, int64_t ldc, bool accumulate) {
   constexpr int64_t P = kPanel<T>, group = std::is_same_v<T, S> ? 1 : kConvertedPanels;
-  thread_local std::vector<T> panels(static_cast<size_t>(kDepth * P * group));
+  thread_local std::vector<S> panels(static_cast<size_t>(kDepth * P * group));
   const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices, count = (n + P - 1) / P;
   for (int64_t p0 = 0; p0 < k; p0 += depth) {
     const int64_t kc = std::min(depth, k - p0);
@@ -407,7 +403,7 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
     const S* slice = b + p0 * b_row;
     for (int64_t q0 = 0; q0 < count; q0 += group) {
       const int64_t q1 = std::min(count, q0 + group);
-      pack_panels(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
+      pack_panels<T>(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
       // While the tiles take this group, the next group's lines of the
       // slice are prefetched (8 products of 20 x 768 by a float32 768 x
       // 3072, one process, 12 rounds interleaved: 2.94-3.02 ms against
@@ -468,13 +464,13 @@ void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_r
     return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
   }
 #endif
-  std::vector<T> packed(static_cast<size_t>(packed_size<T>(k, n)));
-  pack(k, n, b, b_row, b_col, packed.data(), 0, k);
+  std::vector<S> packed(static_cast<size_t>(packed_size<T>(k, n)));
+  pack<T>(k, n, b, b_row, b_col, packed.data(), 0, k);
   multiply(m, n, k, a, a_row, a_col, packed.data(), c, ldc, accumulate);
 }
 
-template <typename T>
-void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+template <typename T, typename S>
+void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
               bool accumulate) {
   if (k == 0) {
     if (!accumulate) {
@@ -489,14 +485,15 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       T s = accumulate ? c[i * ldc + j] : T(0);
-      for (int64_t p = 0; p < k; ++p) s += a[i * a_row + p * a_col] * packed[(j / P * k + p) * P + j % P];
+      for (int64_t p = 0; p < k; ++p) s += a[i * a_row + p * a_col] * static_cast<T>(packed[(j / P * k + p) * P + j % P]);
       c[i * ldc + j] = s;
     }
   }
 }
 
 #define SJ_PACKING(T, S)                                                                                                      \
-  template void pack<T, S>(int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, int64_t);                                 \
+  template void pack<T, S>(int64_t, int64_t, const S*, int64_t, int64_t, S*, int64_t, int64_t);                                 \
+  template void multiply<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, T*, int64_t, bool);             \
   template void multiply_streaming<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, \
                                          bool);
 SJ_PACKING(float, float)
@@ -504,7 +501,5 @@ SJ_PACKING(double, double)
 SJ_PACKING(double, float)
 SJ_PACKING(float, double)
 #undef SJ_PACKING
-template void multiply<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, float*, int64_t, bool);
-template void multiply<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, double*, int64_t, bool);
 
 }  // namespace shapejit::backends::llvm

@@ -49,23 +49,24 @@ int64_t packed_size(int64_t k, int64_t n) {
 }
 
 // Rows [first, last) of every panel of B (k x n, element (p, j) at
-// b[p * row + j * col]) into `out`, laid out for multiply(): panel q's row
-// p at out[(q * k + p) * kPanel]. Any strides: a transposed B is gathered.
-// Threads split B by its rows, so that each reads whole rows of a
-// row-major B in order (split by panels, each would read 256 bytes of a
-// row, a row apart). B's elements may be of the other float type (S): they
-// are converted as they are packed (a float32 weight in a float64 product,
-// which would otherwise be cast to a dense copy first).
+// b[p * row + j * col]) into `out`, laid out for a product of type T
+// (multiply<T>): panel q's row p at out[(q * k + p) * kPanel<T>]. Any
+// strides: a transposed B is gathered. Threads split B by its rows, so
+// that each reads whole rows of a row-major B in order (split by panels,
+// each would read 256 bytes of a row, a row apart). The panels keep B's
+// element type S, which may be the other float type (a float32 weight in a
+// float64 product, a cast folded into the operand): the tiles convert it
+// as they load it, and a float panel is half the bytes of a widened one.
 template <typename T, typename S>
-void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, T* out, int64_t first, int64_t last);
+void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, S* out, int64_t first, int64_t last);
 
 // C (m x n, row stride ldc) = A B, or += when `accumulate`. A is m x k,
 // element (i, p) at a[i * a_row + p * a_col] (a transposed A is read in
-// place too: a tile's rows are then adjacent); `packed` is B as pack()
+// place too: a tile's rows are then adjacent); `packed` is B as pack<T>()
 // wrote it, from its panel 0: a block of B's columns starting at panel q
-// passes that panel's address (packed + q * k * kPanel).
-template <typename T>
-void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const T* packed, T* c, int64_t ldc,
+// passes that panel's address (packed + q * k * kPanel<T>).
+template <typename T, typename S>
+void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
               bool accumulate);
 
 // The same product from B in place (element (p, j) at b[p * b_row +
@@ -76,8 +77,9 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
 // while the tiles take one; otherwise each panel is packed just before its
 // tiles take it, into a buffer of the calling thread's. A B of the other
 // float type (S) is read in place up to two tiles' rows, converted as the
-// tiles load it; past that it is converted as it is packed, a group of
-// panels at a time (each of B's rows is then read a few lines at once).
+// tiles load it; past that it is packed as it is, a group of panels at a
+// time (each of B's rows is then read a few lines at once), and converted
+// as the tiles load the panels.
 template <typename T, typename S>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);

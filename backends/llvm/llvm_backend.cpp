@@ -485,7 +485,7 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, const loops::MatmulShape& s
         using T = decltype(t);
         using S = decltype(s);
         product(rows, cols, k, reinterpret_cast<const T*>(a), reinterpret_cast<const S*>(b), reinterpret_cast<T*>(out), n, shape, plan.own,
-                packed.panels ? reinterpret_cast<const T*>(packed.panels) + j0 * k : nullptr);
+                packed.panels ? reinterpret_cast<const S*>(packed.panels) + j0 * k : nullptr);
       });
     }
     if (in_task) finish(c * plan.rows_total + r0, c * plan.rows_total + r0 + rows);

@@ -51,10 +51,10 @@ T* panels(int64_t size) {
 // B (k x n, as `shape` strides it) packed for multiply into `out`,
 // its rows split across threads when `parallel` (pack says why rows).
 template <typename T, typename S>
-void pack_all(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel, T* out) {
-  if (!parallel) return pack(k, n, b, shape.b_row, shape.b_col, out, 0, k);
+void pack_all(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel, S* out) {
+  if (!parallel) return pack<T>(k, n, b, shape.b_row, shape.b_col, out, 0, k);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, k, kPackGrainRows), [&](const tbb::blocked_range<int64_t>& r) {
-    pack(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
+    pack<T>(k, n, b, shape.b_row, shape.b_col, out, r.begin(), r.end());
   });
 }
 
@@ -138,21 +138,21 @@ template <typename T, typename S>
 void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                       int64_t b_col, T* c, int64_t ldc, bool accumulate) {
   if (m <= kStreamRows) return multiply_streaming(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
-  T* packed = panels<T, Panels::kTask>(packed_size<T>(k, n));
-  pack(k, n, b, b_row, b_col, packed, int64_t{0}, k);
+  S* packed = panels<S, Panels::kTask>(packed_size<T>(k, n));
+  pack<T>(k, n, b, b_row, b_col, packed, int64_t{0}, k);
   multiply(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
 }
 
 template <typename T, typename S>
-const T* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
-  T* out = panels<T, Panels::kShared>(packed_size<T>(k, n));
-  pack_all(k, n, b, shape, parallel, out);
+const S* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
+  S* out = panels<S, Panels::kShared>(packed_size<T>(k, n));
+  pack_all<T>(k, n, b, shape, parallel, out);
   return out;
 }
 
-// The kept panels are 64-byte aligned: a panel's row is one cache line.
-// Converted panels are kept apart from the panels of the same B unconverted
-// (the tag names both types).
+// The kept panels are 64-byte aligned. Panels for a float64 product of a
+// float32 B (8 columns) are kept apart from those of a float32 product of
+// the same B (16 columns): the tag names both types.
 template <typename T, typename S>
 std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
   if (!FrozenMemory::process().any()) return nullptr;
@@ -165,10 +165,10 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
   return FrozenMemory::process()
       .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(S), tag,
                [&] {
-                 const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(T);
-                 std::shared_ptr<T> out(static_cast<T*>(::operator new(bytes, std::align_val_t{64})),
-                                        [](T* q) { ::operator delete(q, std::align_val_t{64}); });
-                 pack_all(k, n, b, shape, parallel, out.get());
+                 const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(S);
+                 std::shared_ptr<S> out(static_cast<S*>(::operator new(bytes, std::align_val_t{64})),
+                                        [](S* q) { ::operator delete(q, std::align_val_t{64}); });
+                 pack_all<T>(k, n, b, shape, parallel, out.get());
                  return FrozenMemory::Derived{out, bytes};
                })
       .data;
@@ -176,7 +176,7 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
 
 template <typename T, typename S>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
-             bool own, const T* packed) {
+             bool own, const S* packed) {
   if constexpr (std::is_same_v<T, S>) {
     if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   }
@@ -192,9 +192,9 @@ template void blas_gemm<double>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int64_t, int64
                                 double*, int);
 #define SJ_PRODUCTS(T, S)                                                                                                                 \
   template void multiply_packing<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, bool); \
-  template const T* pack_shared<T, S>(int64_t, int64_t, const S*, const loops::MatmulShape&, bool);                                        \
+  template const S* pack_shared<T, S>(int64_t, int64_t, const S*, const loops::MatmulShape&, bool);                                        \
   template std::shared_ptr<const void> frozen_panels<T, S>(int64_t, int64_t, const S*, const loops::MatmulShape&, bool);                   \
-  template void product<T, S>(int64_t, int64_t, int64_t, const T*, const S*, T*, int64_t, const loops::MatmulShape&, bool, const T*);
+  template void product<T, S>(int64_t, int64_t, int64_t, const T*, const S*, T*, int64_t, const loops::MatmulShape&, bool, const S*);
 SJ_PRODUCTS(float, float)
 SJ_PRODUCTS(double, double)
 SJ_PRODUCTS(double, float)

@@ -46,7 +46,8 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
 
 // In what follows, B's elements are of type S, the product's of T: where
 // they differ (a float32 weight in a float64 product, a cast the lowering
-// folded into the operand), B is converted as it is packed, never by BLAS.
+// folded into the operand), B is packed in its own type and converted as
+// the GEMM's tiles load it, never by BLAS.
 
 // C (m x n, ldc) = A B, or += when `accumulate`, by multiply, with B
 // (element (p, j) at b[p * b_row + j * b_col]) packed here, or streamed.
@@ -58,7 +59,7 @@ void multiply_packing(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row
 // into the calling thread's buffer, its rows split across threads when
 // `parallel`.
 template <typename T, typename S>
-const T* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel);
+const S* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel);
 
 // B's panels kept across calls (FrozenMemory::derived) when B lies in
 // frozen memory, else null.
@@ -71,6 +72,6 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
 // it is null; BLAS's matrix-vector product for one row or column.
 template <typename T, typename S>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
-             bool own, const T* packed);
+             bool own, const S* packed);
 
 }  // namespace shapejit::backends::llvm

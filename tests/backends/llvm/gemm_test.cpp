@@ -1,13 +1,15 @@
 // The CPU backend's own matrix product (backends/llvm/gemm.h) against a
 // plain sum in double: every tile height (1 to 6 rows), panels cut short,
 // slices of k, blocks of rows, each operand plain, transposed or strided,
-// accumulating or not, and nothing written outside C's m x n; B packed
+// accumulating or not, and nothing written outside C's m x n; B of the
+// product's type or of the other float type (converted), packed
 // first, streamed, or read in place.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,16 +45,18 @@ Strided<T> make(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
   return m;
 }
 
-template <typename T>
+// B's elements are of type S (converted to T as the product reads them).
+template <typename T, typename S = T>
 void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulate, std::mt19937& rng) {
-  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + (sizeof(S) == 4 ? " by f32" : " by f64") + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                             " k=" + std::to_string(k) + " a=" + std::to_string(static_cast<int>(la)) +
                             " b=" + std::to_string(static_cast<int>(lb)) + (accumulate ? " +=" : "");
-  const Strided<T> a = make<T>(m, k, la, rng), b = make<T>(k, n, lb, rng);
-  std::vector<T> packed(static_cast<size_t>(llvm::packed_size<T>(k, n)), T(7));
+  const Strided<T> a = make<T>(m, k, la, rng);
+  const Strided<S> b = make<S>(k, n, lb, rng);
+  std::vector<S> packed(static_cast<size_t>(llvm::packed_size<T>(k, n)), S(7));
   // In two calls, as threads split the rows.
-  llvm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
-  llvm::pack(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
+  llvm::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
+  llvm::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
   const int64_t ldc = n + 5;
   const T sentinel = T(-12345);
   std::vector<T> c(static_cast<size_t>(std::max<int64_t>(1, m * ldc)), sentinel);
@@ -79,8 +83,9 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
         }
         double want = accumulate ? static_cast<double>(before[i * ldc + j]) : 0.0, scale = std::abs(want);
         for (int64_t p = 0; p < k; ++p) {
-          want += static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
-          scale += std::abs(static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j)));
+          const double bt = static_cast<double>(static_cast<T>(b.at(p, j)));
+          want += static_cast<double>(a.at(i, p)) * bt;
+          scale += std::abs(static_cast<double>(a.at(i, p)) * bt);
         }
         if (std::abs(got - want) > 4 * eps * (scale + 1) && ++bad <= 5) {
           ADD_FAILURE() << where << ", " << how << ": (" << i << ", " << j << ") is " << got << ", want " << want;
@@ -91,7 +96,7 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
   }
 }
 
-template <typename T>
+template <typename T, typename S = T>
 void sweep() {
   std::mt19937 rng(23);
   const Layout layouts[] = {Layout::kPlain, Layout::kTransposed, Layout::kStrided};
@@ -104,23 +109,32 @@ void sweep() {
     for (int64_t n : {1, 7, 8, 16, 17, 40}) {
       for (int64_t k : {0, 1, 8, 11, 37}) {
         for (Layout la : layouts) {
-          for (Layout lb : layouts) check<T>(m, n, k, la, lb, (m + n + k) % 2 == 1, rng);
+          for (Layout lb : layouts) check<T, S>(m, n, k, la, lb, (m + n + k) % 2 == 1, rng);
         }
       }
     }
   }
   for (Layout lb : layouts) {
-    check<T>(20, 33, 1100, Layout::kPlain, lb, false, rng);  // three slices of k
-    check<T>(20, 33, 1100, Layout::kTransposed, lb, true, rng);
-    check<T>(14, 40, 300, Layout::kPlain, lb, lb == Layout::kStrided, rng);  // B in place: bands of 32 rows, a panel cut short
-    check<T>(18, 1000, 37, Layout::kTransposed, lb, false, rng);           // bands of 18 (f32) or 9 rows, the last short
+    check<T, S>(20, 33, 1100, Layout::kPlain, lb, false, rng);  // three slices of k
+    check<T, S>(20, 33, 1100, Layout::kTransposed, lb, true, rng);
+    check<T, S>(14, 40, 300, Layout::kPlain, lb, lb == Layout::kStrided, rng);  // B in place: bands of 32 rows, a panel cut short
+    check<T, S>(18, 1000, 37, Layout::kTransposed, lb, false, rng);           // bands of 18 (f32) or 9 rows, the last short
   }
-  check<T>(200, 64, 40, Layout::kPlain, Layout::kTransposed, false, rng);  // blocks of rows
+  check<T, S>(200, 64, 40, Layout::kPlain, Layout::kTransposed, false, rng);  // blocks of rows
+  if constexpr (!std::is_same_v<T, S>) {
+    // A converted B streams in groups of panels: several groups, the last
+    // short and its last panel cut short, over two slices of k.
+    for (int64_t m : {13, 20, 40}) {
+      for (int64_t n : {256, 515}) check<T, S>(m, n, 600, Layout::kPlain, Layout::kPlain, m == 20, rng);
+    }
+  }
 }
 
 TEST(Gemm, AgreesWithASumInDouble) {
   sweep<float>();
   sweep<double>();
+  sweep<double, float>();
+  sweep<float, double>();
 }
 
 TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
@@ -132,7 +146,7 @@ TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
   for (int64_t p = 0; p < k; ++p) b[static_cast<size_t>(n * k + p)] = 2.0f;
   for (const bool transposed : {false, true}) {
     std::vector<float> packed(static_cast<size_t>(llvm::packed_size<float>(k, n)), -1.0f);
-    llvm::pack(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
+    llvm::pack<float>(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
     for (int64_t p = 0; p < k; ++p) {
       for (int64_t j = 0; j < llvm::kPanel<float>; ++j) {
         EXPECT_EQ(packed[(k + p) * llvm::kPanel<float> + j], j < n - llvm::kPanel<float> ? 1.0f : 0.0f)
