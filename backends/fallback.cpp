@@ -43,6 +43,11 @@ Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::Spec
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) { return wrap(primary_->compile(graph), graph); }
 
+Expected<std::unique_ptr<Kernel>> WithFallback::compile_quick(const ir::SpecializedGraphPtr& graph) {
+  std::unique_ptr<Kernel> quick = SJ_TRY(primary_->compile_quick(graph));
+  return wrap(std::move(quick), graph);
+}
+
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
   auto compiled = primary_->compile_image(graph, image);
   if (!compiled.is_ok()) image.clear();

@@ -33,6 +33,8 @@ class WithFallback final : public Backend {
   void attach(const CompileServices& s) override { primary_->attach(s); }
 
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override;
+  // The primary's quick kernel; its failure is an error, not a fallback.
+  Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) override;
   // The primary's image; none when the graph falls back (nothing to keep).
   bool persists() const override { return primary_->persists(); }
   Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override;

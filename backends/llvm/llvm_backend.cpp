@@ -515,10 +515,14 @@ class LlvmBackend final : public Backend {
  public:
   explicit LlvmBackend(int opt_level) : target_(jit_target(opt_level)), steps_(opt_level, target_) {
     openblas_set_num_threads(1);  // TBB splits matmuls; see the top of this file
+    if (opt_level > 0) quick_steps_ = std::make_unique<StepCompiler>(0, jit_target(0));
   }
   const char* name() const override { return "llvm"; }
   std::string target() const override { return target_; }
-  void attach(const CompileServices& s) override { steps_.attach(s); }
+  void attach(const CompileServices& s) override {
+    steps_.attach(s);
+    if (quick_steps_) quick_steps_->attach(s);
+  }
 
   Expected<ir::Tensor> allocate(const RunContext&, ir::DType dtype, std::span<const int64_t> shape) override {
     return pooled(*pool_, dtype, std::vector<int64_t>(shape.begin(), shape.end()));
@@ -528,6 +532,14 @@ class LlvmBackend final : public Backend {
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
     return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
+  }
+  // At O0, its steps cached under O0's target.
+  Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) override {
+    if (!quick_steps_) return Backend::compile_quick(graph);
+    CompilePhases phases;
+    LoopProgram p = SJ_TRY(lower(*graph, phases));
+    std::vector<BoundStep> steps = SJ_TRY(quick_steps_->bind(p, graph->graph->nodes.size(), phases));
+    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(steps), pool_, phases));
   }
 
   // A kernel's image is the hash of its loop program alone: its steps'
@@ -566,6 +578,7 @@ class LlvmBackend final : public Backend {
 
   std::string target_;
   StepCompiler steps_;
+  std::unique_ptr<StepCompiler> quick_steps_;  // compile_quick's, at O0; none when the backend's level is O0
   std::shared_ptr<pool::BlockPool> pool_ = process_pool();
 };
 

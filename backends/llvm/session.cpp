@@ -16,7 +16,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace shapejit::backends::llvm {
 
@@ -24,13 +27,12 @@ namespace {
 
 std::string message(::llvm::Error e) { return ::llvm::toString(std::move(e)); }
 
-// What the compile or load running on this thread sees of its object: its
-// size, and with `copy`, its bytes (the image the disk tier keeps).
+// What a compile or load sees of its kernel's object: its size, and with
+// `copy`, its bytes (the image the disk tier keeps).
 struct ObjectSeen {
   size_t bytes = 0;
   std::string* copy = nullptr;
 };
-thread_local ObjectSeen* object_seen = nullptr;
 
 class Code;
 
@@ -69,6 +71,14 @@ class Session {
   std::unique_ptr<::llvm::orc::LLJIT> jit_;
   ::llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<uint64_t> next_id_{0};
+  // The objects being linked, by module name. ORC may materialize a module
+  // on a thread other than the one whose lookup asked for it (one waiting
+  // on symbols another is linking): a thread-local "current object" then
+  // took another kernel's object into this one's image, and the disk tier
+  // kept a record of two objects, which a later process loaded as the
+  // first one's code (a random-graph run crashed on it).
+  std::mutex seen_mu_;
+  std::unordered_map<std::string, ObjectSeen*> seen_;
 };
 
 class Code final : public JitCode {
@@ -122,10 +132,15 @@ Status Session::init() {
                  .create();
   if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
   jit_ = std::move(*jit);
-  jit_->getObjTransformLayer().setTransform([](std::unique_ptr<::llvm::MemoryBuffer> obj) -> ::llvm::Expected<std::unique_ptr<::llvm::MemoryBuffer>> {
-    if (object_seen) {
-      object_seen->bytes += obj->getBufferSize();
-      if (object_seen->copy) object_seen->copy->append(obj->getBufferStart(), obj->getBufferSize());
+  jit_->getObjTransformLayer().setTransform([this](std::unique_ptr<::llvm::MemoryBuffer> obj) -> ::llvm::Expected<std::unique_ptr<::llvm::MemoryBuffer>> {
+    // A compiled object is named after its module ("<module>-jitted-objectbuffer"),
+    // a loaded one after its dylib; both are the kernel's name.
+    ::llvm::StringRef id = obj->getBufferIdentifier();
+    id.consume_back("-jitted-objectbuffer");
+    std::lock_guard<std::mutex> lock(seen_mu_);
+    if (auto it = seen_.find(id.str()); it != seen_.end()) {
+      it->second->bytes += obj->getBufferSize();
+      if (it->second->copy) it->second->copy->append(obj->getBufferStart(), obj->getBufferSize());
     }
     return obj;
   });
@@ -175,7 +190,19 @@ std::unique_ptr<Code> Session::open_dylib(std::string* name) {
 
 Status Session::link(Code& code, const loops::LoopProgram& p, std::string* object) {
   ObjectSeen seen{0, object};
-  object_seen = &seen;
+  const std::string name = code.dylib().getName();
+  {
+    std::lock_guard<std::mutex> lock(seen_mu_);
+    seen_[name] = &seen;
+  }
+  struct Unseen {
+    Session& s;
+    const std::string& name;
+    ~Unseen() {
+      std::lock_guard<std::mutex> lock(s.seen_mu_);
+      s.seen_.erase(name);
+    }
+  } unseen{*this, name};
   std::vector<StepFn> steps;
   for (const std::string& n : step_names(p)) {
     if (n.empty()) {
@@ -183,13 +210,9 @@ Status Session::link(Code& code, const loops::LoopProgram& p, std::string* objec
       continue;
     }
     auto addr = jit_->lookup(code.dylib(), n);
-    if (!addr) {
-      object_seen = nullptr;
-      return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
-    }
+    if (!addr) return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
     steps.push_back(addr->toPtr<StepFn>());
   }
-  object_seen = nullptr;
   code.set(std::move(steps), seen.bytes);
   return Status::ok();
 }
@@ -232,9 +255,27 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
   return std::unique_ptr<JitCode>(std::move(code));
 }
 
+// An image is one ELF object, whose section headers LLVM writes last: one
+// that holds more (a record of an older build, which could take another
+// kernel's object into an image) is refused, and the cache compiles again.
+Status check_one_object(std::string_view object) {
+  auto field = [&](size_t at, size_t bytes) {
+    uint64_t v = 0;
+    std::memcpy(&v, object.data() + at, bytes);  // little-endian host and object
+    return v;
+  };
+  if (object.size() < 64 || object.substr(0, 4) != "\x7f" "ELF" || object[4] != 2) return unsupported("llvm: the image is not a 64-bit ELF object");
+  const uint64_t end = field(0x28, 8) + field(0x3C, 2) * field(0x3A, 2);  // e_shoff + e_shnum * e_shentsize
+  if (end != object.size()) {
+    return unsupported("llvm: the image is " + std::to_string(object.size()) + " bytes, its object " + std::to_string(end));
+  }
+  return Status::ok();
+}
+
 // An object this session compiled, in this process or another with the
 // same target (the cache key holds it): linked, not compiled.
 Expected<std::unique_ptr<JitCode>> Session::load(const loops::LoopProgram& p, std::string_view object) {
+  SJ_TRY(check_one_object(object));
   std::string name;
   std::unique_ptr<Code> code = open_dylib(&name);
   auto buffer = ::llvm::MemoryBuffer::getMemBufferCopy(::llvm::StringRef(object.data(), object.size()), name);

@@ -115,6 +115,7 @@ SiteStats CallSite::stats() const {
   s.stand_in_calls = stand_in_calls_.load(std::memory_order_relaxed);
   s.stand_in_waits = stand_in_counts_.waits.load(std::memory_order_relaxed);
   s.stand_in_dynamic = stand_in_counts_.dynamic.load(std::memory_order_relaxed);
+  s.stand_in_quick = stand_in_counts_.quick.load(std::memory_order_relaxed);
   return s;
 }
 

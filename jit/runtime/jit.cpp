@@ -195,6 +195,7 @@ nlohmann::json site_json(const SiteStats& s) {
           {"stand_in_calls", s.stand_in_calls},
           {"stand_in_waits", s.stand_in_waits},
           {"stand_in_dynamic", s.stand_in_dynamic},
+          {"stand_in_quick", s.stand_in_quick},
           {"stand_in_kernels", s.stand_in_kernels},
           {"dispatch_ns_p50", pct(0.50)},
           {"dispatch_ns_p99", pct(0.99)}};

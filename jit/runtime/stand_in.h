@@ -9,6 +9,14 @@
 // so that no call of the async run takes longer than the same call
 // compiled synchronously would.
 //
+// Where the backend has a quicker tier (LLVM at O0: half the compile, a
+// kernel some times slower, still far faster than the reference), a call
+// that would wait compiles that instead, on every core, and runs on it;
+// the calls after it run on it too until the entry's own kernel lands.
+// So the call that waits longest waits for less than a synchronous compile
+// of the same kernel: compile.async's worst call is the quick compile, not
+// the full one.
+//
 // A third runner beats both: the trace's dynamic kernel, compiled once for
 // every shape the trace takes (its dims left symbolic, the entry's layout
 // kept). Under a policy that compiles a kernel per shape (always_static,
@@ -89,17 +97,41 @@ class PendingKernel {
 
 // What a site's stand-ins count, read into its stats.
 struct StandInCounts {
-  std::atomic<uint64_t> waits{0};    // calls that waited for the compile
+  std::atomic<uint64_t> waits{0};    // calls that waited for a compile (the quick one where there is one)
   std::atomic<uint64_t> dynamic{0};  // calls run on the trace's dynamic kernel
+  std::atomic<uint64_t> quick{0};    // calls run on a quick kernel (Backend::compile_quick)
+};
+
+// A kernel of the quicker tier, made by the first call that needs it.
+class QuickKernel {
+ public:
+  // `make` compiles it on the calling thread; null when the backend has no
+  // quicker tier or the compile failed.
+  using Make = std::function<std::shared_ptr<backends::Kernel>()>;
+  explicit QuickKernel(Make make) : make_(std::move(make)) {}
+  // The kernel once made, else null.
+  std::shared_ptr<backends::Kernel> ready() const;
+  // The kernel, made here if no call has tried yet (a call that comes
+  // while another makes it waits for that one); null when there is none.
+  std::shared_ptr<backends::Kernel> get();
+
+ private:
+  const Make make_;
+  std::mutex making_;  // held while it compiles
+  mutable std::mutex mu_;
+  bool tried_ = false;
+  std::shared_ptr<backends::Kernel> kernel_;
 };
 
 class StandInKernel final : public backends::Kernel {
  public:
   // `counts` are the site's. `dynamic`, when
   // given, is the trace's dynamic kernel, compiled, which takes every call
-  // the entry does: the calls run on it, and never wait.
+  // the entry does: the calls run on it, and never wait. `quick`, when
+  // given, is made by the first call that would wait (see above).
   StandInKernel(std::unique_ptr<backends::Kernel> reference, const ir::SpecializedGraph& graph, std::shared_ptr<PendingKernel> pending,
-                StandInCosts& costs, StandInCounts& counts, std::shared_ptr<backends::Kernel> dynamic = nullptr);
+                StandInCosts& costs, StandInCounts& counts, std::shared_ptr<backends::Kernel> dynamic = nullptr,
+                std::shared_ptr<QuickKernel> quick = nullptr);
 
   Status run(const backends::RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols,
              std::span<ir::Tensor> outputs) override;
@@ -113,6 +145,7 @@ class StandInKernel final : public backends::Kernel {
   std::unique_ptr<backends::Kernel> reference_;
   std::shared_ptr<backends::Kernel> dynamic_;
   std::shared_ptr<PendingKernel> pending_;
+  std::shared_ptr<QuickKernel> quick_;
   StandInCosts& costs_;
   size_t nodes_;
   // Per node, the dims whose product is its work.

@@ -280,6 +280,7 @@ nb::dict Function::stats() const {
   d["stand_in_calls"] = total.stand_in_calls;
   d["stand_in_waits"] = total.stand_in_waits;
   d["stand_in_dynamic"] = total.stand_in_dynamic;
+  d["stand_in_quick"] = total.stand_in_quick;
   d["stand_in_kernels"] = total.stand_in_kernels;
   d["entries"] = entries;
   d["sites"] = sites_.size();

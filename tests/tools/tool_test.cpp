@@ -218,15 +218,16 @@ TEST(Tool, ReplayNamesTheLineOfABadTrace) {
 // the call's path, under the default policy and under the jax policy (a
 // kernel per shape: a fifth of the calls compile). Stand-ins run the calls
 // the reference finishes before the compile would, or on their trace's
-// dynamic kernel, and the rest wait, compiling on every core while the
-// background's compiles run below them; so the async run's slow calls are
-// no slower than the synchronous run's. Both configs run in one process,
-// call by call; the one that runs a call first finds the colder caches,
-// and each run's slowest call is a single compile (the first prefill's),
-// so each config is measured in the replay where it runs that call second.
-// A shared 2-core machine still varies a compile by half from run to run:
-// the p99 has a quarter of slack, the max a half, and a run over either is
-// measured again.
+// dynamic kernel, and the rest wait for a quick compile (O0), on every
+// core while the background's compiles run below them; so the async run's
+// slow calls are no slower than the synchronous run's. Both configs run in
+// one process, call by call; the one that runs a call first finds the
+// colder caches, and each run's slowest call is a single compile (the
+// first prefill's), so each config is measured in the replay where it runs
+// that call second. A shared 2-core machine still varies a compile by half
+// from run to run: the p99 has a quarter of slack; the max none, since the
+// async one is a quick compile against the synchronous O2 (32-86 ms
+// against 71-114 here, either order). A run over a bound is measured again.
 TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
   const std::string dir = temp_dir("async_tail");
   for (const std::string& policy : {std::string(), std::string(R"("policy": {"mode": "always_static", "cache_size_limit": 1000000}, )")}) {
@@ -254,7 +255,9 @@ TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
     if (HasFailure()) return;
     // The first bound the async run is over, or "".
     auto over = [&]() -> std::string {
-      for (const auto& [k, slack] : {std::pair<const char*, double>{"call_ms_p99", 1.25}, {"call_ms_max", 1.5}}) {
+      // The max is the first prefill's compile: the quick one (O0) against
+      // the synchronous run's O2, about half, so it takes no slack.
+      for (const auto& [k, slack] : {std::pair<const char*, double>{"call_ms_p99", 1.25}, {"call_ms_max", 1.0}}) {
         if (async[k].get<double>() > slack * sync[k].get<double>()) {
           return std::string(k) + ": async " + async[k].dump() + " ms, sync " + sync[k].dump() + " ms (slack " + std::to_string(slack) + ")";
         }
@@ -274,6 +277,7 @@ TEST(Tool, AsyncReplayIsNoSlowerThanSynchronousAtTheTail) {
     const std::string which = policy.empty() ? "default policy" : "jax policy";
     EXPECT_GT(async["stand_in_calls"].get<uint64_t>(), 0u) << which;
     EXPECT_GT(async["stand_in_waits"].get<uint64_t>(), 0u) << which << ": the long prefill waits";
+    EXPECT_GT(async["stand_in_quick"].get<uint64_t>(), 0u) << which << ": for a quick compile";
     if (!policy.empty()) {
       EXPECT_GT(async["stand_in_dynamic"].get<uint64_t>(), 0u) << "new shapes run on their trace's dynamic kernel";
     }

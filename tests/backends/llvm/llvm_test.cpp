@@ -9,8 +9,11 @@
 #include <array>
 #include <fstream>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "backends/backend.h"
+#include "backends/llvm/session.h"
 #include "backends/loops/lower.h"
 #include "bench/bench_util.h"
 #include "core/ir/infer.h"
@@ -511,6 +514,37 @@ TEST(Llvm, ImagesServeOnlyTheirOwnLoopProgram) {
   auto other = (*backend)->load(d.graph, image);
   ASSERT_FALSE(other.is_ok());
   EXPECT_NE(other.status().message().find("another loop program"), std::string::npos) << other.status().to_string();
+}
+
+// A kernel's image is its own object, whichever thread ORC links it on:
+// compiles on several threads at once each keep one object that loads, and
+// an image of two objects (what a thread-local "current object" once let a
+// concurrent compile write, and a later process then ran as the first
+// object's code) is refused.
+TEST(Llvm, AnImageIsItsOwnObjectAloneEvenWhenCompiledBesideOthers) {
+  if (!backends::llvm::jit_available().is_ok()) GTEST_SKIP() << "no LLVM JIT on this host";
+  std::vector<backends::loops::LoopProgram> programs;
+  for (int i = 0; i < 16; ++i) {
+    const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}], "nodes": [{"op": "mul", "in": ["x", )" +
+                          std::to_string(i + 2) + R"(], "out": "m"}, {"op": ")" + (i % 2 ? "exp" : "tanh") +
+                          R"(", "in": ["m"], "out": "y"}], "outputs": ["y"]})";
+    programs.push_back(std::move(backends::loops::lower(*bench::specialize(g, {{64}}, i % 3 == 0).graph)).value());
+  }
+  std::vector<std::string> images(programs.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < programs.size(); i += 4) ASSERT_TRUE(backends::llvm::jit_compile(programs[i], 2, &images[i]).is_ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < programs.size(); ++i) {
+    EXPECT_TRUE(backends::llvm::jit_load(programs[i], images[i]).is_ok()) << "program " << i;
+    const auto two = backends::llvm::jit_load(programs[i], images[i] + images[(i + 1) % images.size()]);
+    ASSERT_FALSE(two.is_ok()) << "program " << i;
+    EXPECT_NE(two.status().message().find("its object"), std::string::npos) << two.status().to_string();
+  }
+  EXPECT_FALSE(backends::llvm::jit_load(programs[0], "not an object").is_ok());
 }
 
 TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {

@@ -1,7 +1,8 @@
 // compile.async's stand-in, chosen by cost: a call whose work the
 // reference interpreter would take far longer over than the compile waits
-// for the compile; a small one runs at once on the reference. Outputs are
-// checked against the reference interpreter either way.
+// for a compile, the quick one (LLVM at O0) where the backend has it; a
+// small one runs at once on the reference. Outputs are checked against the
+// reference interpreter either way.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -52,14 +53,48 @@ TEST(StandIn, ALargeCallWaitsForItsCompileAndASmallOneRunsAtOnce) {
   EXPECT_TRUE(agrees(*jit, g, big));
   auto s = jit->stats_json();
   EXPECT_EQ(s["stand_in_calls"], 1u);
-  EXPECT_EQ(s["stand_in_waits"], 1u) << "the large call waited for its kernel";
+  EXPECT_EQ(s["stand_in_waits"], 1u) << "the large call waited for a compile";
+  EXPECT_EQ(s["stand_in_quick"], 1u) << "the quick one: it ran on a kernel compiled at O0";
   // 2 x 3 x 2: the reference is done long before a compile.
   ArgPack small = product_args(2, 3, 2);
   EXPECT_TRUE(agrees(*jit, g, small));
   s = jit->stats_json();
   EXPECT_EQ(s["stand_in_waits"], 1u) << "the small call did not wait";
+  EXPECT_EQ(s["stand_in_quick"], 1u) << "a new shape is a new entry, whose quick kernel no call has made";
   jit->wait_compiles();
-  EXPECT_EQ(jit->stats_json()["backend_compiles"], 2u) << "each kernel compiled once, waited for or not";
+  EXPECT_EQ(jit->stats_json()["backend_compiles"], 2u) << "each kernel compiled once, waited for or not; quick ones are not counted";
+}
+
+// The calls of an entry after the one that made its quick kernel run on it
+// until the entry's own kernel lands; a backend at O0 has no quicker tier,
+// and a call that waits gets the kernel itself.
+TEST(StandIn, TheCallsAfterAQuickCompileRunOnItAndAtO0TheyWaitForTheKernel) {
+  if (!have_llvm()) GTEST_SKIP() << "no LLVM backend in this build";
+  // Under a dynamic policy one entry takes every shape below.
+  auto jit = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true}, "cache": {"disk": {"max_mb": 0}},
+    "log": {"recompiles": false}})");
+  const ir::Graph g = testing::graph_from(kProduct);
+  ArgPack big = product_args(384, 384, 384);
+  EXPECT_TRUE(agrees(*jit, g, big));
+  for (int64_t m : {7, 300, 2}) {
+    ArgPack p = product_args(m, 384, 384);
+    EXPECT_TRUE(agrees(*jit, g, p)) << m;
+  }
+  auto s = jit->stats_json();
+  // The 300-row call, which would have waited, ran on the quick kernel (or
+  // on the entry's own, had it landed by then).
+  EXPECT_EQ(s["stand_in_waits"], 1u) << s.dump();
+  EXPECT_GE(s["stand_in_quick"], 1u) << s.dump();
+  jit->wait_compiles();
+  EXPECT_EQ(jit->stats_json()["backend_compiles"], 1u);
+
+  auto o0 = testing::make_jit(R"({"compile": {"backend": "llvm", "async": true, "opt_level": 0}, "cache": {"disk": {"max_mb": 0}},
+    "log": {"recompiles": false}})");
+  EXPECT_TRUE(agrees(*o0, g, big));
+  s = o0->stats_json();
+  EXPECT_EQ(s["stand_in_waits"], 1u);
+  EXPECT_EQ(s["stand_in_quick"], 0u);
+  o0->wait_compiles();
 }
 
 // always_static (JAX's policy) compiles a kernel per shape; after a
