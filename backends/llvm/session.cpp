@@ -71,12 +71,13 @@ class Session {
   std::unique_ptr<::llvm::orc::LLJIT> jit_;
   ::llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<uint64_t> next_id_{0};
-  // The objects being linked, by module name. ORC may materialize a module
-  // on a thread other than the one whose lookup asked for it (one waiting
-  // on symbols another is linking): a thread-local "current object" then
-  // took another kernel's object into this one's image, and the disk tier
-  // kept a record of two objects, which a later process loaded as the
-  // first one's code (a random-graph run crashed on it).
+  // The objects being linked, by module name: each object goes to its own
+  // kernel's image, whichever thread ORC materializes it on. With a
+  // thread-local "current object" instead, an image once took in a second
+  // kernel's object, the disk tier kept that record of two objects, and a
+  // later process loaded the first as the step's code (a random-graph run
+  // crashed on it). How ORC handed the other module's object to that
+  // thread was not traced; a load also refuses an image of two objects.
   std::mutex seen_mu_;
   std::unordered_map<std::string, ObjectSeen*> seen_;
 };
