@@ -531,15 +531,14 @@ class LlvmBackend final : public Backend {
   Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
   }
   // At O0, its steps cached under O0's target.
   Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) override {
     if (!quick_steps_) return Backend::compile_quick(graph);
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
-    std::vector<BoundStep> steps = SJ_TRY(quick_steps_->bind(p, graph->graph->nodes.size(), phases));
-    return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(steps), pool_, phases));
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, *quick_steps_);
   }
 
   // A kernel's image is the hash of its loop program alone: its steps'
@@ -555,13 +554,13 @@ class LlvmBackend final : public Backend {
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
     image = program_stamp(p);
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
   }
   Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
     if (image != program_stamp(p)) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases);
+    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
   }
 
  private:
@@ -571,8 +570,8 @@ class LlvmBackend final : public Backend {
     phases.lower_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return p;
   }
-  Expected<std::unique_ptr<Kernel>> make_kernel(LoopProgram p, size_t nodes, CompilePhases& phases) {
-    std::vector<BoundStep> steps = SJ_TRY(steps_.bind(p, nodes, phases));
+  Expected<std::unique_ptr<Kernel>> make_kernel(LoopProgram p, size_t nodes, CompilePhases& phases, StepCompiler& compiler) {
+    std::vector<BoundStep> steps = SJ_TRY(compiler.bind(p, nodes, phases));
     return std::unique_ptr<Kernel>(new LlvmKernel(std::move(p), std::move(steps), pool_, phases));
   }
 

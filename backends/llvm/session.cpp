@@ -133,7 +133,8 @@ Status Session::init() {
                  .create();
   if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
   jit_ = std::move(*jit);
-  jit_->getObjTransformLayer().setTransform([this](std::unique_ptr<::llvm::MemoryBuffer> obj) -> ::llvm::Expected<std::unique_ptr<::llvm::MemoryBuffer>> {
+  using Object = std::unique_ptr<::llvm::MemoryBuffer>;
+  jit_->getObjTransformLayer().setTransform([this](Object obj) -> ::llvm::Expected<Object> {
     // A compiled object is named after its module ("<module>-jitted-objectbuffer"),
     // a loaded one after its dylib; both are the kernel's name.
     ::llvm::StringRef id = obj->getBufferIdentifier();
@@ -265,7 +266,9 @@ Status check_one_object(std::string_view object) {
     std::memcpy(&v, object.data() + at, bytes);  // little-endian host and object
     return v;
   };
-  if (object.size() < 64 || object.substr(0, 4) != "\x7f" "ELF" || object[4] != 2) return unsupported("llvm: the image is not a 64-bit ELF object");
+  if (object.size() < 64 || object.substr(0, 4) != "\x7f" "ELF" || object[4] != 2) {
+    return unsupported("llvm: the image is not a 64-bit ELF object");
+  }
   const uint64_t end = field(0x28, 8) + field(0x3C, 2) * field(0x3A, 2);  // e_shoff + e_shnum * e_shentsize
   if (end != object.size()) {
     return unsupported("llvm: the image is " + std::to_string(object.size()) + " bytes, its object " + std::to_string(end));

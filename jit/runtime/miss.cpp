@@ -294,7 +294,8 @@ Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialize
       return made.is_ok() ? std::shared_ptr<backends::Kernel>(std::move(made).value()) : nullptr;
     });
     c.kernel = std::make_shared<StandInKernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)), *sp.graph, c.pending,
-                                               services_.background->costs(), stand_in_counts_, dynamic_stand_in(st, sp, c), std::move(quick));
+                                               services_.background->costs(), stand_in_counts_, dynamic_stand_in(st, sp, c),
+                                               std::move(quick));
     c.stand_in = true;
   }
   return c;

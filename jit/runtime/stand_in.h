@@ -10,7 +10,7 @@
 // compiled synchronously would.
 //
 // Where the backend has a quicker tier (LLVM at O0: half the compile, a
-// kernel some times slower, still far faster than the reference), a call
+// kernel about 5x slower, still far faster than the reference), a call
 // that would wait compiles that instead, on every core, and runs on it;
 // the calls after it run on it too until the entry's own kernel lands.
 // So the call that waits longest waits for less than a synchronous compile

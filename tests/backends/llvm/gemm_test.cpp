@@ -48,8 +48,8 @@ Strided<T> make(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
 // B's elements are of type S (converted to T as the product reads them).
 template <typename T, typename S = T>
 void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulate, std::mt19937& rng) {
-  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + (sizeof(S) == 4 ? " by f32" : " by f64") + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-                            " k=" + std::to_string(k) + " a=" + std::to_string(static_cast<int>(la)) +
+  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + (sizeof(S) == 4 ? " by f32" : " by f64") +
+                            " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " a=" + std::to_string(static_cast<int>(la)) +
                             " b=" + std::to_string(static_cast<int>(lb)) + (accumulate ? " +=" : "");
   const Strided<T> a = make<T>(m, k, la, rng);
   const Strided<S> b = make<S>(k, n, lb, rng);
