@@ -2,9 +2,10 @@
 // to backends/llvm; no LLVM types cross this header.
 //
 // Each kernel's module lives in its own JITDylib: destroying its JitCode
-// removes the JITDylib and frees the code. Compiles run on the calling
-// thread, concurrently if several threads compile (ConcurrentIRCompiler,
-// one LLVMContext per module).
+// removes the JITDylib and frees the code. A compile runs wholly on the
+// calling thread, concurrently if several threads compile (one LLVMContext
+// and TargetMachine each): it emits, optimizes and makes the object itself,
+// and ORC links it.
 #pragma once
 
 #include <memory>
@@ -38,7 +39,8 @@ struct JitTimes {
 Status jit_available();
 // What the code depends on: triple, CPU, its features, LLVM version, opt level.
 std::string jit_target(int opt_level);
-// Emits, optimizes (O2/O3 for the host CPU) and links `p`; with `object`,
+// Emits, optimizes (O0-O3 for the host CPU, IR and machine code alike) and
+// links `p`; with `object`,
 // also gives the relocatable object it linked (what jit_load takes).
 Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object = nullptr, JitTimes* times = nullptr);
 // Links an object jit_compile gave for the same program and target.
