@@ -43,13 +43,23 @@ Background::~Background() {
   for (std::thread& t : threads_) t.join();
 }
 
-void Background::run(std::function<void()> task) {
+void Background::run(std::function<void()> task, const void* tag) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
-    queue_.push_back(std::move(task));
+    queue_.push_back({std::move(task), tag});
   }
   ready_.notify_one();
+}
+
+void Background::hurry(const void* tag) {
+  if (!tag) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Task& t) { return t.tag == tag; });
+  if (it == queue_.end() || it == queue_.begin()) return;
+  Task task = std::move(*it);
+  queue_.erase(it);
+  queue_.push_front(std::move(task));
 }
 
 void Background::work() {
@@ -62,7 +72,7 @@ void Background::work() {
   for (;;) {
     ready_.wait(lock, [&] { return closing_ || !queue_.empty(); });
     if (queue_.empty()) return;  // closing, and nothing left
-    std::function<void()> task = std::move(queue_.front());
+    std::function<void()> task = std::move(queue_.front().run);
     queue_.pop_front();
     ++running_;
     lock.unlock();

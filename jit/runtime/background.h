@@ -31,7 +31,11 @@ class Background {
   explicit Background(int threads);
   ~Background();
 
-  void run(std::function<void()> task);
+  // Queues `task` behind the others; `tag`, when given, names it to hurry().
+  void run(std::function<void()> task, const void* tag = nullptr);
+  // The task of `tag`, if it waits in the queue, goes to its front: a call
+  // that would wait for that compile is running on a stand-in meanwhile.
+  void hurry(const void* tag);
   // Until every task run so far has finished.
   void wait();
   // Tasks not yet begun are dropped, from now on too, and the one running
@@ -47,7 +51,11 @@ class Background {
 
   std::mutex mu_;
   std::condition_variable ready_, idle_;
-  std::deque<std::function<void()>> queue_;
+  struct Task {
+    std::function<void()> run;
+    const void* tag;
+  };
+  std::deque<Task> queue_;
   size_t running_ = 0;
   bool stopped_ = false, closing_ = false;
   std::vector<std::thread> threads_;

@@ -281,7 +281,7 @@ Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialize
       stats_.compile_ms += ms;
       if (got) count_origin(*got);
       return kernel;
-    });
+    }, [background = services_.background](const PendingKernel* p) { background->hurry(p); });
     // The quicker tier, for a call that would wait: in no cache (it is
     // only a stand-in), its time counted as compiling.
     auto quick = std::make_shared<QuickKernel>([this, graph = sp.graph]() -> std::shared_ptr<backends::Kernel> {
@@ -413,6 +413,7 @@ void CallSite::add_entry(std::unique_ptr<Entry> e) {
 }
 
 void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending) {
+  const PendingKernel* tag = pending.get();  // what its stand-in's hurry() names
   services_.background->run([this, stand_in, key, maker = std::move(maker), pending = std::move(pending)] {
     const Clock::time_point t0 = Clock::now();
     pending->started();
@@ -421,7 +422,7 @@ void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker 
     // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
     pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);
     land(stand_in, std::move(got), ms);
-  });
+  }, tag);
 }
 
 // A background compile is done: its kernel replaces the stand-in's in a new

@@ -79,6 +79,10 @@ std::shared_ptr<backends::Kernel> QuickKernel::get() {
   return kernel_;
 }
 
+void PendingKernel::hurry() {
+  if (hurry_ && !hurried_.exchange(true, std::memory_order_relaxed)) hurry_(this);
+}
+
 double PendingKernel::left_ms(double total_ms) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!started_) return total_ms;
@@ -147,6 +151,7 @@ Status StandInKernel::run(const backends::RunContext& ctx, std::span<const DLTen
   const double left_ms = std::max(pending_->left_ms(total_ms), 0.25 * total_ms);
   if (costs_.reference_ms(units) > 0.5 * left_ms) {
     counts_.waits.fetch_add(1, std::memory_order_relaxed);
+    pending_->hurry();
     if (quick_) {
       if (std::shared_ptr<backends::Kernel> k = quick_->get()) return run_quick(k);
     }

@@ -74,7 +74,9 @@ class PendingKernel {
   // priority (background.h), sharing the steps either has compiled or is
   // compiling. Null when it fails.
   using Make = std::function<std::shared_ptr<backends::Kernel>(bool begun)>;
-  explicit PendingKernel(Make make) : make_(std::move(make)) {}
+  // `hurry(this)` moves the compile's task to the front of the background's queue.
+  using Hurry = std::function<void(const PendingKernel*)>;
+  explicit PendingKernel(Make make, Hurry hurry = {}) : make_(std::move(make)), hurry_(std::move(hurry)) {}
   // The background task began compiling it.
   void started();
   // The compile is done: its kernel, or null when it failed.
@@ -83,12 +85,17 @@ class PendingKernel {
   std::shared_ptr<backends::Kernel> ready() const;
   // The kernel, made on this thread if need be (see `make`); null when it failed.
   std::shared_ptr<backends::Kernel> get();
+  // A call would wait for it: if the background has not begun it, it does
+  // next. Once; the calls after it run on the quick kernel until it lands.
+  void hurry();
   // Of the compile's estimated `total_ms`, what is left: all of it until it
   // has begun (a compile queued behind others is this call's to make).
   double left_ms(double total_ms) const;
 
  private:
   const Make make_;
+  const Hurry hurry_;
+  std::atomic<bool> hurried_{false};
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> started_;
   bool done_ = false;
