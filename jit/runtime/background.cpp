@@ -30,7 +30,7 @@ constexpr int kNice = 10;
 
 Background::Background(int threads) {
   const int n = background_threads(threads);
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(false); });
 }
 
 Background::~Background() {
@@ -41,6 +41,7 @@ Background::~Background() {
   }
   ready_.notify_all();
   for (std::thread& t : threads_) t.join();
+  if (urgent_.joinable()) urgent_.join();
 }
 
 void Background::run(std::function<void()> task, const void* tag) {
@@ -49,44 +50,50 @@ void Background::run(std::function<void()> task, const void* tag) {
     if (stopped_) return;
     queue_.push_back({std::move(task), tag});
   }
-  ready_.notify_one();
+  ready_.notify_all();  // the urgent thread waits on ready_ too, for its own queue
 }
 
 void Background::hurry(const void* tag) {
   if (!tag) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Task& t) { return t.tag == tag; });
-  if (it == queue_.end() || it == queue_.begin()) return;
-  Task task = std::move(*it);
-  queue_.erase(it);
-  queue_.push_front(std::move(task));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Task& t) { return t.tag == tag; });
+    if (it == queue_.end()) return;  // begun, done, or never queued
+    hurried_.push_back(std::move(*it));
+    queue_.erase(it);
+    if (!urgent_.joinable()) urgent_ = std::thread([this] { work(true); });
+  }
+  ready_.notify_all();
 }
 
-void Background::work() {
-  // Raising a thread's own nice value needs no privilege; it is this
-  // thread's alone (Linux schedules threads apart). A refusal leaves the
-  // thread at the calls' priority, which is only slower for them.
-  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kNice);
+void Background::work(bool urgent) {
+  // Raising a thread's own nice value needs no privilege, but lowering it
+  // again does (RLIMIT_NICE is 0 by default): hurried tasks have a thread
+  // that never raises it. It is this thread's alone (Linux schedules
+  // threads apart). A refusal leaves the thread at the calls' priority,
+  // which is only slower for them.
+  if (!urgent) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kNice);
   const backends::BackgroundCompile background;
+  std::deque<Task>& queue = urgent ? hurried_ : queue_;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    ready_.wait(lock, [&] { return closing_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // closing, and nothing left
-    std::function<void()> task = std::move(queue_.front().run);
-    queue_.pop_front();
+    ready_.wait(lock, [&] { return closing_ || !queue.empty(); });
+    if (queue.empty()) return;  // closing, and nothing left
+    std::function<void()> task = std::move(queue.front().run);
+    queue.pop_front();
     ++running_;
     lock.unlock();
     task();  // tasks catch their own errors: they report through the site
     task = nullptr;
     lock.lock();
     --running_;
-    if (running_ == 0 && queue_.empty()) idle_.notify_all();
+    if (running_ == 0 && queue_.empty() && hurried_.empty()) idle_.notify_all();
   }
 }
 
 void Background::wait() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [&] { return running_ == 0 && queue_.empty(); });
+  idle_.wait(lock, [&] { return running_ == 0 && queue_.empty() && hurried_.empty(); });
 }
 
 void Background::stop() {
@@ -94,6 +101,7 @@ void Background::stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
     queue_.clear();
+    hurried_.clear();
   }
   wait();
 }

@@ -10,6 +10,12 @@
 // (backends::BackgroundCompile), and gives way to the calls' threads when
 // the cores are busy: on a 2-core machine, a call that waits for its
 // compile no longer shares the cores evenly with the background's.
+//
+// One kind of task is run at the calls' priority, on one more thread: the
+// compile of an entry whose calls run on a quick kernel meanwhile (a call
+// made one rather than wait), once hurried. Under load a low thread took
+// several times a compile's own time to land such a kernel, and the
+// entry's calls ran the slower code all along.
 #pragma once
 
 #include <condition_variable>
@@ -33,8 +39,9 @@ class Background {
 
   // Queues `task` behind the others; `tag`, when given, names it to hurry().
   void run(std::function<void()> task, const void* tag = nullptr);
-  // The task of `tag`, if it waits in the queue, goes to its front: a call
-  // that would wait for that compile is running on a stand-in meanwhile.
+  // The task of `tag`, if it has not begun, runs next, on a thread of its
+  // own at the calls' priority: a call would have waited for that compile,
+  // and the entry's calls run on a slower stand-in until it lands.
   void hurry(const void* tag);
   // Until every task run so far has finished.
   void wait();
@@ -47,7 +54,8 @@ class Background {
   StandInCosts& costs() { return costs_; }
 
  private:
-  void work();
+  // `urgent`: the thread of hurried tasks, at the calls' priority.
+  void work(bool urgent);
 
   std::mutex mu_;
   std::condition_variable ready_, idle_;
@@ -55,10 +63,11 @@ class Background {
     std::function<void()> run;
     const void* tag;
   };
-  std::deque<Task> queue_;
+  std::deque<Task> queue_, hurried_;
   size_t running_ = 0;
   bool stopped_ = false, closing_ = false;
   std::vector<std::thread> threads_;
+  std::thread urgent_;  // started by the first hurry()
   StandInCosts costs_;
 };
 

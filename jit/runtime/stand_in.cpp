@@ -151,9 +151,13 @@ Status StandInKernel::run(const backends::RunContext& ctx, std::span<const DLTen
   const double left_ms = std::max(pending_->left_ms(total_ms), 0.25 * total_ms);
   if (costs_.reference_ms(units) > 0.5 * left_ms) {
     counts_.waits.fetch_add(1, std::memory_order_relaxed);
-    pending_->hurry();
     if (quick_) {
-      if (std::shared_ptr<backends::Kernel> k = quick_->get()) return run_quick(k);
+      if (std::shared_ptr<backends::Kernel> k = quick_->get()) {
+        // The entry's calls run on the quick kernel until its own lands: its
+        // compile, if not begun, starts now (not beside the quick one).
+        pending_->hurry();
+        return run_quick(k);
+      }
     }
     if (std::shared_ptr<backends::Kernel> k = pending_->get()) return k->run(ctx, args, symbols, outputs);
     // A failed compile leaves the reference interpreter to run it.

@@ -85,8 +85,8 @@ class PendingKernel {
   std::shared_ptr<backends::Kernel> ready() const;
   // The kernel, made on this thread if need be (see `make`); null when it failed.
   std::shared_ptr<backends::Kernel> get();
-  // A call would wait for it: if the background has not begun it, it does
-  // next. Once; the calls after it run on the quick kernel until it lands.
+  // A call has made a quick kernel in its stead: if the background has not
+  // begun it, it begins now, at the calls' priority (Background::hurry). Once.
   void hurry();
   // Of the compile's estimated `total_ms`, what is left: all of it until it
   // has begun (a compile queued behind others is this call's to make).
