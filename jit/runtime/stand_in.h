@@ -9,10 +9,11 @@
 // so that no call of the async run takes longer than the same call
 // compiled synchronously would.
 //
-// Where the backend has a quicker tier (LLVM at O0: half the compile, a
-// kernel about 5x slower, still far faster than the reference), a call
-// that would wait compiles that instead, on every core, and runs on it;
-// the calls after it run on it too until the entry's own kernel lands.
+// Where the backend has a quicker tier (LLVM at O0: a third of the
+// compile, a kernel 2-2.6x slower, still far faster than the reference), a
+// call that would wait compiles that instead, on every core, and runs on
+// it; the calls after it run on it too until the entry's own kernel lands,
+// whose compile starts then at the calls' priority if it has not begun.
 // So the call that waits longest waits for less than a synchronous compile
 // of the same kernel: compile.async's worst call is the quick compile, not
 // the full one.
