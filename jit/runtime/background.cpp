@@ -76,17 +76,27 @@ void Background::work(bool urgent) {
   const backends::BackgroundCompile background;
   std::deque<Task>& queue = urgent ? hurried_ : queue_;
   std::unique_lock<std::mutex> lock(mu_);
+  // A low thread begins nothing while a hurried task waits or runs: the
+  // cores the calls leave go to that one.
+  auto may_take = [&] { return urgent || (hurried_.empty() && urgent_running_ == 0); };
   for (;;) {
-    ready_.wait(lock, [&] { return closing_ || !queue.empty(); });
+    ready_.wait(lock, [&] { return closing_ || (!queue.empty() && may_take()); });
     if (queue.empty()) return;  // closing, and nothing left
+    if (!may_take()) {  // closing: the hurried ones first
+      ready_.wait(lock, may_take);
+      continue;
+    }
     std::function<void()> task = std::move(queue.front().run);
     queue.pop_front();
     ++running_;
+    if (urgent) ++urgent_running_;
     lock.unlock();
     task();  // tasks catch their own errors: they report through the site
     task = nullptr;
     lock.lock();
     --running_;
+    if (urgent) --urgent_running_;
+    if (urgent && urgent_running_ == 0 && hurried_.empty()) ready_.notify_all();  // the low threads' turn
     if (running_ == 0 && queue_.empty() && hurried_.empty()) idle_.notify_all();
   }
 }

@@ -10,6 +10,7 @@
 #include <future>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace shapejit::runtime {
 namespace {
@@ -48,6 +49,46 @@ TEST(Background, AHurriedTaskRunsWhileTheOthersWait) {
   release.set_value();
   bg.wait();
   EXPECT_EQ(order, "cab");
+}
+
+// While a hurried task runs, the low threads begin nothing: the cores the
+// calls leave go to it.
+TEST(Background, TheLowThreadsWaitWhileAHurriedTaskRuns) {
+  Background bg(1);
+  std::promise<void> release_first, first_began, hurried_began, release_hurried;
+  std::shared_future<void> first_released = release_first.get_future().share();
+  std::shared_future<void> hurried_released = release_hurried.get_future().share();
+  std::mutex mu;
+  std::string order;
+  auto note = [&](char c) {
+    std::lock_guard<std::mutex> lock(mu);
+    order += c;
+  };
+  bg.run([&] {
+    first_began.set_value();
+    first_released.wait();
+  });
+  first_began.get_future().wait();
+  const int a = 0;
+  bg.run(
+      [&] {
+        hurried_began.set_value();
+        hurried_released.wait();
+        note('a');
+      },
+      &a);
+  bg.run([&] { note('b'); });
+  bg.hurry(&a);
+  hurried_began.get_future().wait();
+  release_first.set_value();  // the low thread is free, and b is queued
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(order, "") << "b began beside the hurried task";
+  }
+  release_hurried.set_value();
+  bg.wait();
+  EXPECT_EQ(order, "ab");
 }
 
 TEST(Background, ATaskThatHasBegunOrEndedIsNotRunAgain) {
