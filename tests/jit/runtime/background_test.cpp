@@ -15,27 +15,56 @@
 namespace shapejit::runtime {
 namespace {
 
-TEST(Background, AHurriedTaskRunsWhileTheOthersWait) {
-  Background bg(1);
-  std::promise<void> release, began, hurried_ran;
-  std::shared_future<void> released = release.get_future().share();
-  std::mutex mu;
-  std::string order;
-  auto note = [&](char c) {
-    std::lock_guard<std::mutex> lock(mu);
-    order += c;
-  };
+// A gate a task waits at until the test opens it.
+class Gate {
+ public:
+  void wait() const { opened_.wait(); }
+  void open() { open_.set_value(); }
+
+ private:
+  std::promise<void> open_;
+  std::shared_future<void> opened_ = open_.get_future().share();
+};
+
+// The order tasks noted themselves in, from any thread.
+class Order {
+ public:
+  void note(char c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    order_ += c;
+  }
+  std::string str() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return order_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string order_;
+};
+
+// Keeps `bg`'s one low thread busy until `gate` opens: what follows is queued.
+void occupy(Background& bg, Gate& gate) {
+  std::promise<void> began;
   bg.run([&] {
     began.set_value();
-    released.wait();
+    gate.wait();
   });
-  began.get_future().wait();  // the one thread is busy: what follows is queued
+  began.get_future().wait();
+}
+
+TEST(Background, AHurriedTaskRunsWhileTheOthersWait) {
+  Background bg(1);
+  Gate busy;
+  occupy(bg, busy);
+  Order order;
+  std::promise<void> hurried_ran;
   const int a = 0, b = 0, c = 0;
-  bg.run([&] { note('a'); }, &a);
-  bg.run([&] { note('b'); }, &b);
+  bg.run([&] { order.note('a'); }, &a);
+  bg.run([&] { order.note('b'); }, &b);
   bg.run(
       [&] {
-        note('c');
+        order.note('c');
         hurried_ran.set_value();
       },
       &c);
@@ -44,51 +73,38 @@ TEST(Background, AHurriedTaskRunsWhileTheOthersWait) {
   bg.hurry(nullptr);  // untagged tasks are never hurried
   bg.hurry(&c);
   bg.hurry(&c);  // once taken up, a task is not queued twice
-  // Without the hurry, c would wait behind the blocked thread for ever.
+  // Without the hurry, c would wait behind the busy thread for ever.
   EXPECT_EQ(hurried_ran.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  release.set_value();
+  busy.open();
   bg.wait();
-  EXPECT_EQ(order, "cab");
+  EXPECT_EQ(order.str(), "cab");
 }
 
 // While a hurried task runs, the low threads begin nothing: the cores the
 // calls leave go to it.
 TEST(Background, TheLowThreadsWaitWhileAHurriedTaskRuns) {
   Background bg(1);
-  std::promise<void> release_first, first_began, hurried_began, release_hurried;
-  std::shared_future<void> first_released = release_first.get_future().share();
-  std::shared_future<void> hurried_released = release_hurried.get_future().share();
-  std::mutex mu;
-  std::string order;
-  auto note = [&](char c) {
-    std::lock_guard<std::mutex> lock(mu);
-    order += c;
-  };
-  bg.run([&] {
-    first_began.set_value();
-    first_released.wait();
-  });
-  first_began.get_future().wait();
+  Gate busy, hurried;
+  occupy(bg, busy);
+  Order order;
+  std::promise<void> hurried_began;
   const int a = 0;
   bg.run(
       [&] {
         hurried_began.set_value();
-        hurried_released.wait();
-        note('a');
+        hurried.wait();
+        order.note('a');
       },
       &a);
-  bg.run([&] { note('b'); });
+  bg.run([&] { order.note('b'); });
   bg.hurry(&a);
   hurried_began.get_future().wait();
-  release_first.set_value();  // the low thread is free, and b is queued
+  busy.open();  // the low thread is free, and b is queued
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(order, "") << "b began beside the hurried task";
-  }
-  release_hurried.set_value();
+  EXPECT_EQ(order.str(), "") << "b began beside the hurried task";
+  hurried.open();
   bg.wait();
-  EXPECT_EQ(order, "ab");
+  EXPECT_EQ(order.str(), "ab");
 }
 
 TEST(Background, ATaskThatHasBegunOrEndedIsNotRunAgain) {
