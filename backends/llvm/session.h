@@ -40,8 +40,8 @@ Status jit_available();
 // What the code depends on: triple, CPU, its features, LLVM version, opt level.
 std::string jit_target(int opt_level);
 // Emits, optimizes (O0-O3 for the host CPU, IR and machine code alike) and
-// links `p`; with `object`,
-// also gives the relocatable object it linked (what jit_load takes).
+// links `p`; with `object`, also gives the relocatable object it linked
+// (what jit_load takes).
 Expected<std::unique_ptr<JitCode>> jit_compile(const loops::LoopProgram& p, int opt_level, std::string* object = nullptr, JitTimes* times = nullptr);
 // Links an object jit_compile gave for the same program and target.
 Expected<std::unique_ptr<JitCode>> jit_load(const loops::LoopProgram& p, std::string_view object);

@@ -80,12 +80,8 @@ void Background::work(bool urgent) {
   // cores the calls leave go to that one.
   auto may_take = [&] { return urgent || (hurried_.empty() && urgent_running_ == 0); };
   for (;;) {
-    ready_.wait(lock, [&] { return closing_ || (!queue.empty() && may_take()); });
+    ready_.wait(lock, [&] { return queue.empty() ? closing_ : may_take(); });
     if (queue.empty()) return;  // closing, and nothing left
-    if (!may_take()) {  // closing: the hurried ones first
-      ready_.wait(lock, may_take);
-      continue;
-    }
     std::function<void()> task = std::move(queue.front().run);
     queue.pop_front();
     ++running_;

@@ -75,7 +75,7 @@ class PendingKernel {
   // priority (background.h), sharing the steps either has compiled or is
   // compiling. Null when it fails.
   using Make = std::function<std::shared_ptr<backends::Kernel>(bool begun)>;
-  // `hurry(this)` moves the compile's task to the front of the background's queue.
+  // `hurry(this)` starts the compile's task at once if it has not begun (Background::hurry).
   using Hurry = std::function<void(const PendingKernel*)>;
   explicit PendingKernel(Make make, Hurry hurry = {}) : make_(std::move(make)), hurry_(std::move(hurry)) {}
   // The background task began compiling it.
