@@ -180,7 +180,7 @@ void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c
   if constexpr (std::is_same_v<T, S>) {
     if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   }
-  if (!packed || rows <= kInPlaceRows) {
+  if (!packed) {
     return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);
   }
   multiply(rows, cols, k, a, shape.a_row, shape.a_col, packed, c, ldc, false);
