@@ -248,15 +248,15 @@ SJ_AVX2 inline void in_registers(V& x, V& y) {
 // multiply-add that reads it, one load of B per row, and a tile of 2 or 3
 // rows would cost what one of 4 does. So a tile's time follows its rows.
 //
-// Unless `ahead` is null, the tile prefetches the panel the product takes
-// next, from `ahead`, a row of it for each row of this one it takes: its
+// With kAhead, the tile prefetches the panel the product takes next, from
+// `ahead`, a row of it for each row of this one it takes: its
 // lines reach L2 while this panel's multiply-adds run, where the
 // prefetcher alone left each panel's first tile waiting on memory (a
 // forward pass reads 42 MB of weights, past L3). For a float 8 x 384 x
 // 1536 by packed panels read from memory, one thread: 68.7 GFLOP/s against
 // 40.3 without, 48 rows 100.5 against 85.4 (the tile peaks at about 110
 // with B in cache, the core's multiply-adds at 117).
-template <typename T, typename S, int R>
+template <typename T, typename S, int R, bool kAhead>
 SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, T* c, int64_t ldc, bool add,
                   int64_t width, const char* ahead) {
   using Vec = Simd<T>;
@@ -278,7 +278,7 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S*
   if constexpr (kSplitK) {
     for (; p + 1 < kc; p += 2, panel += 2 * step, a0 += 2 * a_col) {
       const T* odd = a0 + a_col;
-      if (ahead) {
+      if constexpr (kAhead) {
         prefetch_row<T, S>(ahead);
         prefetch_row<T, S>(ahead);
       }
@@ -299,7 +299,7 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S*
     }
   }
   for (; p < kc; ++p, panel += step, a0 += a_col, a3 += a_col) {
-    if (ahead) prefetch_row<T, S>(ahead);
+    if constexpr (kAhead) prefetch_row<T, S>(ahead);
     const V b0 = load_as<T>(panel), b1 = load_as<T>(panel + L);
     SJ_ROW(0, 0, a0, 0, b0, b1)
     SJ_ROW(1, 1, a0, a_row, b0, b1)
@@ -332,8 +332,14 @@ SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S*
 
 template <typename T, typename S>
 using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const S*, int64_t, T*, int64_t, bool, int64_t, const char*);
-template <typename T, typename S>
-constexpr TileFn<T, S> kTiles[kRows + 1] = {nullptr, tile<T, S, 1>, tile<T, S, 2>, tile<T, S, 3>, tile<T, S, 4>, tile<T, S, 5>, tile<T, S, 6>};
+template <typename T, typename S, bool kAhead>
+constexpr TileFn<T, S> kTiles[kRows + 1] = {nullptr,
+                                            tile<T, S, 1, kAhead>,
+                                            tile<T, S, 2, kAhead>,
+                                            tile<T, S, 3, kAhead>,
+                                            tile<T, S, 4, kAhead>,
+                                            tile<T, S, 5, kAhead>,
+                                            tile<T, S, 6, kAhead>};
 
 // Rows [i0, i1) of C times one panel (`panel`, kc of its rows): whole
 // tiles, but a last 1 or 2 rows and the whole tile before them are a tile
@@ -346,14 +352,15 @@ constexpr TileFn<T, S> kTiles[kRows + 1] = {nullptr, tile<T, S, 1>, tile<T, S, 2
 // can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
 // where split-k tiles read two of B's rows at once, no tile is short.
 //
-// The first tile prefetches from `ahead` (tile).
+// Unless `ahead` is null, the first tile prefetches from it (tile).
 template <typename T, typename S>
 SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, T* c,
                    int64_t ldc, bool add, int64_t width, bool equal = false, const char* ahead = nullptr) {
   const int64_t rows = i1 - i0, rest = rows % kRows;
   int64_t i = i0;
   auto run = [&](int64_t height) {
-    kTiles<T, S>[height](kc, a + i * a_row, a_row, a_col, panel, step, c + i * ldc, ldc, add, width, ahead);
+    const TileFn<T, S> fn = ahead ? kTiles<T, S, true>[height] : kTiles<T, S, false>[height];
+    fn(kc, a + i * a_row, a_row, a_col, panel, step, c + i * ldc, ldc, add, width, ahead);
     ahead = nullptr;
     i += height;
   };
