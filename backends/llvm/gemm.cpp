@@ -252,10 +252,9 @@ SJ_AVX2 inline void in_registers(V& x, V& y) {
 //
 // With kAhead, the tile prefetches the panel the product takes next, from
 // `ahead` (its rows `ahead_row` bytes apart), a row of it for each row of
-// this one it takes: its
-// lines reach L2 while this panel's multiply-adds run, where the
-// prefetcher alone left each panel's first tile waiting on memory (a
-// forward pass reads 42 MB of weights, past L3). For a float 8 x 384 x
+// this one it takes: its lines reach L2 while this panel's multiply-adds
+// run, where the prefetcher alone left each panel's first tile waiting on
+// memory (a forward pass reads 42 MB of weights, past L3). For a float 8 x 384 x
 // 1536 by packed panels read from memory, one thread: 68.7 GFLOP/s against
 // 40.3 without, 48 rows 100.5 against 85.4 (the tile peaks at about 110
 // with B in cache, the core's multiply-adds at 117).
@@ -460,8 +459,10 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
         next.share();
         const int64_t j0 = q * P;
         // One panel at a time: its first tile prefetches the next panel's
-        // rows where B lies, so that packing it reads L2.
-        const S* ahead = group > 1 || b_col != 1 ? nullptr : q + 1 < count ? slice + (q + 1) * P : p0 + kc < k ? slice + kc * b_row : nullptr;
+        // rows where B lies (this slice's next, else the next slice's
+        // first), so that packing it reads L2.
+        const S* ahead = nullptr;
+        if (group == 1 && b_col == 1) ahead = q + 1 < count ? slice + (q + 1) * P : p0 + kc < k ? slice + kc * b_row : nullptr;
         tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panels.data() + (q - q0) * kc * P, P, c + j0, ldc, add, std::min(P, n - j0), false,
               reinterpret_cast<const char*>(ahead), b_row * static_cast<int64_t>(sizeof(S)));
       }
@@ -476,9 +477,9 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
 // apart, and then copied; before its tiles prefetched the next panel into
 // L2, that was misses one after another, which prefetching into L1 did
 // not hide (likely because lines 6 KB apart fall in 2 of L1's 64 sets and
-// evict each other). With that prefetch, streaming measured 4-20% faster
-// than this at 8 and 16 rows in most shapes of one run, which has not yet
-// changed where products go. Columns past the last whole panel are
+// evict each other). With that prefetch, streaming measured faster than
+// this at 8 and 16 rows in 10 of 12 rows of two runs (by 2-20%; slower by
+// 2-3% in the other two), which has not yet changed where products go. Columns past the last whole panel are
 // streamed. B's elements may be of the other float type: the tiles convert
 // them as they load them (load_as).
 template <typename T, typename S>
