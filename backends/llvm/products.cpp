@@ -11,6 +11,7 @@
 
 #include "backends/frozen.h"
 #include "backends/llvm/gemm.h"
+#include "backends/pool/huge_pages.h"
 #include "core/ir/strided.h"
 
 namespace shapejit::backends::llvm {
@@ -150,9 +151,11 @@ const S* pack_shared(int64_t k, int64_t n, const S* b, const loops::MatmulShape&
   return out;
 }
 
-// The kept panels are 64-byte aligned. Panels for a float64 product of a
-// float32 B (8 columns) are kept apart from those of a float32 product of
-// the same B (16 columns): the tag names both types.
+// The kept panels are 64-byte aligned, on huge pages where the system has
+// them (pool/huge_pages.h), since a model's pass reads them all from
+// memory. Panels for a float64 product of a float32 B (8 columns) are kept
+// apart from those of a float32 product of the same B (16 columns): the
+// tag names both types.
 template <typename T, typename S>
 std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, const loops::MatmulShape& shape, bool parallel) {
   if (!FrozenMemory::process().any()) return nullptr;
@@ -166,9 +169,9 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
       .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(S), tag,
                [&] {
                  const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(S);
-                 std::shared_ptr<S> out(static_cast<S*>(::operator new(bytes, std::align_val_t{64})),
-                                        [](S* q) { ::operator delete(q, std::align_val_t{64}); });
-                 pack_all<T>(k, n, b, shape, parallel, out.get());
+                 std::shared_ptr<void> out = pool::HugePageHeap::process()->allocate(bytes);
+                 if (!out) out.reset(::operator new(bytes, std::align_val_t{64}), [](void* q) { ::operator delete(q, std::align_val_t{64}); });
+                 pack_all<T>(k, n, b, shape, parallel, static_cast<S*>(out.get()));
                  return FrozenMemory::Derived{out, bytes};
                })
       .data;

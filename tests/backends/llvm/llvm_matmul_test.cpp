@@ -11,6 +11,7 @@
 
 #include "backends/frozen.h"
 #include "backends/loops/lower.h"
+#include "backends/pool/huge_pages.h"
 #include "bench/bench_util.h"
 
 #include "tests/support/decode_cases.h"
@@ -379,6 +380,7 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
       const DLTensor wd = w.dl();
       const DLTensor* wp[] = {&wd};
       const size_t made = frozen.stats().made;
+      const size_t on_huge_pages = backends::pool::HugePageHeap::process()->stats().blocks;
       for (int round = 0; round < 2; ++round) {
         ASSERT_TRUE(frozen.freeze(wp).is_ok());
         for (int64_t m : {5, 200, 1, 5}) {
@@ -388,8 +390,11 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
         // One packed copy per freeze for all calls and both shapes (a
         // single row is a matrix-vector product, which reads B in place).
         EXPECT_EQ(frozen.stats().made, made + round + 1);
+        // The panels lie in the huge-page heap (read from memory each call).
+        EXPECT_EQ(backends::pool::HugePageHeap::process()->stats().blocks, on_huge_pages + 1);
         // Thawed, the panels go; the weight is then rewritten in place.
         ASSERT_TRUE(frozen.thaw(wp).is_ok());
+        EXPECT_EQ(backends::pool::HugePageHeap::process()->stats().blocks, on_huge_pages);
         const Tensor fresh = random_tensor(d, w.shape(), rng);
         std::memcpy(w.data(), fresh.data(), static_cast<size_t>(w.numel()) * ir::dtype_size(d));
       }
