@@ -12,11 +12,82 @@
 
 namespace shapejit::backends::llvm {
 
+extern "C" int64_t shapejit_udiv_magic(int64_t divisor) {
+  const auto d = static_cast<uint64_t>(divisor);
+  const int l = d <= 1 ? 0 : 64 - __builtin_clzll(d - 1);  // ceil(log2 d)
+  const unsigned __int128 excess = (static_cast<unsigned __int128>(1) << l) - d;
+  return static_cast<int64_t>(static_cast<uint64_t>((excess << 64) / d) + 1);
+}
+
+// Whether `e` reads only what the step's entry block loads (the program's
+// symbols): not a loop's index, nor a row's outer index, nor a value.
+bool StepEmitter::invariant(Expr e) {
+  switch (e.kind()) {
+    case Kind::kConst: return true;
+    case Kind::kSymbol: {
+      auto* inst = ::llvm::dyn_cast<::llvm::Instruction>(syms_.at(e.symbol_id()));
+      return !inst || inst->getParent() == &fn_->getEntryBlock();
+    }
+    default:
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (!invariant(e.arg(i))) return false;
+      }
+      return true;
+  }
+}
+
+// A divisor the loops do not change, made ready in the entry block for
+// division by a multiply: Granlund and Montgomery's round-up method
+// ("Division by invariant integers using multiplication", 1994, figure
+// 4.1), exact for every x below 2^64. A dynamic kernel's views divide by
+// sizes it reads at run time (a reshape of a permuted [heads, tokens, head
+// size] into [tokens, width]: each element's head and its place in it),
+// and there two divisions an element cost more than the copy they index.
+StepEmitter::Divisor StepEmitter::invariant_divisor(Expr e) {
+  ::llvm::IRBuilderBase::InsertPointGuard keep(b_);
+  b_.SetInsertPoint(fn_->getEntryBlock().getTerminator());
+  Divisor d;
+  ::llvm::Value* y = expr(e);
+  d.is_zero = b_.CreateICmpEQ(y, b_.getInt64(0));
+  d.value = b_.CreateSelect(d.is_zero, b_.getInt64(1), y);
+  ::llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_udiv_magic", i64_, i64_);
+  if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+  d.magic = b_.CreateCall(f, {d.value});
+  ::llvm::Value* lz = b_.CreateBinaryIntrinsic(::llvm::Intrinsic::ctlz, b_.CreateSub(d.value, b_.getInt64(1)), b_.getFalse());
+  ::llvm::Value* l = b_.CreateSub(b_.getInt64(64), lz);  // ceil(log2 d): 0 for d = 1
+  d.shift1 = b_.CreateSelect(b_.CreateICmpEQ(l, b_.getInt64(0)), b_.getInt64(0), b_.getInt64(1));
+  d.shift2 = b_.CreateSub(l, d.shift1);
+  return d;
+}
+
+// x / d: the high half of x * magic, from four 32 x 32-bit products (which
+// vectorize, where a 128-bit multiply is scalarized lane by lane), then
+// the shifts.
+::llvm::Value* StepEmitter::divide(::llvm::Value* x, const Divisor& d) {
+  ::llvm::Value* low32 = b_.getInt64(0xffffffff);
+  ::llvm::Value *xl = b_.CreateAnd(x, low32), *xh = b_.CreateLShr(x, 32);
+  ::llvm::Value *ml = b_.CreateAnd(d.magic, low32), *mh = b_.CreateLShr(d.magic, 32);
+  ::llvm::Value* u = b_.CreateAdd(b_.CreateMul(xh, ml), b_.CreateLShr(b_.CreateMul(xl, ml), 32));
+  ::llvm::Value* v = b_.CreateAdd(b_.CreateMul(xl, mh), b_.CreateAnd(u, low32));
+  ::llvm::Value* high = b_.CreateAdd(b_.CreateMul(xh, mh), b_.CreateAdd(b_.CreateLShr(u, 32), b_.CreateLShr(v, 32)));
+  return b_.CreateLShr(b_.CreateAdd(high, b_.CreateLShr(b_.CreateSub(x, high), d.shift1)), d.shift2);
+}
+
 // Python's floor division and modulo; x // 0 and x % 0 are 0 (never observed:
 // divisors come from sizes that are non-zero wherever the code runs).
 ::llvm::Value* StepEmitter::floordiv(Expr a, Expr b, bool want_mod) {
-  ::llvm::Value *x = expr(a), *y = expr(b);
   ::llvm::Value* zero = b_.getInt64(0);
+  if (!b.is_const() && nonneg(a) && nonneg(b) && invariant(b)) {
+    ::llvm::Value* x = expr(a);
+    const Divisor d = invariant_divisor(b);
+    ::llvm::Value* q = divide(x, d);
+    return b_.CreateSelect(d.is_zero, zero, want_mod ? b_.CreateSub(x, b_.CreateMul(q, d.value)) : q);
+  }
+  ::llvm::Value *x = expr(a), *y = expr(b);
   ::llvm::Value* is_zero = b_.CreateICmpEQ(y, zero);
   ::llvm::Value* safe = b.is_const() && b.const_value() != 0 ? y : b_.CreateSelect(is_zero, b_.getInt64(1), y);
   ::llvm::Value* r;

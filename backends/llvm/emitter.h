@@ -57,6 +57,12 @@ class StepEmitter {
   bool nonneg(Expr e) const { return loops::is_nonnegative(p_, e); }
   ::llvm::Value* expr(Expr e);
   ::llvm::Value* floordiv(Expr a, Expr b, bool want_mod);
+  bool invariant(Expr e);
+  struct Divisor {
+    ::llvm::Value *value, *is_zero, *magic, *shift1, *shift2;  // value: 1 where the divisor is 0
+  };
+  Divisor invariant_divisor(Expr e);
+  ::llvm::Value* divide(::llvm::Value* x, const Divisor& d);
 
   // Loops: runs body(i) for i in [begin, end).
   void loop(::llvm::Value* begin, ::llvm::Value* end, const std::function<void(::llvm::Value*)>& body);

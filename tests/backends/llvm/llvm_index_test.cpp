@@ -3,6 +3,10 @@
 // gathers with their range errors (tests/support/llvm_agreement.h).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
+
+#include "backends/llvm/codegen.h"
 #include "backends/loops/lower.h"
 #include "bench/bench_util.h"
 
@@ -56,6 +60,56 @@ TEST(Llvm, LayoutOpsFoldIntoIndexing) {
                 {"op": "transpose", "in": ["r"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
                 {"op": "reshape", "in": ["t", 2, 12], "out": "y"}], "outputs": ["y"]})",
                 {random_tensor(DType::kI64, {4, 6}, rng)}, "reshape chain");
+}
+
+// A dynamic kernel's views divide indices by sizes read at run time; the
+// division by such a divisor, the same on every iteration, is a multiply
+// by a magic number (codegen.cpp, udiv_invariant). Its arithmetic, as the
+// emitted code does it (the high half of x * magic from four 32-bit
+// products), against the CPU's division, at the edges of 32 and 64 bits.
+TEST(Llvm, DivisionByAnInvariantIsExact) {
+  auto divide = [](uint64_t x, uint64_t d) {
+    const auto magic = static_cast<uint64_t>(backends::llvm::shapejit_udiv_magic(static_cast<int64_t>(d)));
+    const int l = d <= 1 ? 0 : 64 - __builtin_clzll(d - 1);
+    const int shift1 = l == 0 ? 0 : 1, shift2 = l - shift1;
+    const uint64_t xl = x & 0xffffffff, xh = x >> 32, ml = magic & 0xffffffff, mh = magic >> 32;
+    const uint64_t u = xh * ml + (xl * ml >> 32), v = xl * mh + (u & 0xffffffff);
+    const uint64_t high = xh * mh + (u >> 32) + (v >> 32);
+    return (high + ((x - high) >> shift1)) >> shift2;
+  };
+  std::mt19937_64 rng(12);
+  std::vector<uint64_t> divisors = {1, 2, 3, 5, 7, 12, 32, 33, 384, 1000, 65535, 65537};
+  for (int b : {31, 32, 33, 47, 62}) {
+    for (int64_t delta : {-1, 0, 1}) divisors.push_back((uint64_t{1} << b) + static_cast<uint64_t>(delta));
+  }
+  divisors.push_back((uint64_t{1} << 63) - 1);
+  for (int i = 0; i < 200; ++i) divisors.push_back(rng() >> (1 + rng() % 63));
+  for (uint64_t d : divisors) {
+    if (d == 0) continue;
+    std::vector<uint64_t> xs = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 0xffffffff, uint64_t{1} << 32, (uint64_t{1} << 63) - 1,
+                                (uint64_t{1} << 63) - 1 - (((uint64_t{1} << 63) - 1) % d)};
+    for (int i = 0; i < 200; ++i) xs.push_back(rng() >> (1 + rng() % 63));
+    for (uint64_t x : xs) {
+      if (x >= uint64_t{1} << 63) continue;  // indices and sizes are int64, nonnegative here
+      ASSERT_EQ(divide(x, d), x / d) << x << " / " << d;
+    }
+  }
+}
+
+// The encoder's attention output, [heads, tokens, head size] permuted and
+// reshaped into [tokens, width] with every size symbolic: a copy that
+// divides each element's index by the head size, of sizes 1, powers of two
+// and odd ones.
+TEST(Llvm, AReshapeOfAPermutedViewWithSymbolicSizesAgrees) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["h", "t", "d"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "h", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 1}},
+              {"op": "sym_size", "in": ["x"], "out": "d", "attrs": {"dim": 2}}, {"op": "sym_mul", "in": ["h", "d"], "out": "w"},
+              {"op": "permute", "in": ["x"], "out": "p", "attrs": {"perm": [1, 0, 2]}}, {"op": "reshape", "in": ["p", "t", "w"], "out": "r"},
+              {"op": "mul", "in": ["r", 2.0], "out": "y"}], "outputs": ["y"]})";
+  std::mt19937 rng(5);
+  for (const auto& [h, t, d] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {12, 3, 32}, {12, 5, 33}, {5, 2, 7}, {3, 4, 1}, {1, 6, 64}, {7, 1, 100}, {2, 0, 5}}) {
+    expect_agrees(g, {random_tensor(DType::kF32, {h, t, d}, rng)}, "h, t, d = " + std::to_string(h) + ", " + std::to_string(t) + ", " + std::to_string(d));
+  }
 }
 
 // A dim whose extent is an expression that a guard found to be 1 (a slice
