@@ -14,10 +14,10 @@
 
 namespace shapejit::backends::llvm {
 
-// `bufs` are the kernel's `num_bufs` buffers on this call and `values` its
-// symbols; tasks run on the calling thread below `work_per_task`
-// multiply-adds. False when the generated code failed a check.
-bool run_attention(const loops::AttentionStep& a, ir::DType dtype, char* const* bufs, size_t num_bufs, std::span<const int64_t> values,
-                   const BoundStep& tile, int64_t work_per_task);
+// `bufs` are the kernel's buffers on this call and `values` its symbols;
+// tasks run on the calling thread below `work_per_task` multiply-adds.
+// False when the generated code failed a check.
+bool run_attention(const loops::AttentionStep& a, ir::DType dtype, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile,
+                   int64_t work_per_task);
 
 }  // namespace shapejit::backends::llvm

@@ -293,7 +293,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     }
     if (step.kind == loops::Step::Kind::kAttention) {
       const loops::AttentionStep& a = step.attention;
-      const bool ok = run_attention(a, p_.buffers[a.out].dtype, bufs.data(), p_.buffers.size(), values, steps_[s], kMatmulWorkPerTask);
+      const bool ok = run_attention(a, p_.buffers[a.out].dtype, bufs.data(), values, steps_[s], kMatmulWorkPerTask);
       if (!ok) return use_reference();
       continue;
     }
