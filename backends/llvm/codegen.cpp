@@ -45,7 +45,9 @@ bool StepEmitter::invariant(Expr e) {
 // and there two divisions an element cost more than the copy they index.
 StepEmitter::Divisor StepEmitter::invariant_divisor(Expr e) {
   ::llvm::IRBuilderBase::InsertPointGuard keep(b_);
-  b_.SetInsertPoint(fn_->getEntryBlock().getTerminator());
+  // Before the entry block's branch into the loops (while the entry block
+  // is still being written, there is no branch yet, and this is its end).
+  if (::llvm::Instruction* branch = fn_->getEntryBlock().getTerminator()) b_.SetInsertPoint(branch);
   Divisor d;
   ::llvm::Value* y = expr(e);
   d.is_zero = b_.CreateICmpEQ(y, b_.getInt64(0));
