@@ -60,6 +60,7 @@ void HugePageHeap::unmap(Chunk* c) {
 }
 
 std::shared_ptr<void> HugePageHeap::allocate(size_t bytes) {
+  if (bytes > (size_t{1} << 62)) return nullptr;  // no such mapping; and the roundings below stay exact
   bytes = round_up(std::max<size_t>(bytes, 1), 64);
   std::lock_guard<std::mutex> lock(mu_);
   Chunk* c = current_;

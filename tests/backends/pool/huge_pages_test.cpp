@@ -78,6 +78,13 @@ TEST(HugePageHeap, ABigBlockHasAChunkOfItsOwn) {
   EXPECT_EQ(heap->stats().chunks, 1u);
 }
 
+TEST(HugePageHeap, ABlockTooBigToMapIsNull) {
+  auto heap = HugePageHeap::create();
+  EXPECT_EQ(heap->allocate(~size_t{0}), nullptr);
+  EXPECT_EQ(heap->allocate((size_t{1} << 62) + 1), nullptr);
+  EXPECT_EQ(heap->stats().chunks, 0u);
+}
+
 TEST(HugePageHeap, BlocksOutliveTheHeapsHandle) {
   std::shared_ptr<void> block;
   {
