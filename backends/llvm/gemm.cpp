@@ -479,9 +479,10 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
 // not hide (likely because lines 6 KB apart fall in 2 of L1's 64 sets and
 // evict each other). With that prefetch, streaming measured faster than
 // this at 8 and 16 rows in 10 of 12 rows of two runs (by 2-20%; slower by
-// 2-3% in the other two), which has not yet changed where products go. Columns past the last whole panel are
-// streamed. B's elements may be of the other float type: the tiles convert
-// them as they load them (load_as).
+// 2-3% in the other two), which has not yet changed where products go.
+// Columns past the last whole panel are streamed. B's elements may be of
+// the other float type: the tiles convert them as they load them
+// (load_as).
 template <typename T, typename S>
 SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, T* c,
                            int64_t ldc, bool accumulate, int64_t band) {

@@ -46,7 +46,7 @@ HugePageHeap::Chunk* HugePageHeap::map(size_t bytes) {
   if (base > start) ::munmap(start, static_cast<size_t>(base - start));
   if (char* const end = base + bytes; end < start + span) ::munmap(end, static_cast<size_t>(start + span - end));
   // Without transparent huge pages (EINVAL), the chunk is ordinary memory.
-  if (::madvise(base, bytes, MADV_HUGEPAGE) != 0) stats_.huge = false;
+  (void)::madvise(base, bytes, MADV_HUGEPAGE);
   ++stats_.chunks;
   stats_.mapped_bytes += bytes;
   return new Chunk{base, bytes};

@@ -49,7 +49,6 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
     size_t mapped_bytes = 0;  // their address space
     size_t blocks = 0;        // live now
     size_t block_bytes = 0;   // their bytes, as rounded to 64
-    bool huge = true;         // every chunk was marked for huge pages
   };
   Stats stats() const;
 
