@@ -9,6 +9,7 @@
 
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/products.h"
+#include "backends/llvm/query_row.h"
 
 namespace shapejit::backends::llvm {
 
@@ -101,9 +102,12 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
     int64_t own_values[5] = {c, i0, 0, 0, 0};
     const T* qm = qb + q.at(c, dims) + i0 * q.row;
     const BlasOperand oq = blas_operand(rows, d, q.row, q.col);
-    // Several query rows are a matrix product, multiply's where the
-    // host runs it; one (a decode step) is BLAS's matrix-vector product.
+    // Several query rows are a matrix product, multiply's where the host
+    // runs it. One (a decode step) over rows of keys and values each in
+    // one piece (a cache) takes the row kernels; otherwise BLAS's
+    // matrix-vector products.
     const bool own = rows > 1 && gemm_available();
+    const bool row_kernels = rows == 1 && gemm_available() && q.col == 1 && k.row == 1 && v.col == 1;
     // A single query row (a decode step) has the whole tile to itself: its
     // cells are (row 0) * kTileK + key, any key below kTileQ * kTileK.
     const int64_t block = rows == 1 ? tq * tk : tk;
@@ -114,7 +118,9 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
         std::fill(scores.begin(), scores.end(), T(0));
       } else {
         const T* kt = kb + k.at(c, dims) + j0 * k.col;
-        if (own) {
+        if (row_kernels) {
+          key_dots(keys, d, qm, kt, k.col, scores.data());
+        } else if (own) {
           multiply_packing(rows, keys, d, qm, q.row, q.col, kt, k.row, k.col, scores.data(), ld, false);
         } else {
           const BlasOperand ok = blas_operand(d, keys, k.row, k.col);
@@ -147,7 +153,9 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
       }
       if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
         const T* vt = vb + v.at(c, dims) + j0 * v.row;
-        if (own) {
+        if (row_kernels) {
+          add_weighted_rows(keys, dv, scores.data(), vt, v.row, acc.data());
+        } else if (own) {
           multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
         } else {
           const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);

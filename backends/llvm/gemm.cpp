@@ -5,14 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-// The kernels' functions only are compiled for AVX2 and FMA (a target
-// attribute, not a flag for the file: a flag would also compile the
-// standard library's templates instantiated here for AVX2, and the linker
-// may keep those copies for the whole program).
-#define SJ_AVX2 __attribute__((target("avx2,fma")))
-#endif
+#include "backends/llvm/simd.h"
 
 namespace shapejit::backends::llvm {
 
@@ -177,31 +170,6 @@ void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, S* out, in
 #if defined(__x86_64__)
 
 namespace {
-
-// One vector type per element type, and the handful of operations a tile
-// takes.
-template <typename T>
-struct Simd;
-template <>
-struct Simd<float> {
-  using V = __m256;
-  SJ_AVX2 static V zero() { return _mm256_setzero_ps(); }
-  SJ_AVX2 static V loadu(const float* p) { return _mm256_loadu_ps(p); }
-  SJ_AVX2 static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
-  SJ_AVX2 static V splat(const float* p) { return _mm256_broadcast_ss(p); }
-  SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  SJ_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
-};
-template <>
-struct Simd<double> {
-  using V = __m256d;
-  SJ_AVX2 static V zero() { return _mm256_setzero_pd(); }
-  SJ_AVX2 static V loadu(const double* p) { return _mm256_loadu_pd(p); }
-  SJ_AVX2 static void storeu(double* p, V v) { _mm256_storeu_pd(p, v); }
-  SJ_AVX2 static V splat(const double* p) { return _mm256_broadcast_sd(p); }
-  SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-  SJ_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
-};
 
 // A vector of T from lanes of S where they lie, converted when they differ
 // (B read in place in the other float type).
