@@ -138,4 +138,67 @@ uint64_t TreeWalk::hash() const {
   return h;
 }
 
+namespace {
+
+// Into `out`, the tree of `spec` from arrays[next] on; false for a spec
+// build_tree leaves to Python.
+bool build(PyObject* spec, const std::vector<nb::object>& arrays, size_t& next, nb::object& out) {
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) return false;
+  const char* kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+  if (kind == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  if (std::strcmp(kind, "leaf") == 0) {  // its own spec too
+    if (next >= arrays.size()) return false;
+    out = arrays[next++];
+    return true;
+  }
+  if (PyTuple_GET_SIZE(spec) < 2) return false;
+  PyObject* items = PyTuple_GET_ITEM(spec, 1);
+  if (std::strcmp(kind, "other") == 0) {
+    out = nb::borrow(items).attr("value");
+    return true;
+  }
+  const bool tuple = std::strcmp(kind, "tuple") == 0, list = std::strcmp(kind, "list") == 0, dict = std::strcmp(kind, "dict") == 0,
+             named = std::strcmp(kind, "namedtuple") == 0;
+  if (named) {
+    if (PyTuple_GET_SIZE(spec) < 3) return false;
+    items = PyTuple_GET_ITEM(spec, 2);
+  }
+  if (!(tuple || list || dict || named) || !PyTuple_Check(items)) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(items);
+  nb::object built = nb::steal(tuple || named ? PyTuple_New(n) : list ? PyList_New(n) : PyDict_New());
+  if (!built.is_valid()) throw nb::python_error();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(items, i);
+    PyObject* key = nullptr;
+    if (dict) {  // (key, spec)
+      if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) return false;
+      key = PyTuple_GET_ITEM(item, 0);
+      item = PyTuple_GET_ITEM(item, 1);
+    }
+    nb::object value;
+    if (!build(item, arrays, next, value)) return false;
+    if (dict) {
+      if (PyDict_SetItem(built.ptr(), key, value.ptr()) != 0) throw nb::python_error();
+    } else if (list) {
+      PyList_SET_ITEM(built.ptr(), i, value.release().ptr());
+    } else {
+      PyTuple_SET_ITEM(built.ptr(), i, value.release().ptr());
+    }
+  }
+  out = named ? nb::borrow(PyTuple_GET_ITEM(spec, 1))(*nb::borrow<nb::tuple>(built)) : std::move(built);
+  return true;
+}
+
+}  // namespace
+
+std::optional<nb::object> build_tree(nb::handle spec, const std::vector<nb::object>& arrays) {
+  size_t next = 0;
+  nb::object out;
+  if (!build(spec.ptr(), arrays, next, out) || next != arrays.size()) return std::nullopt;
+  return out;
+}
+
 }  // namespace shapejit::python

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "python/src/binding.h"
@@ -73,5 +74,13 @@ class TreeSites {
   };
   std::vector<Entry> entries_;
 };
+
+// A compiled call's results: the tree of `spec` (a _pytree spec: leaves,
+// tuples, lists, dicts, namedtuples, and "other" values, a _Constant's
+// `value`) over `arrays`, in order, as _pytree.unflatten builds it,
+// without its Python frames (a microsecond a call for a tuple of three
+// arrays). nullopt for a spec it does not know, which the Python
+// unflatten then builds.
+std::optional<nb::object> build_tree(nb::handle spec, const std::vector<nb::object>& arrays);
 
 }  // namespace shapejit::python

@@ -202,6 +202,33 @@ def test_pytrees_in_and_out():
     assert out["both"][1] == 3 and isinstance(out["both"][1], int)
 
 
+def test_result_trees_of_arrays_come_back_alike_on_every_call():
+    # No sizes among the results and no writes: the extension builds the
+    # tree itself (pytree.cpp build_tree), on the first call and on hits.
+    import collections
+    P = collections.namedtuple("P", "a b")
+
+    @sj.jit
+    def f(x):
+        return {"t": (x + 1, [x * 2, None], "tag"), "p": P(x - 1, {"k": x * x}), "last": [x], "empty": ()}
+
+    for n in (3, 3, 4):
+        x = np.arange(n, dtype=np.float32)
+        out = f(x)
+        assert list(out) == ["t", "p", "last", "empty"]
+        t = out["t"]
+        assert type(t) is tuple and len(t) == 3 and t[2] == "tag"
+        assert type(t[1]) is list and t[1][1] is None
+        np.testing.assert_array_equal(t[0], x + 1)
+        np.testing.assert_array_equal(t[1][0], x * 2)
+        assert type(out["p"]) is P and list(out["p"].b) == ["k"]
+        np.testing.assert_array_equal(out["p"].a, x - 1)
+        np.testing.assert_array_equal(out["p"].b["k"], x * x)
+        assert type(out["last"]) is list and len(out["last"]) == 1 and out["empty"] == ()
+        np.testing.assert_array_equal(out["last"][0], x)
+    assert f.stats()["graph_breaks"] == 0
+
+
 def test_results_must_keep_one_structure():
     f = jit(lambda x: (x, x) if x.shape[0] > 3 else x)
     f(ones(2))
