@@ -245,11 +245,12 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     for (const auto& [count, bound] : p_.count_bounds) bounds[count] = eval(bound, bounds);
   }
   std::vector<size_t> bytes(p_.buffers.size(), 0), reserved(p_.buffers.size(), 0);
+  std::vector<int64_t> shape;  // each temporary's in turn
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const Buffer& b = p_.buffers[i];
     if (b.kind != Buffer::Kind::kTemp) continue;
     const bool later = std::any_of(sized_later_.begin(), sized_later_.end(), [&](const auto& x) { return x.first == static_cast<int>(i); });
-    std::vector<int64_t> shape;
+    shape.clear();
     if (later) {
       for (const Expr& d : b.shape) shape.push_back(eval(d, bounds));
     } else {
