@@ -9,6 +9,8 @@
 //   - the backend's own GEMM (B packed, then multiplied) vs OpenBLAS's
 //     sgemm, one thread, on the MiniLM encoder's products; and for 16 and
 //     64 rows, B streamed from memory;
+//   - one query row's attention products (a decode step) vs OpenBLAS's
+//     matrix-vector products;
 //   - compile latency of the 10-op kernel (target: median < 20 ms).
 // Kernels are run directly (Backend::compile, Kernel::run): no dispatch.
 #include <benchmark/benchmark.h>
@@ -20,6 +22,7 @@
 #include <random>
 
 #include "backends/llvm/gemm.h"
+#include "backends/llvm/query_row.h"
 #include "bench/bench_util.h"
 
 namespace shapejit {
@@ -285,6 +288,49 @@ BENCHMARK(BM_PrepackedVsStreamedGemm)
     ->Args({48, 384, 1536})
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
+
+// A decode step's attention products for one query row against OpenBLAS's
+// matrix-vector products (what the attention step called before): the
+// scores of `heads` heads over `keys` keys of `d` floats (a cache,
+// [heads, keys, d]), then the values weighted by them. Reported in us per
+// head.
+void BM_QueryRowVsSgemv(benchmark::State& state) {
+  const int64_t keys = state.range(0), d = state.range(1), heads = state.range(2);
+  std::mt19937 rng(3);
+  const std::vector<float> q = random_floats(heads * d, rng), k = random_floats(heads * keys * d, rng), v = random_floats(heads * keys * d, rng);
+  std::vector<float> s(static_cast<size_t>(keys)), acc(static_cast<size_t>(d));
+  openblas_set_num_threads(1);
+  compare(
+      state,
+      [&] {
+        for (int64_t h = 0; h < heads; ++h) {
+          const float* kh = k.data() + h * keys * d;
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(keys), static_cast<int>(d), 1.0f, kh, static_cast<int>(d), q.data() + h * d, 1,
+                      0.0f, s.data(), 1);
+          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(keys), static_cast<int>(d), 1.0f, v.data() + h * keys * d, static_cast<int>(d),
+                      s.data(), 1, 1.0f, acc.data(), 1);
+        }
+      },
+      [&] {
+        for (int64_t h = 0; h < heads; ++h) {
+          backends::llvm::key_dots(keys, d, q.data() + h * d, k.data() + h * keys * d, d, s.data());
+          backends::llvm::add_weighted_rows(keys, d, s.data(), v.data() + h * keys * d, d, acc.data());
+        }
+      },
+      "sgemv", "rows");
+  for (const char* name : {"sgemv", "rows"}) {
+    const std::string ms = std::string(name) + "_ms";
+    state.counters[std::string(name) + "_us"] = state.counters[ms] * 1e3 / static_cast<double>(heads);
+    state.counters.erase(ms);
+  }
+}
+BENCHMARK(BM_QueryRowVsSgemv)
+    ->Args({1025, 16, 4})
+    ->Args({4097, 16, 4})
+    ->Args({1025, 64, 12})
+    ->Args({129, 64, 12})
+    ->Iterations(2000)
+    ->Unit(benchmark::kMicrosecond);
 
 // Each compile on a new backend: a backend keeps the steps it compiled,
 // and the same graph again would be a lookup.
