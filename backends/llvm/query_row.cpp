@@ -51,11 +51,7 @@ SJ_AVX2 void key_dots_avx2(int64_t keys, int64_t d, const T* q, const T* k, int6
   }
 }
 
-// acc[0, NV vectors) += the weighted rows, the keys taken PH at a time
-// into PH sets of accumulators (NV * PH = 8 chains of multiply-adds, to
-// cover their latency), the sets added at the end. With kMasked, one
-// vector of `m`'s lanes (the values' last few elements); `m` is read only
-// then.
+// A vector from p, or its lanes that `m` sets (kMasked).
 template <typename T, bool kMasked>
 SJ_AVX2 inline typename Simd<T>::V load(const T* p, __m256i m) {
   if constexpr (kMasked) {
@@ -65,6 +61,11 @@ SJ_AVX2 inline typename Simd<T>::V load(const T* p, __m256i m) {
   }
 }
 
+// acc[0, NV vectors) += the weighted rows, the keys taken PH at a time
+// into PH sets of accumulators (NV * PH = 8 chains of multiply-adds, to
+// cover their latency), the sets added at the end. With kMasked, one
+// vector of `m`'s lanes (the values' last few elements); `m` is read only
+// then.
 template <typename T, int NV, int PH, bool kMasked = false>
 SJ_AVX2 void weigh_chunk(int64_t keys, const T* w, const T* v, int64_t row, T* acc, __m256i m) {
   using Vec = Simd<T>;
@@ -131,6 +132,8 @@ void add_weighted_rows(int64_t keys, int64_t dv, const T* w, const T* v, int64_t
 
 #else
 
+// No host without AVX2 calls these (gemm_available() is false there); plain
+// loops, so that the attention runner links everywhere.
 template <typename T>
 void key_dots(int64_t keys, int64_t d, const T* q, const T* k, int64_t key_stride, T* s) {
   for (int64_t j = 0; j < keys; ++j) {

@@ -149,20 +149,18 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
 nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
   if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
+  std::vector<nb::object> arrays;
+  for (ir::Tensor& t : outputs) arrays.push_back(to_numpy(std::move(t)));
   // (tree, ints, n, writes): a tree of arrays alone, with no sizes among
-  // them and no writes into the inputs, is built here.
+  // them and no writes into the inputs, is built here; the rest by
+  // _jit.unflatten.
   if (!s.writes && nb::len(nb::object(s.out_spec[1])) == 0) {
-    std::vector<nb::object> arrays;
-    for (ir::Tensor& t : outputs) arrays.push_back(to_numpy(std::move(t)));
     if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
-    nb::list list;
-    for (nb::object& a : arrays) list.append(std::move(a));
-    return unflatten_(s.out_spec, list);
   }
-  nb::list arrays;
-  for (ir::Tensor& t : outputs) arrays.append(to_numpy(std::move(t)));
-  if (s.writes) return unflatten_(s.out_spec, arrays, inputs());
-  return unflatten_(s.out_spec, arrays);
+  nb::list list;
+  for (nb::object& a : arrays) list.append(std::move(a));
+  if (s.writes) return unflatten_(s.out_spec, list, inputs());
+  return unflatten_(s.out_spec, list);
 }
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
