@@ -36,11 +36,12 @@ struct OperandAt {
   }
 };
 
-// What an attention task works in: its tile of scores, its rows' state
-// and accumulators, and the tile code's arguments.
+// What an attention task works in: its tile of scores, its rows' state,
+// and the tile code's arguments. The rows' accumulators are their rows of
+// the output.
 template <typename T>
 struct AttentionScratch {
-  std::vector<T> scores, state, acc;
+  std::vector<T> scores, state;
   std::vector<char*> tile_bufs;
   std::vector<int64_t> tile_syms;
 };
@@ -48,8 +49,9 @@ struct AttentionScratch {
 // Per task (a batch matrix and kTileQ query rows): for each tile of keys,
 // the GEMM writes the scores to the task's tile, the generated code turns
 // them into probabilities and updates the rows' state, the rows'
-// accumulators are rescaled, and the GEMM adds probabilities times values
-// to them; the rows are divided by their sums at the end.
+// accumulators (their output rows) are rescaled, and the GEMM adds
+// probabilities times values to them (the first tile's products are
+// written, not added); the rows are divided by their sums at the end.
 template <typename T>
 bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile,
                int64_t work_per_task) {
@@ -72,18 +74,18 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
   std::atomic<int32_t> failed{0};
   auto task = [&](int64_t index) {
     const int64_t c = index / row_tiles, i0 = index % row_tiles * tq, rows = std::min(tq, t - i0);
-    // The task's tile, rows' state and accumulators, the thread's own from
-    // task to task (nothing in a task runs another on its thread). The
-    // tile is not cleared: the GEMM writes every score the tile's code
-    // reads.
+    // The task's tile and rows' state, the thread's own from task to task
+    // (nothing in a task runs another on its thread). The tile is not
+    // cleared: the GEMM writes every score the tile's code reads.
     thread_local AttentionScratch<T> scratch;
     std::vector<T>& scores = scratch.scores;
     std::vector<T>& state = scratch.state;
-    std::vector<T>& acc = scratch.acc;
     scores.resize(static_cast<size_t>(tq * tk));
     state.assign(static_cast<size_t>(4 * tq), T(0));
     std::fill(state.begin(), state.begin() + tq, -std::numeric_limits<T>::infinity());  // running max; sums start at 0
-    acc.assign(static_cast<size_t>(rows * dv), T(0));
+    // The rows' accumulators: their rows of the output, which no other
+    // task writes.
+    T* acc = out + (c * t + i0) * dv;
     // The tile code's buffers: the call's, with the task's tile and state
     // in place of theirs. Its symbols (gathered per block of keys): the
     // call's, with the task's own five from a.first_symbol on (the batch
@@ -141,26 +143,26 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
         failed = e;
         return;
       }
+      // The first block writes the accumulators, so that they need no
+      // clearing and no rescaling (its factors are 0, exp(-inf) from the
+      // running max's start); a later one rescales them.
+      const bool first = j0 == 0;
+      if (!first) scale_rows(rows, dv, state.data() + 2 * tq, false, acc, dv);
       bool adds = false;
-      for (int64_t r = 0; r < rows; ++r) {
-        const T rescale = state[2 * tq + r];
-        // The first block's accumulators are zeros, which its factor of 0
-        // (exp(-inf), from the running max's start) leaves as they are.
-        if (rescale != T(1) && (j0 > 0 || rescale != T(0))) {
-          for (int64_t x = 0; x < dv; ++x) acc[r * dv + x] *= rescale;
-        }
-        adds |= state[3 * tq + r] != T(0);
-      }
+      for (int64_t r = 0; r < rows; ++r) adds |= state[3 * tq + r] != T(0);
       if (adds) {  // a tile wholly masked for these rows (causal) adds nothing
         const T* vt = vb + v.at(c, dims) + j0 * v.row;
         if (row_kernels) {
-          add_weighted_rows(keys, dv, scores.data(), vt, v.row, acc.data());
+          if (first) std::fill(acc, acc + dv, T(0));
+          add_weighted_rows(keys, dv, scores.data(), vt, v.row, acc);
         } else if (own) {
-          multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc.data(), dv, true);
+          multiply_packing(rows, dv, keys, scores.data(), ld, int64_t{1}, vt, v.row, v.col, acc, dv, !first);
         } else {
           const BlasOperand ov = blas_operand(keys, dv, v.row, v.col);
-          blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, T(1), acc.data(), static_cast<int>(dv));
+          blas_gemm(CblasNoTrans, ov.trans, rows, dv, keys, scores.data(), ld, vt, ov.ld, first ? T(0) : T(1), acc, static_cast<int>(dv));
         }
+      } else if (first) {
+        std::fill(acc, acc + rows * dv, T(0));
       }
     }
     // Each row by its sum: a multiply by the reciprocal, where a division
@@ -168,11 +170,7 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
     // is 0 (every key masked) or about 1 or more (the max's own exp(0)),
     // so the reciprocal does not overflow, and a row of zeros over a sum
     // of 0 is NaN either way.
-    T* o = out + (c * t + i0) * dv;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T inverse = T(1) / state[tq + r];
-      for (int64_t x = 0; x < dv; ++x) o[r * dv + x] = acc[r * dv + x] * inverse;
-    }
+    scale_rows(rows, dv, state.data() + tq, true, acc, dv);
   };
   const int64_t tasks = count * row_tiles;
   if (count * t * s * (d + dv) < work_per_task || tasks == 1) {

@@ -2,9 +2,22 @@
 
 #include <algorithm>
 
+#include "backends/llvm/gemm.h"
 #include "backends/llvm/simd.h"
 
 namespace shapejit::backends::llvm {
+
+namespace {
+
+template <typename T>
+void scale_rows_plain(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride) {
+  for (int64_t r = 0; r < rows; ++r, x += stride) {
+    const T by = reciprocal ? T(1) / f[r] : f[r];
+    for (int64_t i = 0; i < n; ++i) x[i] *= by;
+  }
+}
+
+}  // namespace
 
 #if defined(__x86_64__)
 
@@ -118,11 +131,31 @@ SJ_AVX2 void add_weighted_rows_avx2(int64_t keys, int64_t dv, const T* w, const 
   if (x < dv) weigh_chunk<T, 1, 8, true>(keys, w, v + x, row, acc + x, Simd<T>::first(dv - x));
 }
 
+template <typename T>
+SJ_AVX2 void scale_rows_avx2(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride) {
+  using Vec = Simd<T>;
+  constexpr int L = Vec::kLanes;
+  const __m256i tail = Vec::first(n % L);
+  for (int64_t r = 0; r < rows; ++r, x += stride) {
+    const T by = reciprocal ? T(1) / f[r] : f[r];
+    const typename Vec::V s = Vec::splat(&by);
+    int64_t i = 0;
+    for (; i + L <= n; i += L) Vec::storeu(x + i, Vec::mul(Vec::loadu(x + i), s));
+    if (i < n) Vec::store_first(x + i, tail, Vec::mul(Vec::load_first(x + i, tail), s));
+  }
+}
+
 }  // namespace
 
 template <typename T>
 void key_dots(int64_t keys, int64_t d, const T* q, const T* k, int64_t key_stride, T* s) {
   key_dots_avx2(keys, d, q, k, key_stride, s);
+}
+
+template <typename T>
+void scale_rows(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride) {
+  if (gemm_available()) return scale_rows_avx2(rows, n, f, reciprocal, x, stride);
+  scale_rows_plain(rows, n, f, reciprocal, x, stride);
 }
 
 template <typename T>
@@ -150,8 +183,15 @@ void add_weighted_rows(int64_t keys, int64_t dv, const T* w, const T* v, int64_t
   }
 }
 
+template <typename T>
+void scale_rows(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride) {
+  scale_rows_plain(rows, n, f, reciprocal, x, stride);
+}
+
 #endif
 
+template void scale_rows<float>(int64_t, int64_t, const float*, bool, float*, int64_t);
+template void scale_rows<double>(int64_t, int64_t, const double*, bool, double*, int64_t);
 template void key_dots<float>(int64_t, int64_t, const float*, const float*, int64_t, float*);
 template void key_dots<double>(int64_t, int64_t, const double*, const double*, int64_t, double*);
 template void add_weighted_rows<float>(int64_t, int64_t, const float*, const float*, int64_t, float*);

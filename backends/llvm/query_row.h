@@ -22,4 +22,11 @@ void key_dots(int64_t keys, int64_t d, const T* q, const T* k, int64_t key_strid
 template <typename T>
 void add_weighted_rows(int64_t keys, int64_t dv, const T* w, const T* v, int64_t row, T* acc);
 
+// Row r of x (rows of n elements, `stride` apart) times f[r], or times
+// 1 / f[r] with `reciprocal`: the attention runner's rescaling of its
+// accumulators and its division by the rows' sums, at a vector a step
+// (compiled for AVX2 where the host has it, like the kernels above).
+template <typename T>
+void scale_rows(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride);
+
 }  // namespace shapejit::backends::llvm

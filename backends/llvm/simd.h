@@ -31,6 +31,7 @@ struct Simd<float> {
   SJ_AVX2 static V splat(const float* p) { return _mm256_broadcast_ss(p); }
   SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   SJ_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  SJ_AVX2 static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   // The first n lanes (0 <= n <= kLanes) set, for masked loads and stores,
   // which neither read nor fault on the others.
   SJ_AVX2 static __m256i first(int64_t n) {
@@ -57,6 +58,7 @@ struct Simd<double> {
   SJ_AVX2 static V splat(const double* p) { return _mm256_broadcast_sd(p); }
   SJ_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   SJ_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  SJ_AVX2 static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
   SJ_AVX2 static __m256i first(int64_t n) {
     static const int64_t kOnes[8] = {-1, -1, -1, -1};
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kOnes + kLanes - n));

@@ -2,7 +2,9 @@
 // plain sums in double: heads of every width from 1 to past 8 vectors (a
 // masked last vector, each chunk of the values' rows), key counts that are
 // and are not whole groups, rows apart by more than their width, float and
-// double; nothing is written past the scores or the accumulators.
+// double; nothing is written past the scores or the accumulators. And
+// the runner's row scaling (scale_rows), by factors and by their
+// reciprocals, on rows of every width to past 8 vectors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,6 +73,51 @@ TEST(QueryRow, AgreesWithSumsInDouble) {
   if (!llvm::gemm_available()) GTEST_SKIP() << "the host has no AVX2 and FMA";
   sweep<float>();
   sweep<double>();
+}
+
+// Rows `stride` apart scaled in place: each element of row r times f[r] (or
+// its reciprocal), exactly as a scalar multiply rounds it; the elements
+// between the rows and after the last are not touched.
+template <typename T>
+void check_scaling(int64_t rows, int64_t n, int64_t stride, bool reciprocal, std::mt19937& rng) {
+  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + " rows=" + std::to_string(rows) + " n=" + std::to_string(n) +
+                            (reciprocal ? " reciprocal" : "");
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::vector<T> x(static_cast<size_t>(rows * stride + 9)), f(static_cast<size_t>(rows));
+  for (T& e : x) e = static_cast<T>(u(rng));
+  for (T& e : f) e = static_cast<T>(u(rng));
+  if (rows > 1) f[1] = T(0);  // a row whose keys were all masked: its sum is 0
+  const std::vector<T> before = x;
+  llvm::scale_rows(rows, n, f.data(), reciprocal, x.data(), stride);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T by = reciprocal ? T(1) / f[r] : f[r];
+    for (int64_t i = 0; i < stride && r * stride + i < static_cast<int64_t>(x.size()); ++i) {
+      const size_t at = static_cast<size_t>(r * stride + i);
+      const T want = i < n ? before[at] * by : before[at];
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(x[at])) << where << ": row " << r << " element " << i;
+      } else {
+        ASSERT_EQ(x[at], want) << where << ": row " << r << " element " << i;
+      }
+    }
+  }
+  for (size_t at = static_cast<size_t>(rows * stride); at < x.size(); ++at) ASSERT_EQ(x[at], before[at]) << where << ": wrote past the rows";
+}
+
+template <typename T>
+void scaling_sweep() {
+  std::mt19937 rng(7);
+  for (int64_t n = 0; n <= 70; ++n) {
+    for (bool reciprocal : {false, true}) {
+      check_scaling<T>(1, n, n, reciprocal, rng);
+      check_scaling<T>(5, n, n + 3, reciprocal, rng);
+    }
+  }
+}
+
+TEST(QueryRow, ScalesRowsAsScalarMultipliesDo) {
+  scaling_sweep<float>();
+  scaling_sweep<double>();
 }
 
 }  // namespace
