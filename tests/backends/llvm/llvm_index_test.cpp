@@ -5,6 +5,7 @@
 
 #include <array>
 #include <random>
+#include <sstream>
 
 #include "backends/llvm/codegen.h"
 #include "backends/loops/lower.h"
@@ -106,10 +107,53 @@ TEST(Llvm, AReshapeOfAPermutedViewWithSymbolicSizesAgrees) {
               {"op": "sym_size", "in": ["x"], "out": "d", "attrs": {"dim": 2}}, {"op": "sym_mul", "in": ["h", "d"], "out": "w"},
               {"op": "permute", "in": ["x"], "out": "p", "attrs": {"perm": [1, 0, 2]}}, {"op": "reshape", "in": ["p", "t", "w"], "out": "r"},
               {"op": "mul", "in": ["r", 2.0], "out": "y"}], "outputs": ["y"]})";
+  // The reshape itself materialized: as an output, as a product's operand
+  // (attention's heads merged before the output projection), and as a
+  // concat's operand (its store shifted). These loop over the permuted
+  // view's dims (pointwise_step's merged run).
+  const std::string sizes = R"({"op": "sym_size", "in": ["x"], "out": "h", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 1}},
+              {"op": "sym_size", "in": ["x"], "out": "d", "attrs": {"dim": 2}}, {"op": "sym_mul", "in": ["h", "d"], "out": "w"},
+              {"op": "exp", "in": ["x"], "out": "e"}, {"op": "permute", "in": ["e"], "out": "p", "attrs": {"perm": [1, 0, 2]}},
+              {"op": "reshape", "in": ["p", "t", "w"], "out": "r"})";
+  const std::string direct = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["h", "t", "d"]}, {"name": "m", "dtype": "f32", "shape": ["w", 3]}],
+    "nodes": [)" + sizes + R"(, {"op": "matmul", "in": ["r", "m"], "out": "y"},
+              {"op": "concat", "in": ["r", "r"], "out": "c", "attrs": {"dim": 0}}], "outputs": ["r", "y", "c"]})";
   std::mt19937 rng(5);
   for (const auto& [h, t, d] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {12, 3, 32}, {12, 5, 33}, {5, 2, 7}, {3, 4, 1}, {1, 6, 64}, {7, 1, 100}, {2, 0, 5}}) {
-    expect_agrees(g, {random_tensor(DType::kF32, {h, t, d}, rng)}, "h, t, d = " + std::to_string(h) + ", " + std::to_string(t) + ", " + std::to_string(d));
+    const std::string what = "h, t, d = " + std::to_string(h) + ", " + std::to_string(t) + ", " + std::to_string(d);
+    const Tensor x = random_tensor(DType::kF32, {h, t, d}, rng);
+    expect_agrees(g, {x}, what);
+    expect_agrees(direct, {x, random_tensor(DType::kF32, {h * d, 3}, rng)}, what + ", the reshape materialized", 1e-4);
   }
+  // A non-contiguous input: x a transposed view.
+  const Tensor base = random_tensor(DType::kF32, {6, 4, 3}, rng);
+  expect_agrees(direct, {base.view({3, 4, 6}, {1, 3, 12}), random_tensor(DType::kF32, {18, 3}, rng)}, "a strided x", 1e-4);
+}
+
+// The reshape materialized on its own loops over the permuted view's dims:
+// no element's index is divided by the head size.
+TEST(Llvm, AMergingReshapeLoopsOverItsOperandsDims) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["b", "h", "t", "d"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "b", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["x"], "out": "t", "attrs": {"dim": 2}},
+              {"op": "sym_size", "in": ["x"], "out": "h", "attrs": {"dim": 1}}, {"op": "sym_size", "in": ["x"], "out": "d", "attrs": {"dim": 3}},
+              {"op": "sym_mul", "in": ["h", "d"], "out": "w"}, {"op": "exp", "in": ["x"], "out": "e"},
+              {"op": "permute", "in": ["e"], "out": "p", "attrs": {"perm": [0, 2, 1, 3]}},
+              {"op": "reshape", "in": ["p", "b", "t", "w"], "out": "r"}], "outputs": ["r"]})";
+  const bench::Specialized sg = bench::specialize(g, {{2, 12, 16, 32}}, /*dynamic=*/true);
+  Expected<backends::loops::LoopProgram> p = backends::loops::lower(*sg.graph, {});
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  const std::string dump = p->dump(false);
+  std::istringstream lines(dump);
+  int accesses = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("load ") == std::string::npos && line.find("store ") == std::string::npos) continue;
+    ++accesses;
+    EXPECT_EQ(line.find("//"), std::string::npos) << dump;
+    EXPECT_EQ(line.find('%'), std::string::npos) << dump;
+  }
+  EXPECT_EQ(accesses, 2) << dump;
+  std::mt19937 rng(6);
+  expect_agrees(g, {random_tensor(DType::kF32, {2, 12, 16, 32}, rng)}, "2 x 12 x 16 x 32");
 }
 
 // A dim whose extent is an expression that a guard found to be 1 (a slice
