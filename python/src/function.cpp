@@ -66,25 +66,61 @@ void Function::next_generation(Site& s) {
   s.generations.push_back(s.site);
 }
 
+void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source) {
+  Capture c{nb::borrow(array), nb::borrow(source)};
+  if (!source.is_none()) {
+    c.root = source[0];
+    for (nb::handle step : nb::cast<nb::tuple>(source[1])) c.steps.emplace_back(nb::cast<bool>(step[0]), nb::borrow(step[1]));
+    if (nb::len(source) == 3) c.base = source[2];
+    // Keys are the same where they are one object, or equal and of one
+    // type (a list's 1 is not a dict's True).
+    auto same = [](const std::pair<bool, nb::object>& a, const std::pair<bool, nb::object>& b) {
+      if (a.first != b.first) return false;
+      if (a.second.ptr() == b.second.ptr()) return true;
+      if (Py_TYPE(a.second.ptr()) != Py_TYPE(b.second.ptr())) return false;
+      const int eq = PyObject_RichCompareBool(a.second.ptr(), b.second.ptr(), Py_EQ);
+      if (eq < 0) PyErr_Clear();
+      return eq == 1;
+    };
+    for (auto before = captures.rbegin(); before != captures.rend(); ++before) {
+      if (!before->root.is_valid()) continue;
+      if (before->root.ptr() == c.root.ptr()) {
+        while (c.shared < c.steps.size() && c.shared < before->steps.size() && same(c.steps[c.shared], before->steps[c.shared])) ++c.shared;
+      }
+      break;
+    }
+  }
+  captures.push_back(std::move(c));
+}
+
 bool Function::refresh(Site& s) {
+  std::vector<nb::object> at;  // the objects along the last path walked: at[j] after its first j steps
   for (Capture& c : s.captures) {
-    if (c.source.is_none()) continue;
-    nb::object o = c.source[0];
-    for (nb::handle step : nb::cast<nb::tuple>(c.source[1])) {
-      PyObject* next = nb::cast<bool>(step[0]) ? PyObject_GetAttr(o.ptr(), step[1].ptr()) : PyObject_GetItem(o.ptr(), step[1].ptr());
+    if (!c.root.is_valid()) continue;
+    size_t j = c.shared < at.size() ? c.shared : 0;
+    if (j == 0) {
+      at.clear();
+      at.push_back(c.root);
+    } else {
+      at.resize(j + 1);  // the shared steps' objects, at[0] the root
+    }
+    for (; j < c.steps.size(); ++j) {
+      const auto& [attr, key] = c.steps[j];
+      PyObject* next = attr ? PyObject_GetAttr(at.back().ptr(), key.ptr()) : PyObject_GetItem(at.back().ptr(), key.ptr());
       if (!next) {
         PyErr_Clear();
         return false;
       }
-      o = nb::steal(next);
+      at.push_back(nb::steal(next));
     }
-    if (nb::len(c.source) == 3) {  // a view of an array found there: held, unless that array was rebound
-      if (o.ptr() != nb::handle(c.source[2]).ptr()) return false;
+    const nb::handle o = at.back();
+    if (c.base.is_valid()) {  // a view of an array found there: held, unless that array was rebound
+      if (o.ptr() != c.base.ptr()) return false;
       continue;
     }
     if (o.ptr() == c.array.ptr()) continue;
     if (!ArgList::is_array(o.ptr())) return false;
-    c.array = std::move(o);  // rebound: the new array is the input, its shape guarded as any input's
+    c.array = nb::borrow(o);  // rebound: the new array is the input, its shape guarded as any input's
   }
   return true;
 }
@@ -230,7 +266,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         for (nb::handle f : ctx.found) {
           bool known = false;
           for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
-          if (!known) s.captures.push_back({nb::borrow(f[0]), nb::borrow(f[1])});
+          if (!known) add_capture(s.captures, f[0], f[1]);
         }
         next_generation(s);
       }
@@ -248,7 +284,7 @@ nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb
     for (nb::handle f : found) {
       bool known = false;
       for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
-      if (!known) s.captures.push_back({nb::borrow(f[0]), nb::borrow(f[1])});
+      if (!known) add_capture(s.captures, f[0], f[1]);
     }
     next_generation(s);
   }

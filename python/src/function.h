@@ -46,7 +46,16 @@ class Function {
     nb::object array;
     nb::object source;  // (root, ((is_attr, key), ...)), or None: held as it was found;
                         // (root, steps, base): a view of `base`, found there, held while it is
+    // The source as refresh walks it, read once: its root (null: held as
+    // found), its steps (is_attr, key), the view's base (null: none), and
+    // how many leading steps it shares with the path of the capture before
+    // it that has one (from the same root).
+    nb::object root, base;
+    std::vector<std::pair<bool, nb::object>> steps;
+    size_t shared = 0;
   };
+  // Appends the capture of `array` found at `source` to `captures`.
+  static void add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source);
   struct Site {
     std::string name;  // of generation 0
     nb::object key;
@@ -64,6 +73,9 @@ class Function {
   Site& site_for(nb::handle key, size_t fast_arity);
   void next_generation(Site& s);
   // Reads each capture from its source; false when one is gone (retrace).
+  // A path that begins as the one before it resumes from where that one
+  // was at the end of their common steps: a model's weights,
+  // p["layers"][i][name], are one lookup each, not three.
   bool refresh(Site& s);
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   // A call the site breaks on, run as compiled segments; the arrays it read

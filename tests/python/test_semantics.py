@@ -268,6 +268,49 @@ def test_closure_and_global_arrays_are_inputs():
     assert "2 captured arrays" in g.explain()
 
 
+def test_captures_along_shared_paths_are_each_read_again():
+    # A model's weights, p["layers"][i][name] and self.layers[i].name: paths
+    # that share their first steps (refresh resumes from the step where one
+    # parts from the one before). Each rebinding is seen on the next call.
+    class Layer:
+        def __init__(self, s):
+            self.w = np.full(3, s, np.float32)
+
+    class Model:
+        def __init__(self):
+            self.layers = [Layer(1), Layer(2)]
+
+    m = Model()
+    p = {"layers": [{"w": np.full(3, 1.0, np.float32), "b": np.zeros(3, np.float32)} for _ in range(3)], "out": np.ones(3, np.float32)}
+
+    def f(x):
+        for L in p["layers"]:
+            x = x * L["w"] + L["b"]
+        for L in m.layers:
+            x = x + L.w
+        return x * p["out"]
+
+    g = jit(f)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(g(x), f(x))
+    p["layers"][1]["w"] = np.full(3, 2.0, np.float32)  # the middle of a run of shared paths
+    np.testing.assert_array_equal(g(x), f(x))
+    p["layers"][2] = {"w": np.full(3, 3.0, np.float32), "b": np.ones(3, np.float32)}  # a shared step's object
+    np.testing.assert_array_equal(g(x), f(x))
+    p["layers"][0]["b"] = np.full(3, -1.0, np.float32)  # the second of two paths from one dict
+    m.layers[1].w = np.full(3, 5.0, np.float32)  # through attributes
+    np.testing.assert_array_equal(g(x), f(x))
+    m.layers[0] = Layer(7)
+    np.testing.assert_array_equal(g(x), f(x))
+    p["out"] = np.full(3, 0.5, np.float32)  # a path that shares nothing with the one before
+    np.testing.assert_array_equal(g(x), f(x))
+    assert g.stats()["compiles"] == 1
+    assert "9 captured arrays" in g.explain()
+    del p["layers"][1]["w"]  # a path that is gone: traced again, and the trace raises as NumPy does
+    with pytest.raises(KeyError):
+        g(x)
+
+
 def test_arrays_made_in_the_body_are_constants():
     f = jit(lambda x: x[np.array([2, 0])] + np.array([1.0, 2.0], np.float32))
     x = np.arange(3, dtype=np.float32)
