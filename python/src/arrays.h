@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <vector>
 
 #include "python/src/binding.h"
@@ -56,5 +57,14 @@ class ArgList {
 // A NumPy array over `t`'s buffer, which it keeps alive (no copy). A tensor
 // borrowed from a caller's memory (an output that is an input) is copied.
 nb::object to_numpy(ir::Tensor t);
+
+// A compiled call's write into a caller's array, target[block] = value,
+// where the block starts at `start` (per dim) and spans value's shape.
+// writable_block says whether write_block can make it without NumPy: the
+// same dtype and rank, a writeable target, the block within it, and a
+// value in the kernel's own memory; NumPy makes the others (casting,
+// broadcasting, errors).
+bool writable_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start);
+void write_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start);
 
 }  // namespace shapejit::python

@@ -1,5 +1,8 @@
 #include "python/src/function.h"
 
+#include <algorithm>
+#include <array>
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/shared_ptr.h>
 
@@ -182,21 +185,79 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   }
 }
 
-nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs) {
+nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
   if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
+  // (tree, ints, n, writes): a tree of arrays alone, with no sizes among
+  // them (the ints past the n results are the writes' starts), is built
+  // here, and its writes into the inputs made here where they are blocks
+  // NumPy would copy as they are; the rest by _jit.unflatten.
+  const size_t n = nb::cast<size_t>(s.out_spec[2]);
+  bool sizes = false;
+  for (nb::handle i : nb::iter(s.out_spec[1])) sizes |= nb::cast<size_t>(i) < n;
+  if (s.writes && !sizes) {
+    if (std::optional<nb::object> r = write_back(s, outputs, num_inputs, input)) return std::move(*r);
+  }
   std::vector<nb::object> arrays;
   for (ir::Tensor& t : outputs) arrays.push_back(to_numpy(std::move(t)));
-  // (tree, ints, n, writes): a tree of arrays alone, with no sizes among
-  // them and no writes into the inputs, is built here; the rest by
-  // _jit.unflatten.
-  if (!s.writes && nb::len(nb::object(s.out_spec[1])) == 0) {
+  if (!s.writes && !sizes) {
     if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
   }
   nb::list list;
   for (nb::object& a : arrays) list.append(std::move(a));
-  if (s.writes) return unflatten_(s.out_spec, list, inputs());
-  return unflatten_(s.out_spec, list);
+  if (!s.writes) return unflatten_(s.out_spec, list);
+  nb::list inputs;
+  for (size_t i = 0; i < num_inputs; ++i) inputs.append(nb::handle(input(i)));
+  return unflatten_(s.out_spec, list, inputs);
+}
+
+std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs,
+                                               const std::function<PyObject*(size_t)>& input) {
+  // The outputs: the n results, then per write its block's start in each
+  // dim it names (none: the whole target) and its value.
+  const size_t n = nb::cast<size_t>(s.out_spec[2]);
+  nb::list no_sizes;  // the results' ints: none (results() checked)
+  struct Write {
+    PyArrayObject* target;
+    const ir::Tensor* value;
+    std::array<int64_t, ir::kMaxRank> start{};
+  };
+  std::vector<Write> writes;
+  size_t at = n;
+  for (nb::handle w : nb::iter(s.out_spec[3])) {
+    const size_t index = nb::cast<size_t>(w[0]);
+    if (index >= num_inputs || !PyArray_Check(input(index))) return std::nullopt;
+    Write write{reinterpret_cast<PyArrayObject*>(input(index)), nullptr};
+    const int nd = PyArray_NDIM(write.target);
+    nb::handle dims = w[1];
+    if (!dims.is_none()) {
+      for (nb::handle d : nb::iter(dims)) {
+        const int dim = nb::cast<int>(d);
+        if (at >= outputs.size() || dim < 0 || dim >= nd || outputs[at].rank() != 0) return std::nullopt;
+        const ir::Tensor& first = outputs[at++];
+        if (first.dtype() == ir::DType::kI64) write.start[dim] = *first.ptr<int64_t>();
+        else if (first.dtype() == ir::DType::kI32) write.start[dim] = *first.ptr<int32_t>();
+        else return std::nullopt;
+      }
+    }
+    if (at >= outputs.size()) return std::nullopt;
+    write.value = &outputs[at++];
+    if (dims.is_none()) {  // np.copyto: the whole target, of the value's own shape (no broadcast)
+      const npy_intp* shape = PyArray_DIMS(write.target);
+      if (write.value->rank() != static_cast<size_t>(nd) || !std::equal(write.value->shape().begin(), write.value->shape().end(), shape)) {
+        return std::nullopt;
+      }
+    }
+    if (!writable_block(write.target, *write.value, std::span<const int64_t>(write.start.data(), static_cast<size_t>(nd)))) return std::nullopt;
+    writes.push_back(write);
+  }
+  for (const Write& w : writes) write_block(w.target, *w.value, std::span<const int64_t>(w.start.data(), static_cast<size_t>(PyArray_NDIM(w.target))));
+  std::vector<nb::object> arrays;
+  for (size_t i = 0; i < n; ++i) arrays.push_back(to_numpy(std::move(outputs[i])));
+  if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
+  nb::list list;
+  for (nb::object& a : arrays) list.append(std::move(a));
+  return unflatten_(nb::make_tuple(s.out_spec[0], no_sizes, n, nb::list()), list);  // the writes are made
 }
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
@@ -251,11 +312,8 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       st = site.call(in.span(), trace_fn, outputs);
     }
     if (st.is_ok()) {
-      return results(s, outputs, [&] {
-        nb::list all;
-        for (size_t i = 0; i < own; ++i) all.append(nb::handle(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i]));
-        for (nb::handle c : ctx.captures) all.append(c);
-        return all;
+      return results(s, outputs, own + nb::len(ctx.captures), [&](size_t i) {
+        return i < own ? (fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i]) : PyList_GET_ITEM(ctx.captures.ptr(), i - own);
       });
     }
     if (ctx.error) throw std::move(*ctx.error);

@@ -81,8 +81,14 @@ class Function {
   // A call the site breaks on, run as compiled segments; the arrays it read
   // that were not captures become captures (a new generation).
   nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures);
-  // `inputs` gives the call's arrays, captures after its own, for the writes.
-  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, const std::function<nb::list()>& inputs);
+  // `input(i)` gives the call's array i of `num_inputs` (captures after its
+  // own), for the writes.
+  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input);
+  // The writes made here and the results built, where every write is a
+  // block of its target's dtype (writable_block) and the results hold no
+  // sizes; nullopt, with nothing written, otherwise.
+  std::optional<nb::object> write_back(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs,
+                                       const std::function<PyObject*(size_t)>& input);
 
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;

@@ -51,6 +51,36 @@ def test_a_write_casts_and_broadcasts_as_numpy():
         jit(fn)(f32(4, 2), np.ones(3))
 
 
+def test_blocks_written_into_any_layout_and_dtype():
+    # The extension copies a block of the target's own dtype into it (any
+    # strides); NumPy casts the others. Each call writes at a new position.
+    def fn(x, cache, wide, pos):
+        x[pos % 4, 1:3] = x[0, :2] + pos
+        cache[:, pos:pos + 2] = x[:2, :2] * 2   # F-ordered or strided targets
+        wide[pos] = cache[0, pos]               # float32 values into float64
+        return x.sum()
+
+    def check(make):
+        g = jit(fn)
+        mine, theirs = make(), make()
+        for pos in range(7):
+            np.testing.assert_array_equal(g(*mine, pos), fn(*theirs, pos))
+            for a, b in zip(mine, theirs):
+                np.testing.assert_array_equal(a, b)
+        assert g.stats()["graph_breaks"] == 0
+
+    for order in ("C", "F"):
+        check(lambda: (np.asarray(f32(4, 3), order=order), np.zeros((2, 9), np.float32, order=order), np.zeros(9)))
+    # A strided view as the target: its base sees the writes.
+    bases = []
+
+    def strided():
+        bases.append(np.zeros((4, 30), np.float32))
+        return f32(4, 3), bases[-1][:, ::3][:2], np.zeros(9)
+    check(strided)
+    np.testing.assert_array_equal(bases[0], bases[1])
+
+
 def test_writes_at_sizes_stay_symbolic():
     # A cache written at a position that grows each call, read up to it.
     def step(cache, x, pos):
