@@ -117,6 +117,13 @@ LoopDims merge_dims(Phase& ph, LoopDims dims);
 // of `tile` elements (0: not split), the rest the step's outer loops.
 void tile(LoopStep& step, LoopDims dims, int64_t tile, const std::function<Expr()>& new_symbol);
 
+// A reshape that merges the run [first, last) of its operand's dims into
+// one and keeps the others (pointwise_steps.cpp).
+struct MergedRun {
+  int operand;
+  size_t first, last;
+};
+
 class Lowering;
 
 // fold_index.cpp: builds one phase's body: each (value, index) once.
@@ -194,6 +201,8 @@ class Lowering {
   // Steps.
   Status materialize(int v, int buffer, int node);
   Status pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node);
+  // v's merged run where a step storing v can loop over its operand's dims.
+  std::optional<MergedRun> merged_reshape(int v) const;
   Status reduce_step(int node, int buffer);
   Status column_reduce_step(int node, int buffer, const std::vector<int>& axes);
   // `selection`: the masked_select node whose summed selection the

@@ -14,18 +14,41 @@ void Lowering::finish_pointwise(LoopStep& step, std::vector<Expr> vars, std::vec
   tile(step, std::move(dims), options_.tile, [this] { return new_symbol(); });
 }
 
-// Where v is a reshape that merges a run of its operand's dims into one
-// (and keeps the others), the run: [first, last) of the operand's dims,
-// merged into v's dim `first`.
-struct MergedRun {
-  size_t first, last;
-};
-std::optional<MergedRun> merged_run(const std::vector<Expr>& in, const std::vector<Expr>& out) {
+namespace {
+
+// The run of a reshape's operand dims [first, last) that it merges into its
+// dim `first`, keeping the dims before and after the run; nullopt for any
+// other reshape.
+std::optional<MergedRun> merged_run(int operand, const std::vector<Expr>& in, const std::vector<Expr>& out) {
   size_t pre = 0, post = 0;
   while (pre < in.size() && pre < out.size() && in[pre] == out[pre]) ++pre;
   while (post < in.size() - pre && post < out.size() - pre && in[in.size() - 1 - post] == out[out.size() - 1 - post]) ++post;
   if (out.size() - pre - post != 1 || in.size() - pre - post < 2) return std::nullopt;
-  return MergedRun{pre, in.size() - post};
+  return MergedRun{operand, pre, in.size() - post};
+}
+
+// The reshape's index for its operand's index `vars`: the run's variables
+// merged row-major (`shape`: the operand's).
+std::vector<Expr> merged_index(const MergedRun& run, const std::vector<Expr>& shape, const std::vector<Expr>& vars) {
+  const auto first = static_cast<std::ptrdiff_t>(run.first), last = static_cast<std::ptrdiff_t>(run.last);
+  const std::vector<Expr> strides = dense_strides(std::vector<Expr>(shape.begin() + first, shape.begin() + last));
+  Expr merged = 0;
+  for (size_t d = run.first; d < run.last; ++d) merged = merged + vars[d] * strides[d - run.first];
+  std::vector<Expr> at(vars.begin(), vars.begin() + first);
+  at.push_back(merged);
+  at.insert(at.end(), vars.begin() + last, vars.end());
+  return at;
+}
+
+}  // namespace
+
+std::optional<MergedRun> Lowering::merged_reshape(int v) const {
+  const int p = producer_[v];
+  if (p < 0 || ir::op_info(g_.nodes[p].op).cls != OpClass::kReshape) return std::nullopt;
+  // After a product or a compaction the step may be its epilogue, over v's dims.
+  if (!p_.steps.empty() && (p_.steps.back().kind == Step::Kind::kMatmul || p_.steps.back().kind == Step::Kind::kCompact)) return std::nullopt;
+  const int u = g_.nodes[p].in[0].value;
+  return buffer_of_[u] < 0 ? merged_run(u, shape(u), shape(v)) : std::nullopt;
 }
 
 Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& store_shift, int node) {
@@ -33,49 +56,22 @@ Status Lowering::pointwise_step(int v, int buffer, const std::vector<Expr>& stor
   st.label = node >= 0 ? label(node) : "output copy";
   st.loops.phases.emplace_back();
   Phase& ph = st.loops.phases[0];
-  const std::vector<Expr>& s = shape(v);
-  BodyBuilder b(*this, ph);
   // A reshape that merges dims of a view ([b, h, t, d] attention heads
   // transposed and merged into [b, t, h * d]) is looped over the view's
-  // dims, where v's would read the view through a quotient and a
-  // remainder of the merged dim's index, element by element: the view's
-  // index is its own, and where it is read in order the loop vectorizes.
-  // The merged dim's index is the run's, row-major. Not after a product
-  // or a compaction, whose epilogue this step may be (over v's dims).
-  const int p = producer_[v];
-  const bool after_epilogue_host = !p_.steps.empty() && (p_.steps.back().kind == Step::Kind::kMatmul || p_.steps.back().kind == Step::Kind::kCompact);
-  std::optional<MergedRun> run;
-  int u = -1;
-  if (p >= 0 && !after_epilogue_host && ir::op_info(g_.nodes[p].op).cls == OpClass::kReshape) {
-    u = g_.nodes[p].in[0].value;
-    if (buffer_of_[u] < 0) run = merged_run(shape(u), s);
-  }
-  if (run) {
-    const std::vector<Expr>& su = shape(u);
-    std::vector<Expr> vars = new_vars(su.size());
-    int r = b.cast(b.value(u, vars), p_.buffers[buffer].dtype);
-    std::vector<Expr> at(vars.begin(), vars.begin() + static_cast<std::ptrdiff_t>(run->first));
-    const std::vector<Expr> inner = dense_strides(std::vector<Expr>(su.begin() + static_cast<std::ptrdiff_t>(run->first), su.begin() + static_cast<std::ptrdiff_t>(run->last)));
-    Expr merged = 0;
-    for (size_t d = run->first; d < run->last; ++d) merged = merged + vars[d] * inner[d - run->first];
-    at.push_back(merged);
-    at.insert(at.end(), vars.begin() + static_cast<std::ptrdiff_t>(run->last), vars.end());
-    for (size_t d = 0; d < at.size(); ++d) at[d] = at[d] + store_shift[d];
-    ph.stores.push_back({buffer, offset(buffer, at), r});
-    SJ_TRY(check_budget(ph, std::max(node, 0)));
-    finish_pointwise(st.loops, vars, su);
-    p_.steps.push_back(std::move(st));
-    return Status::ok();
-  }
+  // dims: its loads are then the view's own index, where v's would read
+  // the view at a quotient and a remainder of the merged index, element by
+  // element, and they vectorize where the view is read in order.
+  const std::optional<MergedRun> merged = merged_reshape(v);
+  const std::vector<Expr>& s = merged ? shape(merged->operand) : shape(v);
   std::vector<Expr> vars = new_vars(s.size());
-  int r = b.value(v, vars);
-  r = b.cast(r, p_.buffers[buffer].dtype);
-  std::vector<Expr> at = vars;
+  BodyBuilder b(*this, ph);
+  const int r = b.cast(b.value(merged ? merged->operand : v, vars), p_.buffers[buffer].dtype);
+  std::vector<Expr> at = merged ? merged_index(*merged, s, vars) : vars;  // v's index
   for (size_t d = 0; d < at.size(); ++d) at[d] = at[d] + store_shift[d];
   ph.stores.push_back({buffer, offset(buffer, at), r});
   SJ_TRY(check_budget(ph, std::max(node, 0)));
   const bool shifted = std::any_of(store_shift.begin(), store_shift.end(), [](const Expr& e) { return !(e == Expr(0)); });
-  if (shifted || !(as_epilogue(st.loops, vars, s) || as_compact_epilogue(st.loops, vars, s))) finish_pointwise(st.loops, vars, s);
+  if (merged || shifted || !(as_epilogue(st.loops, vars, s) || as_compact_epilogue(st.loops, vars, s))) finish_pointwise(st.loops, vars, s);
   p_.steps.push_back(std::move(st));
   return Status::ok();
 }
