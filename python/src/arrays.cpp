@@ -174,10 +174,6 @@ nb::object to_numpy(ir::Tensor t) {
   return nb::steal(arr);
 }
 
-}  // namespace shapejit::python
-
-namespace shapejit::python {
-
 bool writable_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start) {
   const int nd = PyArray_NDIM(target);
   if (value.borrowed() || value.device().device_type != kDLCPU || static_cast<size_t>(nd) != value.rank() || start.size() != value.rank()) return false;
