@@ -161,6 +161,12 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
     if (!s.traced) {
       s.out_spec = spec;
       s.writes = nb::cast<bool>(r[2]);
+      // (tree, ints, n, writes): sizes among the n results, not the writes'
+      // block starts that follow them.
+      if (!spec.is_none()) {
+        const size_t n = nb::cast<size_t>(spec[2]);
+        for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i) < n;
+      }
       s.traced = true;
     } else if (writes_differ(s.out_spec, spec)) {
       return graph_break("the function writes into its inputs otherwise than on its first trace");
@@ -188,19 +194,15 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
 nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
   if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
-  // (tree, ints, n, writes): a tree of arrays alone, with no sizes among
-  // them (the ints past the n results are the writes' starts), is built
-  // here, and its writes into the inputs made here where they are blocks
-  // NumPy would copy as they are; the rest by _jit.unflatten.
-  const size_t n = nb::cast<size_t>(s.out_spec[2]);
-  bool sizes = false;
-  for (nb::handle i : nb::iter(s.out_spec[1])) sizes |= nb::cast<size_t>(i) < n;
-  if (s.writes && !sizes) {
+  // A tree of arrays alone, with no sizes among them, is built here, and
+  // its writes into the inputs made here where they are blocks NumPy would
+  // copy as they are; the rest by _jit.unflatten.
+  if (s.writes && !s.sizes) {
     if (std::optional<nb::object> r = write_back(s, outputs, num_inputs, input)) return std::move(*r);
   }
   std::vector<nb::object> arrays;
   for (ir::Tensor& t : outputs) arrays.push_back(to_numpy(std::move(t)));
-  if (!s.writes && !sizes) {
+  if (!s.writes && !s.sizes) {
     if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
   }
   nb::list list;
@@ -216,7 +218,6 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
   // The outputs: the n results, then per write its block's start in each
   // dim it names (none: the whole target) and its value.
   const size_t n = nb::cast<size_t>(s.out_spec[2]);
-  nb::list no_sizes;  // the results' ints: none (results() checked)
   struct Write {
     PyArrayObject* target;
     const ir::Tensor* value;
@@ -257,7 +258,7 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
   if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
   nb::list list;
   for (nb::object& a : arrays) list.append(std::move(a));
-  return unflatten_(nb::make_tuple(s.out_spec[0], no_sizes, n, nb::list()), list);  // the writes are made
+  return unflatten_(nb::make_tuple(s.out_spec[0], nb::list(), n, nb::list()), list);  // no sizes; the writes are made
 }
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {

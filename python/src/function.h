@@ -67,6 +67,7 @@ class Function {
     bool traced = false;
     nb::object out_spec;  // the result's structure; None: one array
     bool writes = false;  // the function writes into its inputs: results() writes them back
+    bool sizes = false;   // sizes among its results: _jit.unflatten makes them ints
   };
   struct TraceContext;
 
