@@ -356,22 +356,21 @@ Status Lowering::softmax_step(int node, int buffer) {
 }
 
 // layer_norm: mean, then the variance two-pass, then the store; rms_norm
-// skips the mean. f64 throughout, as the reference.
+// skips the mean. The sums in f64, as the reference. The store runs in f32
+// for narrower input (8 lanes where f64 holds it to 4, and no conversions):
+// x - mean as (x - hi) - lo, the f64 mean's two f32 parts, is within an
+// ulp of the difference whatever the mean's size, and the scale rounds
+// once; the result is within a few ulps of the f64 one.
 Status Lowering::norm_step(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int x = n.in[0].value;
   const DType dt = types_[x].dtype;
+  const DType work = dt == DType::kF64 ? DType::kF64 : DType::kF32;
   const bool rms = n.op == Op::kRmsNorm;
   Step st{Step::Kind::kLoops};
   st.label = label(node);
   ReduceLoops r = reduce_loops([this] { return new_symbol(); }, st.loops, shape(x), axes_of(n.attrs, shape(x).size(), false), true);
   const Expr count = product(r.inner_extents);
-  auto centered = [&](BodyBuilder& b, int mean_phase) {
-    int v = b.cast(b.value(x, r.x_idx), DType::kF64);
-    if (mean_phase < 0) return v;
-    int mean = b.op(Op::kDiv, DType::kF64, {b.acc(mean_phase, 0, DType::kF64), b.index(count, DType::kF64)});
-    return b.op(Op::kSub, DType::kF64, {v, mean});
-  };
   int mean_phase = -1;
   if (!rms) {
     Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
@@ -379,29 +378,38 @@ Status Lowering::norm_step(int node, int buffer) {
     p.reductions.push_back({Combine::kSum, b.cast(b.value(x, r.x_idx), DType::kF64), -1, DType::kF64});
     mean_phase = 0;
   }
+  // x - mean in the type t, the mean in t's parts.
+  auto centered = [&](BodyBuilder& b, DType t) {
+    int v = b.cast(b.value(x, r.x_idx), t);
+    if (mean_phase < 0) return v;
+    int mean = b.op(Op::kDiv, DType::kF64, {b.acc(mean_phase, 0, DType::kF64), b.index(count, DType::kF64)});
+    if (t == DType::kF64) return b.op(Op::kSub, t, {v, mean});
+    int hi = b.cast(mean, t);
+    int lo = b.cast(b.op(Op::kSub, DType::kF64, {mean, b.cast(hi, DType::kF64)}), t);
+    return b.op(Op::kSub, t, {b.op(Op::kSub, t, {v, hi}), lo});
+  };
   const int var_phase = static_cast<int>(st.loops.phases.size());
   {
     Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
     BodyBuilder b(*this, p);
-    int d = centered(b, mean_phase);
+    int d = centered(b, DType::kF64);
     p.reductions.push_back({Combine::kSum, b.op(Op::kMul, DType::kF64, {d, d}), -1, DType::kF64});
   }
   Phase& p = add_phase(st.loops, r.inner_vars, r.inner_extents);
   BodyBuilder b(*this, p);
   int var = b.op(Op::kDiv, DType::kF64, {b.acc(var_phase, 0, DType::kF64), b.index(count, DType::kF64)});
   int denom = b.op(Op::kSqrt, DType::kF64, {b.op(Op::kAdd, DType::kF64, {var, b.constant(DType::kF64, n.attrs.eps)})});
-  int scale = b.op(Op::kDiv, DType::kF64, {b.constant(DType::kF64, 1.0), denom});
-  int v = b.op(Op::kMul, DType::kF64, {centered(b, mean_phase), scale});
-  auto affine = [&](size_t i, double absent) {
-    if (n.in.size() <= i) return b.constant(DType::kF64, absent);
+  int scale = b.cast(b.op(Op::kDiv, DType::kF64, {b.constant(DType::kF64, 1.0), denom}), work);
+  int v = b.op(Op::kMul, work, {centered(b, work), scale});
+  auto affine = [&](size_t i) {
     const std::vector<Expr>& ws = shape(n.in[i].value);
     std::vector<Expr> idx;
     size_t lead = r.inner_vars.size() - ws.size();
     for (size_t d = 0; d < ws.size(); ++d) idx.push_back(is_one(ws[d]) ? Expr(0) : r.inner_vars[lead + d]);
-    return b.cast(b.value(n.in[i].value, idx), DType::kF64);
+    return b.cast(b.value(n.in[i].value, idx), work);
   };
-  v = b.op(Op::kMul, DType::kF64, {v, affine(1, 1.0)});
-  v = b.op(Op::kAdd, DType::kF64, {v, affine(2, 0.0)});
+  if (n.in.size() > 1) v = b.op(Op::kMul, work, {v, affine(1)});
+  if (n.in.size() > 2) v = b.op(Op::kAdd, work, {v, affine(2)});
   p.stores.push_back({buffer, offset(buffer, r.x_idx), b.cast(v, dt)});
   SJ_TRY(check_budget(p, node));
   p_.steps.push_back(std::move(st));
