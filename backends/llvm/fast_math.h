@@ -56,10 +56,11 @@ WithOnePlus emit_tanh(::llvm::IRBuilder<>& b, ::llvm::Value* x);
 ::llvm::Value* emit_erf_f32(::llvm::IRBuilder<>& b, ::llvm::Value* x);
 
 // gelu(x) = x / 2 (1 + erf(y)), y = x / sqrt 2, for float, within 8 ulp
-// (5.5 seen; 1e-4 relative below -3, where it decays to 0): 1 + erf(y) is
-// erfc(-y), which takes only erf's far branch, its h fitted from 0:
-// erfc(|y|) for negative y, down to the last subnormal, and 2 - erfc(|y|),
-// in [1, 2], for the rest: one branch where erf computes two.
+// (5.0 seen; 1e-4 relative below -3, where it decays to 0): 1 + erf(y) is
+// erfc(-y), erf's far branch with its h fitted from 0 and its constants
+// folded together: erfc(|y|) for negative y, down to the last subnormal,
+// and 2 - erfc(|y|), in [1, 2], for the rest: one branch where erf
+// computes two.
 ::llvm::Value* emit_gelu_f32(::llvm::IRBuilder<>& b, ::llvm::Value* x);
 
 }  // namespace shapejit::backends::llvm
