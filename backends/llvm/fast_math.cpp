@@ -33,6 +33,33 @@ Rounded round_to_int(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
   return {b.CreateFSub(sum, shift), b.CreateSub(b.CreateBitCast(sum, it), b.CreateBitCast(shift, it))};
 }
 
+// ln2 in two parts, hi with few enough bits that n * hi is exact for the
+// n a reduction meets.
+struct Ln2 {
+  double hi, lo;
+};
+Ln2 ln2_parts(bool single) {
+  return single ? Ln2{0.693359375, -2.12194440e-4} : Ln2{6.93147180369123816490e-01, 1.90821492927058770002e-10};
+}
+
+// n = rint(x * scale) and 2^(n + 64): t = x scale + magic rounds n into
+// t's low bits, already offset by the exponent's bias plus 64, so that t's
+// bits shifted up to the exponent field are 2^(n + 64), normal for every n
+// down to the smallest subnormal result's (-150, -1075).
+struct ScaledPow2 {
+  ::llvm::Value* n;
+  ::llvm::Value* s;
+};
+ScaledPow2 rint_and_pow2(::llvm::IRBuilder<>& b, ::llvm::Value* x, double scale) {
+  ::llvm::Type* t = x->getType();
+  const bool single = t->isFloatTy();
+  const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
+  ::llvm::Constant* magic = ::llvm::ConstantFP::get(t, std::ldexp(1.5, mantissa) + bias + 64);
+  ::llvm::Value* tm = fmuladd(b, x, ::llvm::ConstantFP::get(t, scale), magic);
+  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
+  return {b.CreateFSub(tm, magic), b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, it), mantissa), t)};
+}
+
 // sum c_k x^k by Estrin's scheme: pairs c_2i + c_2i+1 x, then pairs of
 // those with x^2, x^4, ...: about Horner's work, in log2(n) dependent
 // steps rather than n. A vector loop's iterations overlap a long chain,
@@ -83,10 +110,9 @@ Rounded round_to_int(::llvm::IRBuilder<>& b, ::llvm::Value* y) {
   ::llvm::Value* xc = b.CreateSelect(b.CreateOr(over, under), c(0.0), x);
   const auto [n, ni] = round_to_int(b, b.CreateFMul(xc, c(1.4426950408889634)));
   // r = x - n ln2, with ln2 in two parts (n * ln2_hi is exact).
-  const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
-  const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), xc);
-  r = fmuladd(b, n, c(-ln2_lo), r);
+  const Ln2 ln2 = ln2_parts(single);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2.hi), xc);
+  r = fmuladd(b, n, c(-ln2.lo), r);
   // Taylor: sum r^k / k!.
   const int degree = single ? 7 : 13;
   std::vector<double> inv_fact(degree + 1, 1.0);
@@ -115,10 +141,9 @@ namespace {
   const bool single = t->isFloatTy();
   auto c = [&](double v) { return ::llvm::ConstantFP::get(t, v); };
   const auto [n, ni] = round_to_int(b, b.CreateFMul(y, c(1.4426950408889634)));
-  const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
-  const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), y);
-  r = fmuladd(b, n, c(-ln2_lo), r);
+  const Ln2 ln2 = ln2_parts(single);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2.hi), y);
+  r = fmuladd(b, n, c(-ln2.lo), r);
   // expm1(r) = r + r^2 (1/2! + r/3! + ...).
   const int degree = single ? 9 : 16;
   std::vector<double> inv_fact(degree + 1, 1.0);
@@ -258,21 +283,11 @@ std::vector<double> fit_expm1_over_x(int terms) {
   const double lo = single ? -103.97208404541016 : -745.1332191019412;
   ::llvm::Value* gone = b.CreateFCmpOLT(x, c(lo));
   x = b.CreateSelect(gone, c(0.0), x);
-  // t = x log2(e) + magic rounds n = rint(x log2(e)) into t's low bits,
-  // already offset by the exponent's bias plus 64: t's bits shifted up to
-  // the exponent field are 2^(n + 64), normal for every n down to the
-  // smallest subnormal result's (-150, -1075).
-  const int mantissa = single ? 23 : 52, bias = single ? 127 : 1023;
-  const double magic = std::ldexp(1.5, mantissa) + bias + 64;
-  ::llvm::Value* tm = fmuladd(b, x, c(1.4426950408889634), c(magic));
-  ::llvm::Value* n = b.CreateFSub(tm, c(magic));
-  ::llvm::Type* it = single ? b.getInt32Ty() : b.getInt64Ty();
-  ::llvm::Value* s = b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, it), mantissa), t);
+  const auto [n, s] = rint_and_pow2(b, x, 1.4426950408889634);
   // r = x - n ln2 (ln2 in two parts, n ln2_hi exact), |r| <= ln2 / 2.
-  const double ln2_hi = single ? 0.693359375 : 6.93147180369123816490e-01;
-  const double ln2_lo = single ? -2.12194440e-4 : 1.90821492927058770002e-10;
-  ::llvm::Value* r = fmuladd(b, n, c(-ln2_hi), x);
-  r = fmuladd(b, n, c(-ln2_lo), r);
+  const Ln2 ln2 = ln2_parts(single);
+  ::llvm::Value* r = fmuladd(b, n, c(-ln2.hi), x);
+  r = fmuladd(b, n, c(-ln2.lo), r);
   ::llvm::Value* p = polynomial(b, r, g);
   // exp(x) = 2^n (1 + r g(r)), scaled back by 2^-64 (exact for a normal
   // result, one rounding for a subnormal one); 0 below the smallest
@@ -374,13 +389,10 @@ const std::vector<double>& gelu_exp_fit() {
   const Square x2 = exact_square(b, ax);
   ::llvm::Value* v = b.CreateFDiv(ax, b.CreateFAdd(ax, c(2 * M_SQRT2)));
   ::llvm::Value* h = horner(b, b.CreateFSub(v, c(fit.v_mid)), fit.h);
-  // 2^(n + 64) from tm's low bits, as in emit_exp_nonpositive; n >= -152.
-  const double magic = std::ldexp(1.5, 23) + 127 + 64;
-  ::llvm::Value* tm = fmuladd(b, x2.hi, c(-0.5 * M_LOG2E), c(magic));
-  ::llvm::Value* n = b.CreateFSub(tm, c(magic));
-  ::llvm::Value* s = b.CreateBitCast(b.CreateShl(b.CreateBitCast(tm, b.getInt32Ty()), 23), t);
-  ::llvm::Value* r2 = fmuladd(b, n, c(-2 * 0.693359375), b.CreateFNeg(x2.hi));  // 2 ln2_hi n: exact
-  r2 = fmuladd(b, n, c(-2 * -2.12194440e-4), r2);
+  const auto [n, s] = rint_and_pow2(b, x2.hi, -0.5 * M_LOG2E);  // n >= -152
+  const Ln2 ln2 = ln2_parts(true);
+  ::llvm::Value* r2 = fmuladd(b, n, c(-2 * ln2.hi), b.CreateFNeg(x2.hi));  // 2 ln2_hi n: exact
+  r2 = fmuladd(b, n, c(-2 * ln2.lo), r2);
   ::llvm::Value* e = fmuladd(b, b.CreateFMul(r2, s), horner(b, r2, gelu_exp_fit()), s);
   // h times the correction first: a subnormal q rounds once.
   ::llvm::Value* q = b.CreateFMul(e, b.CreateFMul(h, fmuladd(b, x2.lo, c(-0.5), c(1.0))));
