@@ -23,6 +23,7 @@
 
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/query_row.h"
+#include "backends/llvm/row_product.h"
 #include "bench/bench_util.h"
 
 namespace shapejit {
@@ -331,6 +332,58 @@ BENCHMARK(BM_QueryRowVsSgemv)
     ->Args({129, 64, 12})
     ->Iterations(2000)
     ->Unit(benchmark::kMicrosecond);
+
+// A decode step's single-row products over a LLaMA-style model's weights
+// (per layer: four dim x dim projections, two dim x hidden, one hidden x
+// dim; then the dim x vocab head), every matrix its own, in the model's
+// order: all by OpenBLAS's sgemv (what a single row went to before),
+// against the backend's choice (row_times_matrix for B of at most
+// kRowPassColumns columns, sgemv for wider ones). Reported in ms per
+// step, and the weights' GB/s.
+void BM_RowProductsVsSgemv(benchmark::State& state) {
+  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
+  const int64_t dim = state.range(0), hidden = state.range(1), layers = state.range(2), vocab = state.range(3);
+  std::vector<std::pair<int64_t, int64_t>> shapes;  // k x n
+  for (int64_t l = 0; l < layers; ++l) {
+    for (int q = 0; q < 4; ++q) shapes.emplace_back(dim, dim);
+    shapes.emplace_back(dim, hidden), shapes.emplace_back(dim, hidden), shapes.emplace_back(hidden, dim);
+  }
+  if (vocab > 0) shapes.emplace_back(dim, vocab);
+  std::mt19937 rng(3);
+  std::vector<std::vector<float>> bs;
+  double bytes = 0;
+  for (const auto& [k, n] : shapes) bs.push_back(random_floats(k * n, rng)), bytes += 4.0 * static_cast<double>(k * n);
+  const std::vector<float> x = random_floats(std::max(dim, hidden), rng);
+  std::vector<float> y(static_cast<size_t>(std::max({dim, hidden, vocab})));
+  openblas_set_num_threads(1);
+  compare(
+      state,
+      [&] {
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          const auto [k, n] = shapes[i];
+          cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k), static_cast<int>(n), 1.0f, bs[i].data(), static_cast<int>(n), x.data(), 1, 0.0f,
+                      y.data(), 1);
+        }
+      },
+      [&] {
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          const auto [k, n] = shapes[i];
+          if (n > backends::llvm::kRowPassColumns<float>) {
+            cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k), static_cast<int>(n), 1.0f, bs[i].data(), static_cast<int>(n), x.data(), 1,
+                        0.0f, y.data(), 1);
+          } else {
+            backends::llvm::row_times_matrix(n, k, x.data(), 1, bs[i].data(), n, y.data(), false);
+          }
+        }
+      },
+      "sgemv", "rows");
+  for (const char* name : {"sgemv", "rows"}) state.counters[std::string(name) + "_GBps"] = bytes / (state.counters[std::string(name) + "_ms"] * 1e6);
+}
+BENCHMARK(BM_RowProductsVsSgemv)
+    ->Args({288, 768, 6, 4096})  // examples/llama_numpy.py's model: 29 MB, most of it in L3 from one step to the next
+    ->Args({384, 1536, 12, 0})    // a MiniLM-wide decoder of 12 layers, 113 MB: from memory
+    ->Iterations(40)
+    ->Unit(benchmark::kMillisecond);
 
 // Each compile on a new backend: a backend keeps the steps it compiled,
 // and the same graph again would be a lookup.

@@ -11,6 +11,7 @@
 
 #include "backends/frozen.h"
 #include "backends/llvm/gemm.h"
+#include "backends/llvm/row_product.h"
 #include "backends/pool/huge_pages.h"
 #include "core/ir/strided.h"
 
@@ -181,6 +182,9 @@ template <typename T, typename S>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const S* packed) {
   if constexpr (std::is_same_v<T, S>) {
+    if (rows == 1 && shape.b_col == 1 && cols <= kRowPassColumns<T> && row_product_available()) {
+      return row_times_matrix(cols, k, a, shape.a_col, b, shape.b_row, c, false);
+    }
     if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   }
   if (!packed) {

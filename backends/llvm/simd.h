@@ -71,6 +71,42 @@ struct Simd<double> {
   }
 };
 
+// AVX-512's vectors, for the kernels that gain from its 32 registers (a
+// row times a matrix, row_product.h): functions compiled for it
+// (SJ_AVX512) call these, where avx512_available() said the host has it.
+#define SJ_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+template <typename T>
+struct Simd512;
+
+template <>
+struct Simd512<float> {
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  SJ_AVX512 static V zero() { return _mm512_setzero_ps(); }
+  SJ_AVX512 static V splat(float x) { return _mm512_set1_ps(x); }
+  SJ_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  SJ_AVX512 static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  // The lanes `m` sets, zero in the others, which are neither read nor
+  // fault.
+  SJ_AVX512 static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  SJ_AVX512 static void store(float* p, Mask m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+};
+
+template <>
+struct Simd512<double> {
+  using V = __m512d;
+  using Mask = __mmask8;
+  static constexpr int kLanes = 8;
+  SJ_AVX512 static V zero() { return _mm512_setzero_pd(); }
+  SJ_AVX512 static V splat(double x) { return _mm512_set1_pd(x); }
+  SJ_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  SJ_AVX512 static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  SJ_AVX512 static V load(const double* p, Mask m) { return _mm512_maskz_loadu_pd(m, p); }
+  SJ_AVX512 static void store(double* p, Mask m, V v) { _mm512_mask_storeu_pd(p, m, v); }
+};
+
 }  // namespace shapejit::backends::llvm
 
 #endif

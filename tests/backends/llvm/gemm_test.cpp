@@ -3,7 +3,8 @@
 // slices of k, blocks of rows, each operand plain, transposed or strided,
 // accumulating or not, and nothing written outside C's m x n; B of the
 // product's type or of the other float type (converted), packed
-// first, streamed, or read in place.
+// first, streamed, or read in place. And a single row times a row-major
+// matrix (backends/llvm/row_product.h), against the same sum.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "backends/llvm/gemm.h"
+#include "backends/llvm/row_product.h"
 
 namespace shapejit::backends {
 namespace {
@@ -152,6 +154,53 @@ TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
         EXPECT_EQ(packed[(k + p) * llvm::kPanel<float> + j], j < n - llvm::kPanel<float> ? 1.0f : 0.0f)
             << (transposed ? "transposed, " : "") << "row " << p << ", column " << j;
       }
+    }
+  }
+}
+
+// One row (its elements a_col apart) times B (rows b_row apart) into c,
+// beside a sum in double; c's elements past n must keep their sentinel.
+template <typename T>
+void check_row(int64_t n, int64_t k, int64_t a_col, int64_t b_pad, bool accumulate, std::mt19937& rng) {
+  const std::string where = std::string(sizeof(T) == 4 ? "f32" : "f64") + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                            " a_col=" + std::to_string(a_col) + " b_row=n+" + std::to_string(b_pad) + (accumulate ? " +=" : "");
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int64_t b_row = n + b_pad;
+  std::vector<T> a(static_cast<size_t>(k * a_col)), b(static_cast<size_t>(k * b_row));
+  for (T& x : a) x = static_cast<T>(u(rng));
+  for (T& x : b) x = static_cast<T>(u(rng));
+  const T sentinel = T(-12345);
+  std::vector<T> c(static_cast<size_t>(n + 40), sentinel);
+  for (int64_t j = 0; j < n; ++j) c[j] = static_cast<T>(u(rng));
+  const std::vector<T> before = c;
+  llvm::row_times_matrix(n, k, a.data(), a_col, b.data(), b_row, c.data(), accumulate);
+  const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  int bad = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    double want = accumulate ? static_cast<double>(before[j]) : 0.0, scale = std::abs(want);
+    for (int64_t p = 0; p < k; ++p) {
+      const double t = static_cast<double>(a[p * a_col]) * static_cast<double>(b[p * b_row + j]);
+      want += t;
+      scale += std::abs(t);
+    }
+    if (std::abs(c[j] - want) > 4 * eps * (scale + 1) && ++bad <= 5) ADD_FAILURE() << where << ": c[" << j << "] is " << c[j] << ", want " << want;
+  }
+  for (size_t x = static_cast<size_t>(n); x < c.size(); ++x) ASSERT_EQ(c[x], sentinel) << where << ": wrote c[" << x << "]";
+}
+
+// Widths: less than a vector, a vector and one more, one pass whole (384
+// floats, 192 doubles) and one column past it (two passes, equal), several
+// passes with a last vector cut short; depths around the accumulator
+// sets' rows (1 to 8 at a time).
+TEST(Gemm, RowTimesMatrixAgreesWithASumInDouble) {
+  if (!llvm::row_product_available()) GTEST_SKIP() << "no AVX-512 on this host: single rows go to BLAS";
+  std::mt19937 rng(41);
+  for (int64_t n : {1, 5, 8, 9, 16, 17, 40, 100, 192, 193, 384, 385, 400, 777, 4099}) {
+    for (int64_t k : {1, 2, 3, 7, 8, 9, 37, 300}) {
+      const bool accumulate = (n + k) % 2 == 1;
+      const int64_t a_col = k % 3 == 0 ? 3 : 1, b_pad = n % 2 == 0 ? 0 : 5;
+      check_row<float>(n, k, a_col, b_pad, accumulate, rng);
+      check_row<double>(n, k, a_col, b_pad, !accumulate, rng);
     }
   }
 }

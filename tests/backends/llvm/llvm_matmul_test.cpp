@@ -135,7 +135,9 @@ TEST(Llvm, MatmulBlocksOnOneThreadAreWholeTiles) {
 // sizes 0 and 1, and the layouts BLAS cannot take (a broadcast row, a
 // non-contiguous input), which are copied dense first.
 // A product with one row or one column runs as a matrix-vector product
-// (gemv; gemm would pack the matrix first): each operand plain, transposed
+// (row_times_matrix for a row times a row-major matrix of up to 384
+// floats, gemv otherwise; gemm would pack the matrix first): each operand
+// plain, transposed
 // (a transpose node) or strided (a column sliced out of a wider matrix,
 // then transposed), in f32 and f64.
 TEST(Llvm, SingleRowsAndColumnsAreMatrixVectorProducts) {
@@ -156,7 +158,10 @@ TEST(Llvm, SingleRowsAndColumnsAreMatrixVectorProducts) {
       expect_agrees(g, {random_tensor(d, sa, rng, -1, 1), random_tensor(d, sb, rng, -1, 1)}, std::string(t) + " " + what, 1e-4, 1e-5);
     };
     for (int64_t k : {1, 7, 300}) {
-      for (int64_t n : {1, 5, 130}) {  // one row
+      // One row: a few columns; one pass of row_times_matrix (384 floats),
+      // split across two threads at k = 300; past one pass, each thread's
+      // block one pass or more (BLAS).
+      for (int64_t n : {1, 5, 130, 384, 777}) {
         check(graph(t, "[1, \"k\"]", "[\"k\", \"n\"]", plain_a + ", " + plain_b), {1, k}, {k, n}, "row");
         check(graph(t, "[1, \"k\"]", "[\"n\", \"k\"]", plain_a + ", " + trans_b), {1, k}, {n, k}, "row by a transpose");
         check(graph(t, "[\"k\", 3]", "[\"k\", \"n\"]", strided_a + ", " + plain_b), {k, 3}, {k, n}, "strided row");

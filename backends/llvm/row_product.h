@@ -1,0 +1,43 @@
+// A single row times a row-major matrix (c = a B, B k x n): a decode
+// step's projections, each of which reads a layer's weights once for one
+// token, so that the product runs at the speed B streams from L3 or
+// memory, not at the speed of its multiply-adds.
+//
+// OpenBLAS takes it as sgemv on B's transpose. Here B is read one row
+// after another, as it lies, each row's columns multiplied into
+// accumulators that stay in registers for the whole of k: AVX-512's 32
+// registers hold 24 vectors of them, kRowPassColumns (384 floats), so that
+// a B of up to that many columns is read as one sequential stream. On this
+// project's Zen 4 VM a LLaMA-style decode step's products (examples/
+// llama_numpy.py: 29 MB of weights, most of them in the 32 MB L3 from one
+// token to the next) took 0.62-0.69x sgemv's time this way, where a
+// plain read of the same bytes ran at 50-55 GB/s and sgemv at 20-28.
+//
+// A wider B is read in passes of equal width, each over all of k (a row
+// of 768 floats: two passes of 384 columns), which is correct but was
+// not faster than sgemv: from memory (GPT-2-small's 768 x 3072) the passes'
+// strided rows ran at 11-12 GB/s against sgemv's 20, and bands of rows
+// across the passes with the next band prefetched reached only 0.91-1.1x
+// sgemv's time, 1.4-2.2x on a B hot in L2. The backend sends such products
+// to BLAS (products.cpp). cpu_kernels_bench's BM_RowProductsVsSgemv
+// measures a decode step's products both ways.
+#pragma once
+
+#include <cstdint>
+
+namespace shapejit::backends::llvm {
+
+// Columns of B that one pass holds in registers: 24 vectors of T.
+template <typename T>
+constexpr int64_t kRowPassColumns = 24 * 64 / static_cast<int64_t>(sizeof(T));
+
+// Whether the host has AVX-512 (row_times_matrix's only kernel); where it
+// has not, single rows go to BLAS.
+bool row_product_available();
+
+// c[j] = sum over p < k of a[p * a_col] * b[p * b_row + j], for j < n, or
+// c[j] += that when `accumulate`. Needs row_product_available().
+template <typename T>
+void row_times_matrix(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate);
+
+}  // namespace shapejit::backends::llvm
