@@ -418,16 +418,21 @@ MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, bo
 
 // B packed once for every task, when one B serves them all (one product,
 // or a batch flattened into one): kept across calls when it is an input in
-// frozen memory (a layer's weights), else packed for this call when its
-// blocks are too tall to stream it. Null where each task reads or packs
+// frozen memory (a layer's weights; a single row then reads the panels as
+// one stream), else packed for this call when its blocks are too tall to
+// stream it. Null where each task reads or packs
 // its own (a batch of distinct Bs, BLAS, short blocks).
 struct PackedB {
   std::shared_ptr<const void> frozen;  // keeps frozen panels alive for the call
   const char* panels = nullptr;
 };
 
-bool packs_b_once(const loops::MatmulShape& shape, const MatmulPlan& plan) {
-  return plan.own && plan.matrices == 1 && plan.rows_total > 1 && shape.n > 1 && shape.k > 0;
+// A single row takes kept panels only of a B large enough to be read from
+// L3 or memory (kSharedStreamBytes): a small one, in cache, costs less
+// read where it lies than the panels' lookup.
+bool packs_b_once(const loops::MatmulShape& shape, const MatmulPlan& plan, size_t element_bytes, bool b_is_input) {
+  const bool streamed = b_is_input && shape.k * shape.n * static_cast<int64_t>(element_bytes) >= kSharedStreamBytes;
+  return plan.own && plan.matrices == 1 && (plan.rows_total > 1 || streamed) && shape.n > 1 && shape.k > 0;
 }
 
 // Calls f(T{}, S{}) for a product of type `dt` whose B holds `bt`.
@@ -463,9 +468,10 @@ bool LlvmKernel::matmul(const loops::MatmulStep& mm, const loops::MatmulShape& s
   const int64_t es = static_cast<int64_t>(ir::dtype_size(dt)), bs = static_cast<int64_t>(ir::dtype_size(bt));
   const MatmulPlan plan = plan_matmul(shape, static_cast<size_t>(es), bt != dt, std::max(1, tbb::this_task_arena::max_concurrency()));
   PackedB packed;
-  if (packs_b_once(shape, plan)) {
+  const bool b_is_input = p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput;
+  if (packs_b_once(shape, plan, static_cast<size_t>(bs), b_is_input)) {
     const int64_t b_offset = plan.flat ? shape.b_offset : shape.offsets(0, mm.batch.size()).second;
-    packed = pack_b(shape, plan, dt, bt, bufs[mm.b.buffer] + b_offset * bs, p_.buffers[mm.b.buffer].kind == Buffer::Kind::kInput);
+    packed = pack_b(shape, plan, dt, bt, bufs[mm.b.buffer] + b_offset * bs, b_is_input);
   }
   std::atomic<int32_t> failed{0};
   // The epilogue's rows are C's, flattened over the batch: it runs on a

@@ -182,10 +182,13 @@ template <typename T, typename S>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const S* packed) {
   if constexpr (std::is_same_v<T, S>) {
-    if (rows == 1 && shape.b_col == 1 && cols <= kRowPassColumns<T> && row_product_available()) {
+    // A single row reads B once, so it packs none, but reads kept panels
+    // (frozen weights) as one stream; as B lies, see row_product.h.
+    const bool single = rows == 1 && !packed;
+    if (single && shape.b_col == 1 && cols <= kRowPassColumns<T> && row_product_available()) {
       return row_times_matrix(cols, k, a, shape.a_col, b, shape.b_row, c, false);
     }
-    if (rows == 1 || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
+    if (single || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   }
   if (!packed) {
     return multiply_packing(rows, cols, k, a, shape.a_row, shape.a_col, b, shape.b_row, shape.b_col, c, ldc, false);

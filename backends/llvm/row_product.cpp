@@ -4,16 +4,14 @@
 #include <array>
 #include <utility>
 
+#include "backends/llvm/gemm.h"
 #include "backends/llvm/simd.h"
 
 namespace shapejit::backends::llvm {
 
 bool row_product_available() {
 #if defined(__x86_64__)
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-  }();
+  static const bool ok = gemm_available() && __builtin_cpu_supports("avx512f");  // gemm_available() ran __builtin_cpu_init()
   return ok;
 #else
   return false;

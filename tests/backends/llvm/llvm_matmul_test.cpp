@@ -392,8 +392,8 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
           SCOPED_TRACE(std::string(t) + (transposed ? " transposed" : "") + " m=" + std::to_string(m) + " round " + std::to_string(round));
           expect_call_agrees(**jit, g, graph, random_tensor(d, {m, 40}, rng), w, 1e-4, 1e-5);
         }
-        // One packed copy per freeze for all calls and both shapes (a
-        // single row is a matrix-vector product, which reads B in place).
+        // One packed copy per freeze for all calls and every height (a
+        // single row reads the panels too).
         EXPECT_EQ(frozen.stats().made, made + round + 1);
         // The panels lie in the huge-page heap (read from memory each call).
         EXPECT_EQ(backends::pool::HugePageHeap::process()->stats().blocks, on_huge_pages + 1);
