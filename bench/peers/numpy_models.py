@@ -10,6 +10,10 @@ torch.compile and jax.jit, generating tokens.
 
 Each model runs as written, through
   shapejit       its forward (gpt2) or __call__ (llama) jitted, a cold kernel cache;
+  shapejit.frozen  (llama) the same, its weights first declared unchanging
+                 with one added line, shapejit.freeze(weights), as a deployment
+                 that does not change them would: products then read them
+                 packed once, kept across calls;
   numpy          itself;
   torch.compile  (gpt2) its forward compiled as it is, Dynamo tracing the NumPy
                  calls through torch._numpy, with the one line it refuses
@@ -46,7 +50,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 
-FRAMEWORKS = {"gpt2": ["shapejit", "numpy", "torch.compile", "jax.jit"], "llama": ["shapejit", "numpy"]}
+FRAMEWORKS = {"gpt2": ["shapejit", "numpy", "torch.compile", "jax.jit"], "llama": ["shapejit", "shapejit.frozen", "numpy"]}
 
 
 # -- one run, in its own process ----------------------------------------------------
@@ -128,9 +132,13 @@ def run_llama(framework, tokens, prompt_len):
     args = L.ModelArgs()
     weights = L.random_weights(args)
     prompt = np.random.default_rng(1).integers(0, args.vocab_size, (1, prompt_len))
-    model = (L.JitLlama if framework == "shapejit" else L.Llama)(weights, args)
+    if framework == "shapejit.frozen":
+        import shapejit
+        shapejit.freeze(weights)
+    jitted = framework.startswith("shapejit")
+    model = (L.JitLlama if jitted else L.Llama)(weights, args)
     ids, times = L.generate_timed(model, prompt, tokens)
-    compiles = L.JitLlama.__call__.stats()["compiles"] if framework == "shapejit" else 0
+    compiles = L.JitLlama.__call__.stats()["compiles"] if jitted else 0
     return {"ids": ids, "times": times, "compiles": compiles}
 
 
