@@ -8,19 +8,22 @@
 // accumulators that stay in registers for the whole of k: AVX-512's 32
 // registers hold 24 vectors of them, kRowPassColumns (384 floats), so that
 // a B of up to that many columns is read as one sequential stream. On this
-// project's Zen 4 VM a LLaMA-style decode step's products (examples/
-// llama_numpy.py: 29 MB of weights, most of them in the 32 MB L3 from one
-// token to the next) took 0.62-0.69x sgemv's time this way, where a
-// plain read of the same bytes ran at 50-55 GB/s and sgemv at 20-28.
+// project's Zen 4 VM, with the wider products left on sgemv, a LLaMA-style
+// decode step's products (examples/llama_numpy.py: 29 MB of weights, most
+// of them in the 32 MB L3 from one token to the next) took 0.67-0.71x
+// sgemv's time (a plain read of the same bytes ran at 50-55 GB/s, sgemv at
+// 20-28), and a 12-layer decoder 384 wide, from memory, 0.73-0.77x.
 //
 // A wider B is read in passes of equal width, each over all of k (a row
-// of 768 floats: two passes of 384 columns), which is correct but was
-// not faster than sgemv: from memory (GPT-2-small's 768 x 3072) the passes'
-// strided rows ran at 11-12 GB/s against sgemv's 20, and bands of rows
-// across the passes with the next band prefetched reached only 0.91-1.1x
-// sgemv's time, 1.4-2.2x on a B hot in L2. The backend sends such products
-// to BLAS (products.cpp). cpu_kernels_bench's BM_RowProductsVsSgemv
-// measures a decode step's products both ways.
+// of 768 floats: two passes of 384 columns), which is correct but not
+// faster than sgemv: each pass reads every row's share a row's stride from
+// the last, and from memory (GPT-2-small's 768 x 3072, 113 MB a step) the
+// passes ran at 11-12 GB/s against sgemv's 20. Prefetching each pass's row
+// 4 ahead gained a few percent where B stays in L3 and was still 1.4x
+// sgemv's time from memory; bands of rows across the passes, 0.91-1.1x.
+// The backend sends such products to BLAS (products.cpp).
+// cpu_kernels_bench's BM_RowProductsVsSgemv measures a decode step's
+// products both ways.
 #pragma once
 
 #include <cstdint>
