@@ -1,8 +1,9 @@
-// The AVX2 vector types of the CPU backend's hand-written kernels (the
-// GEMM's tiles, one query row's attention products): one vector type per
-// element type, and the handful of operations those kernels take. Only
-// functions compiled for AVX2 and FMA (SJ_AVX2) may call them, and only
-// where gemm_available() said the host has both.
+// The vector types of the CPU backend's hand-written kernels: AVX2's for
+// the GEMM's tiles and one query row's attention products, AVX-512's for
+// a row times a matrix (Simd512, below). One vector type per element type,
+// and the handful of operations those kernels take. Only functions
+// compiled for AVX2 and FMA (SJ_AVX2) may call the first, and only where
+// gemm_available() said the host has both.
 #pragma once
 
 #if defined(__x86_64__)
@@ -73,7 +74,8 @@ struct Simd<double> {
 
 // AVX-512's vectors, for the kernels that gain from its 32 registers (a
 // row times a matrix, row_product.h): functions compiled for it
-// (SJ_AVX512) call these, where avx512_available() said the host has it.
+// (SJ_AVX512) call these, where row_product_available() said the host has
+// it.
 #define SJ_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 template <typename T>
