@@ -5,6 +5,7 @@
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include "python/src/pytree.h"
 #include "python/src/tracer.h"
@@ -166,6 +167,12 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
       if (!spec.is_none()) {
         const size_t n = nb::cast<size_t>(spec[2]);
         for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i) < n;
+        s.results = n;
+        for (nb::handle w : nb::iter(spec[3])) {
+          Site::Write write{nb::cast<size_t>(w[0]), std::nullopt};
+          if (!w[1].is_none()) write.dims = nb::cast<std::vector<int>>(w[1]);
+          s.write_specs.push_back(std::move(write));
+        }
       }
       s.traced = true;
     } else if (writes_differ(s.out_spec, spec)) {
@@ -217,7 +224,7 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
                                                const std::function<PyObject*(size_t)>& input) {
   // The outputs: the n results, then per write its block's start in each
   // dim it names (none: the whole target) and its value.
-  const size_t n = nb::cast<size_t>(s.out_spec[2]);
+  const size_t n = s.results;
   struct Write {
     PyArrayObject* target;
     const ir::Tensor* value;
@@ -225,15 +232,12 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
   };
   std::vector<Write> writes;
   size_t at = n;
-  for (nb::handle w : nb::iter(s.out_spec[3])) {
-    const size_t index = nb::cast<size_t>(w[0]);
-    if (index >= num_inputs || !PyArray_Check(input(index))) return std::nullopt;
-    Write write{reinterpret_cast<PyArrayObject*>(input(index)), nullptr};
+  for (const Site::Write& w : s.write_specs) {
+    if (w.input >= num_inputs || !PyArray_Check(input(w.input))) return std::nullopt;
+    Write write{reinterpret_cast<PyArrayObject*>(input(w.input)), nullptr};
     const int nd = PyArray_NDIM(write.target);
-    nb::handle dims = w[1];
-    if (!dims.is_none()) {
-      for (nb::handle d : nb::iter(dims)) {
-        const int dim = nb::cast<int>(d);
+    if (w.dims) {
+      for (const int dim : *w.dims) {
         if (at >= outputs.size() || dim < 0 || dim >= nd || outputs[at].rank() != 0) return std::nullopt;
         const ir::Tensor& first = outputs[at++];
         if (first.dtype() == ir::DType::kI64) write.start[dim] = *first.ptr<int64_t>();
@@ -243,7 +247,7 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
     }
     if (at >= outputs.size()) return std::nullopt;
     write.value = &outputs[at++];
-    if (dims.is_none()) {  // np.copyto: the whole target, of the value's own shape (no broadcast)
+    if (!w.dims) {  // np.copyto: the whole target, of the value's own shape (no broadcast)
       const npy_intp* shape = PyArray_DIMS(write.target);
       if (write.value->rank() != static_cast<size_t>(nd) || !std::equal(write.value->shape().begin(), write.value->shape().end(), shape)) {
         return std::nullopt;

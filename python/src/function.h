@@ -68,6 +68,15 @@ class Function {
     nb::object out_spec;  // the result's structure; None: one array
     bool writes = false;  // the function writes into its inputs: results() writes them back
     bool sizes = false;   // sizes among its results: _jit.unflatten makes them ints
+    // out_spec's writes, read once when first traced (write_back): the
+    // input each writes into, and the dims its block's start names (none:
+    // the whole input); out_spec's count of results before them.
+    struct Write {
+      size_t input = 0;
+      std::optional<std::vector<int>> dims;
+    };
+    std::vector<Write> write_specs;
+    size_t results = 0;
   };
   struct TraceContext;
 
