@@ -1,7 +1,8 @@
 // The LLVM backend: a graph lowered to loops (backends/loops), JIT-compiled
 // with ORC, run with TBB across cores; float matmuls on the backend's own
 // GEMM (gemm.h), or OpenBLAS for a matrix-vector product and on hosts
-// without AVX2 (products.h: a block's product on either).
+// without AVX2 (matmul_plan.h: how a product splits into blocks;
+// products.h: a block's product on either).
 //
 // A kernel runs its steps in order on the caller's inputs and outputs and on
 // temporaries; outputs and each call's arena of temporaries come from the
@@ -32,6 +33,7 @@
 #include "backends/llvm/compact.h"
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/lines.h"
+#include "backends/llvm/matmul_plan.h"
 #include "backends/llvm/products.h"
 #include "backends/llvm/session.h"
 #include "backends/llvm/steps.h"
@@ -55,23 +57,6 @@ using sym::Expr;
 // were split in two and took 12-15 us each on two cores, against 6.3 on
 // one: the call took 47 us on two cores, 32 on one; now 31 on two.
 constexpr int64_t kWorkPerTask = 1 << 17;
-// Matmuls with fewer multiply-adds run on the calling thread; larger ones
-// split into row blocks of about kMatmulMinRows rows or more, and into
-// column blocks of at least kMatmulMinCols when the rows make fewer blocks
-// than threads. multiply packs B once for all blocks, so it takes up
-// to kMatmulBlocksPerThread blocks per thread (the threads finish together,
-// and a short block's product is still in cache for its epilogue); BLAS
-// packs B per block, so it takes one.
-constexpr int64_t kMatmulWorkPerTask = 1 << 18;
-constexpr int64_t kMatmulMinRows = 48;
-constexpr int64_t kMatmulBlocksPerThread = 4;
-constexpr int64_t kMatmulMinCols = 64;
-// A product of so few rows that it reads B once (a decode step's) is
-// bound by memory, not by its multiply-adds: a B of at least
-// kSharedStreamBytes is split by columns across the threads, which stream
-// it faster together than one does (OpenBLAS's gemv over a LLaMA-style
-// model's weights: 25 GB/s on one core of the 2-core VM, 45 on two).
-constexpr int64_t kSharedStreamBytes = 256 << 10;
 // A matmul's epilogue runs in the task that made its block of rows when the
 // block fits in this much of the core's cache.
 constexpr int64_t kEpilogueInCacheBytes = 256 << 10;
@@ -356,108 +341,6 @@ bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, const std::vector<s
   return compaction.fill(bufs[c.out], [&](int64_t begin, int64_t end) { return epilogue(begin, end) == 0; });
 }
 
-// How a product splits into tasks: each matrix (or the flattened batch) in
-// blocks of rows, and in blocks of columns too when there are fewer row
-// blocks than threads.
-struct MatmulPlan {
-  bool flat;  // a batch sharing one B, run as one product of count * m rows
-  bool own;   // on the backend's GEMM, not BLAS
-  bool parallel;  // enough work to split across threads
-  int64_t rows_total, matrices;  // rows per product, products
-  int64_t rows_per_task, cols_per_task, row_blocks, col_blocks;
-  int64_t tasks() const { return matrices * row_blocks * col_blocks; }
-};
-
-// `converts`: B's elements are of the other float type (products.h), which
-// only the backend's GEMM reads.
-MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, bool converts, int64_t threads) {
-  const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
-  MatmulPlan p;
-  // A batch of products sharing one B (a layer's weights) whose A rows are
-  // evenly spaced across the batch is one product of count * m rows, so
-  // that B is packed once, not once per matrix.
-  p.flat = count > 1 && shares_b(shape);
-  p.rows_total = p.flat ? count * m : m;
-  p.matrices = p.flat ? 1 : count;
-  p.own = converts || own_gemm(k, n, element_bytes);
-  const bool streams_b = p.rows_total * p.matrices <= kTileRows && k * n * static_cast<int64_t>(element_bytes) >= kSharedStreamBytes;
-  p.parallel = m * n * std::max<int64_t>(k, 1) * count >= kMatmulWorkPerTask || (threads > 1 && streams_b);
-  p.rows_per_task = p.rows_total;
-  p.cols_per_task = n;
-  // Tasks: blocks tall enough to run as a matrix product (a row alone is a
-  // memory-bound matrix-vector product). Fewer row blocks than threads (a
-  // short sequence, a small batch of decode steps) split the columns too.
-  if (p.parallel) {
-    const int64_t rows_all = p.rows_total * p.matrices;
-    if (p.own) {
-      // Blocks of equal height, a whole number per thread (the threads end
-      // together): 64 tokens on 2 threads are 2 x 32 rows, not 48 + 16. On
-      // one thread, where no other thread waits for the longest block, a
-      // block whose last tile would have at most half a tile's rows (a
-      // split-k tile, whose fixed costs fall on few rows) is made whole
-      // tiles tall, leaving the last block shorter.
-      int64_t blocks = std::clamp<int64_t>(rows_all / kMatmulMinRows, 1, kMatmulBlocksPerThread * threads);
-      if (blocks > threads) blocks -= blocks % threads;
-      int64_t height = (rows_all + blocks - 1) / blocks;
-      const int64_t short_rows = height % kTileRows;
-      if (threads == 1 && blocks > 1 && short_rows > 0 && short_rows <= kTileRows / 2) height += kTileRows - short_rows;
-      p.rows_per_task = std::min(p.rows_total, height);
-    } else {
-      p.rows_per_task = std::min(p.rows_total, std::max(kMatmulMinRows, (rows_all + threads - 1) / threads));
-    }
-    const int64_t row_tasks = p.matrices * ((p.rows_total + p.rows_per_task - 1) / p.rows_per_task);
-    if (row_tasks < threads) {
-      const int64_t splits = (threads + row_tasks - 1) / row_tasks;
-      p.cols_per_task = std::min(n, std::max(kMatmulMinCols, ((n + splits - 1) / splits + 15) / 16 * 16));
-    }
-  }
-  p.row_blocks = (p.rows_total + p.rows_per_task - 1) / p.rows_per_task;
-  p.col_blocks = (n + p.cols_per_task - 1) / p.cols_per_task;
-  return p;
-}
-
-// B packed once for every task, when one B serves them all (one product,
-// or a batch flattened into one): kept across calls when it is an input in
-// frozen memory (a layer's weights; a single row then reads the panels as
-// one stream), else packed for this call when its blocks are too tall to
-// stream it. Null where each task reads or packs
-// its own (a batch of distinct Bs, BLAS, short blocks).
-struct PackedB {
-  std::shared_ptr<const void> frozen;  // keeps frozen panels alive for the call
-  const char* panels = nullptr;
-};
-
-// A single row takes kept panels only of a B large enough to be read from
-// L3 or memory (kSharedStreamBytes): a small one, in cache, costs less
-// read where it lies than the panels' lookup.
-bool packs_b_once(const loops::MatmulShape& shape, const MatmulPlan& plan, size_t element_bytes, bool b_is_input) {
-  const bool streamed = b_is_input && shape.k * shape.n * static_cast<int64_t>(element_bytes) >= kSharedStreamBytes;
-  return plan.own && plan.matrices == 1 && (plan.rows_total > 1 || streamed) && shape.n > 1 && shape.k > 0;
-}
-
-// Calls f(T{}, S{}) for a product of type `dt` whose B holds `bt`.
-template <typename F>
-void with_types(ir::DType dt, ir::DType bt, F&& f) {
-  const bool f32 = dt == ir::DType::kF32, b_f32 = bt == ir::DType::kF32;
-  if (f32) b_f32 ? f(float{}, float{}) : f(float{}, double{});
-  else b_f32 ? f(double{}, float{}) : f(double{}, double{});
-}
-
-PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DType dt, ir::DType bt, const char* b, bool b_is_input) {
-  PackedB packed;
-  const int64_t n = shape.n, k = shape.k;
-  with_types(dt, bt, [&](auto t, auto s) {
-    using T = decltype(t);
-    using S = decltype(s);
-    const S* from = reinterpret_cast<const S*>(b);
-    if (b_is_input) {
-      packed.frozen = frozen_panels<T>(k, n, from, shape, plan.parallel);
-      packed.panels = static_cast<const char*>(packed.frozen.get());
-    }
-    if (!packed.panels && plan.rows_total > kStreamRows) packed.panels = reinterpret_cast<const char*>(pack_shared<T>(k, n, from, shape, plan.parallel));
-  });
-  return packed;
-}
 
 // Row-major C = A @ B per batch; a broadcast batch dim reads matrix 0. B's
 // buffer may hold the other float type (a cast folded into the operand).
