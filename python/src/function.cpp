@@ -169,7 +169,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
         for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i) < n;
         s.results = n;
         for (nb::handle w : nb::iter(spec[3])) {
-          Site::Write write{nb::cast<size_t>(w[0]), std::nullopt};
+          Site::WriteSpec write{nb::cast<size_t>(w[0]), std::nullopt};
           if (!w[1].is_none()) write.dims = nb::cast<std::vector<int>>(w[1]);
           s.write_specs.push_back(std::move(write));
         }
@@ -232,7 +232,7 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
   };
   std::vector<Write> writes;
   size_t at = n;
-  for (const Site::Write& w : s.write_specs) {
+  for (const Site::WriteSpec& w : s.write_specs) {
     if (w.input >= num_inputs || !PyArray_Check(input(w.input))) return std::nullopt;
     Write write{reinterpret_cast<PyArrayObject*>(input(w.input)), nullptr};
     const int nd = PyArray_NDIM(write.target);

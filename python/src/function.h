@@ -71,11 +71,11 @@ class Function {
     // out_spec's writes, read once when first traced (write_back): the
     // input each writes into, and the dims its block's start names (none:
     // the whole input); out_spec's count of results before them.
-    struct Write {
+    struct WriteSpec {
       size_t input = 0;
       std::optional<std::vector<int>> dims;
     };
-    std::vector<Write> write_specs;
+    std::vector<WriteSpec> write_specs;
     size_t results = 0;
   };
   struct TraceContext;
