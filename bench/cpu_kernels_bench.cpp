@@ -338,7 +338,7 @@ BENCHMARK(BM_QueryRowVsSgemv)
 // dim; then the dim x vocab head), every matrix its own, in the model's
 // order: all by OpenBLAS's sgemv (what a single row went to before),
 // against the backend's choice (row_times_matrix for B of at most
-// kRowPassColumns columns, sgemv for wider ones). Reported in ms per
+// kSpillingPassColumns columns, sgemv for wider ones). Reported in ms per
 // step, and the weights' GB/s.
 void BM_RowProductsVsSgemv(benchmark::State& state) {
   if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
@@ -368,7 +368,7 @@ void BM_RowProductsVsSgemv(benchmark::State& state) {
       [&] {
         for (size_t i = 0; i < shapes.size(); ++i) {
           const auto [k, n] = shapes[i];
-          if (n > backends::llvm::kRowPassColumns<float>) {
+          if (n > backends::llvm::kSpillingPassColumns<float>) {
             cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k), static_cast<int>(n), 1.0f, bs[i].data(), static_cast<int>(n), x.data(), 1,
                         0.0f, y.data(), 1);
           } else {

@@ -185,7 +185,7 @@ void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c
     // A single row reads B once, so it packs none, but reads kept panels
     // (frozen weights) as one stream; as B lies, see row_product.h.
     const bool single = rows == 1 && !packed;
-    if (single && shape.b_col == 1 && cols <= kRowPassColumns<T> && row_product_available()) {
+    if (single && shape.b_col == 1 && cols <= kSpillingPassColumns<T> && row_product_available()) {
       return row_times_matrix(cols, k, a, shape.a_col, b, shape.b_row, c, false);
     }
     if (single || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);

@@ -70,7 +70,7 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
 // them: multiply when `own` (always when B converts), from `packed` (B's
 // panels from this block's first column) or from panels packed here when
 // it is null; a single row times a row-major B of at most
-// kRowPassColumns columns (a block of them) by row_times_matrix where the
+// kSpillingPassColumns columns (a block of them) by row_times_matrix where the
 // host has AVX-512, else BLAS's matrix-vector product for one row or
 // column.
 template <typename T, typename S>

@@ -69,6 +69,44 @@ SJ_AVX512 void pass(int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_
   }
 }
 
+// c[0, n) (+)= a B for kRowPassColumns < n <= 2 kRowPassColumns, B's rows
+// read one after another at their full width, one stream as in a pass: the
+// first 24 vectors of columns accumulate in registers, the rest in c
+// itself, which stays in L1 (a load, a multiply-add and a store a vector
+// of each row). Two passes would read each row in two pieces a row's
+// stride apart, two rows at a time two streams; on the LLaMA example's
+// 288 x 768 products in the model's loop, either was slower than sgemv,
+// and this 0.70-0.76x its time (see row_product.h).
+template <typename T>
+SJ_AVX512 void spilling_pass(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate) {
+  using Vec = Simd512<T>;
+  using Mask = typename Vec::Mask;
+  constexpr int L = Vec::kLanes, NV = kMaxVectors;
+  const Mask all = static_cast<Mask>(~Mask{0});
+  const int64_t spilled = n - NV * L, sv = (spilled + L - 1) / L;
+  const Mask last = static_cast<Mask>((uint32_t{1} << (spilled - (sv - 1) * L)) - 1);
+  T* const cs = c + NV * L;
+  if (!accumulate) {
+    for (int64_t v = 0; v < sv; ++v) Vec::store(cs + v * L, v + 1 < sv ? all : last, Vec::zero());
+  }
+  typename Vec::V acc[NV];
+#pragma GCC unroll 24
+  for (int v = 0; v < NV; ++v) acc[v] = Vec::zero();
+  for (int64_t p = 0; p < k; ++p) {
+    const typename Vec::V x = Vec::splat(a[p * a_col]);
+    const T* row = b + p * b_row;
+#pragma GCC unroll 24
+    for (int v = 0; v < NV; ++v) acc[v] = Vec::fma(x, Vec::load(row + v * L, all), acc[v]);
+    const T* rest = row + NV * L;
+    for (int64_t v = 0; v < sv; ++v) {
+      const Mask m = v + 1 < sv ? all : last;
+      Vec::store(cs + v * L, m, Vec::fma(x, Vec::load(rest + v * L, m), Vec::load(cs + v * L, m)));
+    }
+  }
+#pragma GCC unroll 24
+  for (int v = 0; v < NV; ++v) Vec::store(c + v * L, all, accumulate ? Vec::add(acc[v], Vec::load(c + v * L, all)) : acc[v]);
+}
+
 template <typename T>
 using PassFn = void (*)(int64_t, const T*, int64_t, const T*, int64_t, T*, bool, typename Simd512<T>::Mask);
 
@@ -87,6 +125,7 @@ template <typename T>
 void row_times_matrix(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate) {
   using Mask = typename Simd512<T>::Mask;
   constexpr int64_t L = Simd512<T>::kLanes;
+  if (n > kRowPassColumns<T> && n <= kSpillingPassColumns<T>) return spilling_pass(n, k, a, a_col, b, b_row, c, accumulate);
   // Passes of equal width: a row of 400 floats (25 vectors) is two passes
   // of 13 and 12 vectors, not 24 and 1.
   const int64_t vectors = (n + L - 1) / L, passes = (vectors + kMaxVectors - 1) / kMaxVectors, per = vectors > 0 ? (vectors + passes - 1) / passes : 1;

@@ -14,14 +14,18 @@
 // sgemv's time (a plain read of the same bytes ran at 50-55 GB/s, sgemv at
 // 20-28), and a 12-layer decoder 384 wide, from memory, 0.73-0.77x.
 //
-// A wider B is read in passes of equal width, each over all of k (a row
-// of 768 floats: two passes of 384 columns), which is correct but not
-// faster than sgemv: each pass reads every row's share a row's stride from
-// the last, and from memory (GPT-2-small's 768 x 3072, 113 MB a step) the
-// passes ran at 11-12 GB/s against sgemv's 20. Prefetching each pass's row
-// 4 ahead gained a few percent where B stays in L3 and was still 1.4x
-// sgemv's time from memory; bands of rows across the passes, 0.91-1.1x.
-// The backend sends such products to BLAS (products.cpp).
+// A B of up to twice as many columns (kSpillingPassColumns) is read the
+// same way, row after row at its full width: the first 384 columns'
+// accumulators stay in registers, the rest live in c, in L1. In the LLaMA
+// example's loop its 288 x 768 products took 23-31 us against sgemv's
+// 33-40 (one process, the two alternating token by token). Other ways of
+// reading such a B were slower than sgemv there: two passes of 384 columns
+// (each reads every row's half a row's stride from the last; 38 us against
+// 34), or two rows at a time (two streams; 49 against 36). A 4096-wide B
+// spilling 3712 columns to c took 173 us against sgemv's 127, and from
+// memory passes over GPT-2-small's 768 x 3072 ran at 11-12 GB/s against
+// sgemv's 20, so wider products go to BLAS (products.cpp); row_times_matrix
+// takes them in passes of equal width, each over all of k.
 // cpu_kernels_bench's BM_RowProductsVsSgemv measures a decode step's
 // products both ways.
 #pragma once
@@ -33,6 +37,9 @@ namespace shapejit::backends::llvm {
 // Columns of B that one pass holds in registers: 24 vectors of T.
 template <typename T>
 constexpr int64_t kRowPassColumns = 24 * 64 / static_cast<int64_t>(sizeof(T));
+// Columns of B read at full width, those past kRowPassColumns summed in c.
+template <typename T>
+constexpr int64_t kSpillingPassColumns = 2 * kRowPassColumns<T>;
 
 // Whether the host has AVX-512 (row_times_matrix's only kernel); where it
 // has not, single rows go to BLAS.

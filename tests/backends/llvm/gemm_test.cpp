@@ -189,13 +189,14 @@ void check_row(int64_t n, int64_t k, int64_t a_col, int64_t b_pad, bool accumula
 }
 
 // Widths: less than a vector, a vector and one more, one pass whole (384
-// floats, 192 doubles) and one column past it (two passes, equal), several
-// passes with a last vector cut short; depths around the accumulator
+// floats, 192 doubles) and one column past it (a spilling pass), a
+// spilling pass whole and cut short, one column past it (passes, equal),
+// several passes with a last vector cut short; depths around the accumulator
 // sets' rows (1 to 8 at a time).
 TEST(Gemm, RowTimesMatrixAgreesWithASumInDouble) {
   if (!llvm::row_product_available()) GTEST_SKIP() << "no AVX-512 on this host: single rows go to BLAS";
   std::mt19937 rng(41);
-  for (int64_t n : {1, 5, 8, 9, 16, 17, 40, 100, 192, 193, 384, 385, 400, 777, 4099}) {
+  for (int64_t n : {1, 5, 8, 9, 16, 17, 40, 100, 192, 193, 384, 385, 400, 767, 768, 769, 777, 4099}) {
     for (int64_t k : {1, 2, 3, 7, 8, 9, 37, 300}) {
       const bool accumulate = (n + k) % 2 == 1;
       const int64_t a_col = k % 3 == 0 ? 3 : 1, b_pad = n % 2 == 0 ? 0 : 5;

@@ -159,9 +159,10 @@ TEST(Llvm, SingleRowsAndColumnsAreMatrixVectorProducts) {
     };
     for (int64_t k : {1, 7, 300}) {
       // One row: a few columns; one pass of row_times_matrix (384 floats),
-      // split across two threads at k = 300; past one pass, each thread's
-      // block one pass or more (BLAS).
-      for (int64_t n : {1, 5, 130, 384, 777}) {
+      // split across two threads at k = 300; a spilling pass (768 floats,
+      // or two threads' blocks of 384); past it, each thread's block one
+      // pass or more (BLAS).
+      for (int64_t n : {1, 5, 130, 384, 768, 777}) {
         check(graph(t, "[1, \"k\"]", "[\"k\", \"n\"]", plain_a + ", " + plain_b), {1, k}, {k, n}, "row");
         check(graph(t, "[1, \"k\"]", "[\"n\", \"k\"]", plain_a + ", " + trans_b), {1, k}, {n, k}, "row by a transpose");
         check(graph(t, "[\"k\", 3]", "[\"k\", \"n\"]", strided_a + ", " + plain_b), {k, 3}, {k, n}, "strided row");
