@@ -21,6 +21,15 @@ Each model runs as written, through
   jax.jit        (gpt2) a jax.numpy port: the example's own functions with `np`
                  bound to jax.numpy, that one line written with jnp.arange, the
                  weights closed over, n_head static (a compile per length).
+                 It computes in float32: jax does not promote where NumPy 2 does
+                 (`/ np.sqrt(n)` is a float64 scalar to NumPy, so from the first
+                 attention on NumPy, and shapejit with it, compute in float64);
+  jax.jit.f64    (gpt2) the same port in NumPy's precision: jax_enable_x64 and
+                 the weights closed over as float64 (the one product NumPy does
+                 in float32, the first layer's q, k, v, is float64 here too).
+                 Timed at the last length only: each compile keeps its own 1 GB
+                 copy of the closed-over weights, and a generation's 24 compiles
+                 ran out of this machine's 24 GB.
 Every run is a fresh process pinned with taskset to --threads cores, every
 framework told to use that many threads; runs are interleaved in rounds
 (each round runs each framework once, in turn). Reported per framework:
@@ -50,7 +59,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 
-FRAMEWORKS = {"gpt2": ["shapejit", "numpy", "torch.compile", "jax.jit"], "llama": ["shapejit", "shapejit.frozen", "numpy"]}
+FRAMEWORKS = {"gpt2": ["shapejit", "numpy", "torch.compile", "jax.jit", "jax.jit.f64"], "llama": ["shapejit", "shapejit.frozen", "numpy"]}
 
 
 # -- one run, in its own process ----------------------------------------------------
@@ -95,8 +104,11 @@ def gpt2_forward(framework, params, n_head):
             compiles.append(len(gm.graph.nodes))
             return compile_fx(gm, example_inputs)
         return torch.compile(ported_forward(np), backend=inductor), lambda: len(compiles)
-    if framework == "jax.jit":
+    if framework in ("jax.jit", "jax.jit.f64"):
         import jax
+        if framework == "jax.jit.f64":
+            jax.config.update("jax_enable_x64", True)
+            params = jax.tree_util.tree_map(lambda w: w.astype(np.float64), params)
         import jax.numpy as jnp
         forward = ported_forward(jnp)
         weights = jax.tree_util.tree_map(jnp.asarray, params)
@@ -116,14 +128,18 @@ def run_gpt2(framework, tokens, prompt_len):
     params = G.random_params(50257, 1024, 768, 12)
     prompt = np.random.default_rng(1).integers(0, 50257, prompt_len)
     fwd, compiles = gpt2_forward(framework, params, 12)
-    ids, times = G.timed_generation(prompt, params, 12, tokens, fwd)
+    if framework == "jax.jit.f64":  # no generation: ids of the last call's length, compiled once
+        ids, times = np.random.default_rng(2).integers(0, 50257, prompt_len + tokens), None
+        fwd(ids[:-1], params, 12)
+    else:
+        ids, times = G.timed_generation(prompt, params, 12, tokens, fwd)
     n = compiles()
     seen = []  # the last call's ids again: a length every framework has compiled
     for _ in range(3):
         t = time.perf_counter()
         fwd(ids[:-1], params, 12)
         seen.append(time.perf_counter() - t)
-    return {"ids": [int(i) for i in ids], "times": times, "compiles": n, "seen_length_s": min(seen)}
+    return {"ids": [int(i) for i in ids] if times else None, "times": times, "compiles": n, "seen_length_s": min(seen)}
 
 
 def run_llama(framework, tokens, prompt_len):
@@ -197,8 +213,8 @@ def main(argv=None):
         for f in order:
             res = spawn(a, f)
             runs[f].append(res)
-            print(f"round {r} {f}: " + (f"{sum(res['times']):.2f} s, {res['compiles']} compiles" if "times" in res
-                                        else "failed: " + res["error"].strip().splitlines()[-1]), flush=True)
+            print(f"round {r} {f}: " + (f"{sum(res['times'] or [0]):.2f} s, {res['compiles']} compiles" if "times" in res
+                                        else "failed: " + (res["error"].strip().splitlines() or ["no output"])[-1]), flush=True)
     reference = next((x["ids"] for x in runs.get("numpy", []) if "ids" in x), None)
     print(f"\n{a.model}: {a.tokens} tokens from {a.prompt}, {a.threads} thread(s), {a.rounds} rounds")
     print(f"{'framework':<15}{'ids = numpy':>12}{'compiles':>10}{'whole gen s (min/med)':>24}{'per token ms (min/med)':>25}"
@@ -209,10 +225,14 @@ def main(argv=None):
         if not ok:
             print(f"{f:<15} failed")
             continue
+        seen = [x["seen_length_s"] * 1e3 for x in ok if "seen_length_s" in x]
+        if ok[0]["times"] is None:  # timed at the last length only
+            table[f] = {"ids_equal_numpy": None, "compiles": ok[0]["compiles"], "seen_length_ms": seen}
+            print(f"{f:<15}{'-':>12}{ok[0]['compiles']:>10}{'-':>24}{'-':>25}{min(seen):>16.2f}")
+            continue
         whole = [sum(x["times"]) for x in ok]
         per = [statistics.median(x["times"][a.warm:]) * 1e3 for x in ok]
         same = all(x["ids"] == reference for x in ok) if reference else None
-        seen = [x["seen_length_s"] * 1e3 for x in ok if "seen_length_s" in x]
         table[f] = {"ids_equal_numpy": same, "compiles": ok[0]["compiles"], "whole_s": whole, "per_token_ms": per,
                     "seen_length_ms": seen}
         print(f"{f:<15}{str(same):>12}{ok[0]['compiles']:>10}{min(whole):>12.2f} /{statistics.median(whole):>8.2f}"
@@ -220,6 +240,8 @@ def main(argv=None):
     if "numpy" in table:
         base_w, base_t = statistics.median(table["numpy"]["whole_s"]), statistics.median(table["numpy"]["per_token_ms"])
         for f, t in table.items():
+            if "whole_s" not in t:
+                continue
             print(f"  {f}: whole {statistics.median(t['whole_s']) / base_w:.3f}x numpy, "
                   f"per token {statistics.median(t['per_token_ms']) / base_t:.3f}x numpy")
     if a.json:
