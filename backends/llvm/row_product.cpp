@@ -76,7 +76,7 @@ SJ_AVX512 void pass(int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_
 // of each row). Two passes would read each row in two pieces a row's
 // stride apart, two rows at a time two streams; on the LLaMA example's
 // 288 x 768 products in the model's loop, either was slower than sgemv,
-// and this 0.70-0.76x its time (see row_product.h).
+// and this 0.66-0.78x its time (see row_product.h).
 template <typename T>
 SJ_AVX512 void spilling_pass(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate) {
   using Vec = Simd512<T>;
