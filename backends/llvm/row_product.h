@@ -46,7 +46,8 @@ constexpr int64_t kSpillingPassColumns = 2 * kRowPassColumns<T>;
 bool row_product_available();
 
 // c[j] = sum over p < k of a[p * a_col] * b[p * b_row + j], for j < n, or
-// c[j] += that when `accumulate`. Needs row_product_available().
+// c[j] += that when `accumulate`. c overlaps neither a nor b (a spilling
+// pass writes c before it has read all of a). Needs row_product_available().
 template <typename T>
 void row_times_matrix(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate);
 
