@@ -139,7 +139,7 @@ def run_gpt2(framework, tokens, prompt_len):
         t = time.perf_counter()
         fwd(ids[:-1], params, 12)
         seen.append(time.perf_counter() - t)
-    return {"ids": [int(i) for i in ids] if times else None, "times": times, "compiles": n, "seen_length_s": min(seen)}
+    return {"ids": None if times is None else [int(i) for i in ids], "times": times, "compiles": n, "seen_length_s": min(seen)}
 
 
 def run_llama(framework, tokens, prompt_len):
@@ -213,8 +213,13 @@ def main(argv=None):
         for f in order:
             res = spawn(a, f)
             runs[f].append(res)
-            print(f"round {r} {f}: " + (f"{sum(res['times'] or [0]):.2f} s, {res['compiles']} compiles" if "times" in res
-                                        else "failed: " + (res["error"].strip().splitlines() or ["no output"])[-1]), flush=True)
+            if "error" in res:
+                said = "failed: " + (res["error"].strip().splitlines() or ["no output"])[-1]
+            elif res["times"] is None:
+                said = f"{res['seen_length_s'] * 1e3:.1f} ms at the last length, {res['compiles']} compiles"
+            else:
+                said = f"{sum(res['times']):.2f} s, {res['compiles']} compiles"
+            print(f"round {r} {f}: {said}", flush=True)
     reference = next((x["ids"] for x in runs.get("numpy", []) if "ids" in x), None)
     print(f"\n{a.model}: {a.tokens} tokens from {a.prompt}, {a.threads} thread(s), {a.rounds} rounds")
     print(f"{'framework':<15}{'ids = numpy':>12}{'compiles':>10}{'whole gen s (min/med)':>24}{'per token ms (min/med)':>25}"
