@@ -30,6 +30,7 @@ Lowering::Lowering(const ir::SpecializedGraph& g, const LowerOptions& o, BufferP
       live_(std::move(buffers.live)),
       summed_selection_(std::move(buffers.summed_selection)),
       buffer_of_(g_.num_values(), -1),
+      env_(sym::ShapeEnv::from_specialization(g.spec)),
       attention_(std::move(attention)) {}
 
 std::string node_label(const ir::Graph& g, int node) {
@@ -80,12 +81,20 @@ Expected<LoopProgram> Lowering::run() && {
   // several dims: the block's row within its slab, the slab within the
   // array) is written by that one's steps where it lies in its buffer.
   std::vector<int> readers(nv, 0);
-  for (const ir::Node& n : g_.nodes) {
-    for (const ir::Operand& o : n.in) {
-      if (o.is_value()) ++readers[o.value];
+  readers_.assign(nv, {});
+  is_output_.assign(nv, false);
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    for (const ir::Operand& o : g_.nodes[i].in) {
+      if (!o.is_value()) continue;
+      ++readers[o.value];
+      std::vector<int>& r = readers_[o.value];
+      if (r.empty() || r.back() != static_cast<int>(i)) r.push_back(static_cast<int>(i));
     }
   }
-  for (int v : g_.outputs) ++readers[v];
+  for (int v : g_.outputs) {
+    ++readers[v];
+    is_output_[v] = true;
+  }
   absorbed_.assign(nv, false);
   for (const ir::Node& n : g_.nodes) {
     if (ir::op_info(n.op).cls != OpClass::kConcat) continue;

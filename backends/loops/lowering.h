@@ -229,6 +229,9 @@ class Lowering {
   std::optional<BatchSplit> batch_split(int av, int bv, const std::vector<Expr>& batch);
   Status concat_step(int node, int buffer);
   Status concat_step(int node, int buffer, const std::vector<Expr>& shift);
+  // Whether no step reads the block `box` of v ([lo, hi) per dim); see
+  // pointwise_steps.cpp. `depth` bounds the readers' chain followed.
+  bool unread(int v, std::vector<std::pair<Expr, Expr>> box, int depth = 8) const;
   Status scan_step(int node, int buffer);
   Status compact_step(int node, int buffer);
   Status count_step(int node, const std::vector<Expr>& shape, int mask, int mask_buffer, int values, int values_buffer, int counts);
@@ -248,6 +251,9 @@ class Lowering {
   std::vector<bool> absorbed_;  // per value: a concat written in place by the concat that reads it (lower.cpp)
   std::vector<bool> summed_selection_;  // per value: see BufferPlan
   std::vector<int> buffer_of_;  // per value, once materialized
+  std::vector<std::vector<int>> readers_;  // per value: the nodes that read it, once each (lower.cpp)
+  std::vector<bool> is_output_;  // per value: the graph returns it
+  sym::ShapeEnv env_;  // the specialization's: what unread() proves with
   AttentionPlan attention_;
   int task_symbol_ = -1;  // the first of the attention steps' task symbols
   LoopProgram p_;

@@ -175,22 +175,77 @@ Expected<int> Lowering::ensure_dense(int v, int node) {
 Status Lowering::concat_step(int node, int buffer) { return concat_step(node, buffer, std::vector<Expr>(shape(g_.nodes[node].out[0]).size(), Expr(0))); }
 
 // Each operand into its place in `buffer`, shifted by `shift`; an operand
-// that is a concat read by nothing else puts its own operands there.
+// that is a concat read by nothing else puts its own operands there. An
+// operand whose place no step reads is not copied: a write into a block of
+// an array is the concat of the parts before and after it around the block,
+// and a decode step that writes row `pos` of its key/value cache reads the
+// cache only up to that row (`cache[:, :pos + 1]`), not the rows after it.
 Status Lowering::concat_step(int node, int buffer, const std::vector<Expr>& shift) {
   const ir::Node& n = g_.nodes[node];
   const int dim = norm_axis(n.attrs.dim, shift.size());
+  const std::vector<Expr>& out = shape(n.out[0]);
   Expr at = 0;
   for (const ir::Operand& o : n.in) {
     std::vector<Expr> here = shift;
     here[dim] = here[dim] + at;
-    if (absorbed_[o.value]) {
-      SJ_TRY(concat_step(producer_[o.value], buffer, here));
-    } else {
-      SJ_TRY(pointwise_step(o.value, buffer, here, node));
+    const Expr next = at + shape(o.value)[dim];
+    std::vector<std::pair<Expr, Expr>> place;
+    for (size_t d = 0; d < out.size(); ++d) place.emplace_back(static_cast<int>(d) == dim ? at : Expr(0), static_cast<int>(d) == dim ? next : out[d]);
+    if (!unread(n.out[0], std::move(place))) {
+      if (absorbed_[o.value]) {
+        SJ_TRY(concat_step(producer_[o.value], buffer, here));
+      } else {
+        SJ_TRY(pointwise_step(o.value, buffer, here, node));
+      }
     }
-    at = at + shape(o.value)[dim];
+    at = next;
   }
   return Status::ok();
+}
+
+// Unread when the graph does not return v and each live reader is
+//   - a slice (of step 1) whose range misses the box along its dim, or
+//     leaves the box, moved to its own indices, unread in turn;
+//   - a concat whose copy of v, the box moved to where v lies in it, is
+//     unread in turn.
+// Any other reader may read anything. The proofs hold for every call of
+// the specialization (the env's ranges and facts), never by its hints.
+bool Lowering::unread(int v, std::vector<std::pair<Expr, Expr>> box, int depth) const {
+  if (is_output_[v] || depth <= 0) return false;
+  const auto proves_le = [&](const Expr& a, const Expr& b) {
+    const std::optional<Expr> d = sym::difference(b, a);
+    return d && env_.proves_nonneg(*d);
+  };
+  for (const int r : readers_[v]) {
+    const ir::Node& reader = g_.nodes[r];
+    const int out = reader.out[0];
+    if (!live_[out]) continue;
+    const OpClass cls = ir::op_info(reader.op).cls;
+    if (cls == OpClass::kSlice && reader.in[0].is_value() && reader.in[0].value == v) {
+      const ir::ValueType& t = types_[out];
+      if (t.aux.size() != 2 || t.aux[1] != Expr(1)) return false;
+      const int d = norm_axis(reader.attrs.dim, box.size());
+      const Expr lo = t.aux[0], hi = lo + t.shape[d];  // what the slice reads of v along d
+      if (proves_le(hi, box[d].first) || proves_le(box[d].second, lo)) continue;
+      std::vector<std::pair<Expr, Expr>> moved = box;
+      moved[d] = {box[d].first - lo, box[d].second - lo};
+      if (!unread(out, std::move(moved), depth - 1)) return false;
+    } else if (cls == OpClass::kConcat) {
+      const int d = norm_axis(reader.attrs.dim, box.size());
+      Expr at = 0;
+      for (const ir::Operand& o : reader.in) {
+        if (o.value == v) {
+          std::vector<std::pair<Expr, Expr>> moved = box;
+          moved[d] = {box[d].first + at, box[d].second + at};
+          if (!unread(out, std::move(moved), depth - 1)) return false;
+        }
+        at = at + shape(o.value)[d];
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace shapejit::backends::loops

@@ -45,8 +45,11 @@ Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
 
 // The range of a*y + b*(y // c) for y in `y`, c > 0: with q = y // c,
 // y = c*q + t for t in [0, c), so the sum is (a*c + b)*q + a*t.
-// How many min or max operands sign_bound substitutes, one in another.
+// How many min or max operands sign_bound substitutes, one in another:
+// for every min and max that resolve simplifies, and for the proofs that
+// proves_nonneg is asked for (few, and worth more).
 constexpr int kBoundDepth = 2;
+constexpr int kProofDepth = 4;
 
 Range floor_pair(Range y, int64_t a, int64_t b, int64_t c) {
   const Range q{y.lo == Range::kNegInf ? Range::kNegInf : floordiv_i64(y.lo, c), y.hi == Range::kInf ? Range::kInf : floordiv_i64(y.hi, c)};
@@ -231,27 +234,37 @@ Expr ShapeEnv::simplify_node(Expr e, Memo* memo) const {
 }
 
 // A lower bound of `e` (an upper one of -e by negating): its range's, or
-// better, with a min or max in it replaced by one of its operands where
-// that only lowers the sum (a min subtracted, a max added), so that what the
-// operand shares with the rest of the sum cancels: y - min(k, y % 12) is at
-// least y - y % 12, which is 12*(y // 12). Up to kTries replacements a
-// level, `depth` levels deep.
+// better, through the mins and maxes in it, so that what an operand shares
+// with the rest of the sum cancels:
+//   - a min subtracted or a max added is at least what it is with one of
+//     its operands in its place: y - min(k, y % 12) is at least
+//     y - y % 12, which is 12*(y // 12);
+//   - a min added or a max subtracted splits the sum in two, the smaller of
+//     which it is: min(n, s + 1) - min(s, n), a slice's length after
+//     Python's bounds clamp both ends, is min(n - min(s, n), s + 1 - min(s, n)),
+//     and each of those is at least 0 by the first rule.
+// Up to kTries substitutions a level, `depth` levels deep.
 int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
   int64_t best = range(e).lo;
   if (depth <= 0 || e.kind() != Kind::kAdd || best >= 0) return best;
-  constexpr int kTries = 4;
+  constexpr int kTries = 6;
   int tries = 0;
   for (size_t i = 0; i < e.num_args() && tries < kTries; ++i) {
     const Expr t = e.arg(i);
     const int64_t c = e.coeff(i);
-    const bool lowers = (t.kind() == Kind::kMin && c < 0) || (t.kind() == Kind::kMax && c > 0);
-    if (!lowers) continue;
+    if (t.kind() != Kind::kMin && t.kind() != Kind::kMax) continue;
+    const bool lowers = (t.kind() == Kind::kMin) == (c < 0);
+    if (!lowers && tries + 2 > kTries) break;  // a split needs both halves
+    int64_t split = Range::kInf;  // the smaller of the two halves' bounds
     for (size_t k = 0; k < 2 && tries < kTries; ++k, ++tries) {
       const std::optional<Expr> replaced = probe([&] { return e - Expr(c) * (t - t.arg(k)); });
-      if (!replaced) continue;
-      best = std::max(best, sign_bound(*replaced, depth - 1));
+      const int64_t bound = replaced ? sign_bound(*replaced, depth - 1) : Range::kNegInf;
+      if (lowers) best = std::max(best, bound);
+      else split = std::min(split, bound);
       if (best >= 0) return best;
     }
+    if (!lowers) best = std::max(best, split);
+    if (best >= 0) return best;
   }
   return best;
 }
@@ -389,6 +402,11 @@ void ShapeEnv::record(Expr e, Rel rel, bool outcome, Origin origin, const std::s
     f.rel = is_eq ? Rel::kEq : Rel::kNe;
   }
   facts_.push_back(std::move(f));
+}
+
+bool ShapeEnv::proves_nonneg(Expr e) const {
+  e = resolve(e);
+  return sign_bound(e, kProofDepth) >= 0 || known(e, Rel::kGe).value_or(false);
 }
 
 Expected<bool> ShapeEnv::decide(Expr e, Rel rel, Origin origin, const std::string& label) {

@@ -110,6 +110,10 @@ class ShapeEnv {
   std::optional<int64_t> hint(Expr e) const;
   bool has_unbacked(Expr e) const;
 
+  // Whether e >= 0 wherever this env holds, by ranges (through the mins
+  // and maxes in e, as resolve simplifies them) or facts; false when they
+  // cannot tell. Decides and records nothing.
+  bool proves_nonneg(Expr e) const;
   // Answers `e REL 0`: by ranges or facts, else by hints, recording the
   // decision with `origin`. GraphBreak when it depends on data.
   Expected<bool> decide(Expr e, Rel rel, Origin origin, const std::string& label = {});

@@ -57,6 +57,20 @@ inline std::string block_update_graph(bool inner_is_output) {
     "outputs": [)" + std::string(inner_is_output ? R"("y", "row")" : R"("y")") + "]}";
 }
 
+// The same update, then what a decode step reads of its cache after
+// writing its row, `cache[:b, :pos + n]`: x[:j, :q + past] with (j, q) the
+// block's far corner. With past = 0 nothing after the block is read, and
+// the update need not copy the parts of x below and right of it.
+inline std::string block_read_graph(int past) {
+  std::string g = block_update_graph(false);
+  g.replace(g.rfind(R"(}],)"), std::string::npos, R"(},
+              {"op": "sym_add", "in": ["q", )" + std::to_string(past) + R"(], "out": "qe"},
+              {"op": "slice", "in": ["y", 0, "j", 1], "out": "ya", "attrs": {"dim": 0}},
+              {"op": "slice", "in": ["ya", 0, "qe", 1], "out": "w", "attrs": {"dim": 1}}],
+    "outputs": ["w"]})");
+  return g;
+}
+
 inline std::vector<DecodeCase> decode_cases(std::mt19937& rng) {
   std::vector<DecodeCase> out;
   auto random = [&](std::vector<int64_t> shape) { return random_tensor(ir::DType::kF32, std::move(shape), rng, -0.5, 0.5); };
@@ -77,6 +91,16 @@ inline std::vector<DecodeCase> decode_cases(std::mt19937& rng) {
       out.push_back({block_update_graph(inner_is_output),
                      "block " + std::to_string(r) + "x" + std::to_string(c) + " at " + std::to_string(i) + "," + std::to_string(p) + " of " +
                          std::to_string(n) + "x" + std::to_string(m) + (inner_is_output ? ", inner an output" : ""),
+                     {random({n, m, 3}), random({r, c, 3}), ir::Tensor::empty(ir::DType::kF32, {i, p})}});
+    }
+  }
+  for (const int past : {0, 1}) {
+    for (const auto& [n, m, r, c, i, p] : std::vector<std::array<int64_t, 6>>{
+             {8, 16, 1, 2, 3, 5}, {8, 16, 1, 2, 0, 0}, {8, 16, 1, 2, 7, 14}, {4, 5, 4, 5, 0, 0}, {8, 16, 0, 2, 3, 5},
+             {8, 16, 2, 0, 3, 5}, {1, 1, 1, 1, 0, 0}, {0, 4, 0, 1, 0, 2}, {8, 16, 1, 1, 3, 15}}) {
+      out.push_back({block_read_graph(past),
+                     "read back to " + std::to_string(past) + " past block " + std::to_string(r) + "x" + std::to_string(c) + " at " +
+                         std::to_string(i) + "," + std::to_string(p) + " of " + std::to_string(n) + "x" + std::to_string(m),
                      {random({n, m, 3}), random({r, c, 3}), ir::Tensor::empty(ir::DType::kF32, {i, p})}});
     }
   }

@@ -187,6 +187,27 @@ TEST(Llvm, ABlockUpdateOfTwoDimsIsWrittenInOnePass) {
   EXPECT_EQ(steps, 5u) << dump;
 }
 
+// The update read back only up to the block's far corner, as a decode step
+// reads its cache after writing a row: the parts below and right of the
+// block are not copied (3 of the 5 pieces, and the read). One column
+// more is read when past = 1, and the part right of the block is copied
+// (Llvm.DecodeCasesAgree checks the values of both).
+TEST(Llvm, AnUpdateReadUpToItsBlockCopiesNothingAfterIt) {
+  auto steps = [](int past) {
+    const std::string dump =
+        std::move(backends::loops::lower(*bench::specialize(testing::block_read_graph(past), {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph))
+            .value()
+            .dump();
+    size_t n = 0;
+    for (size_t at = dump.find("step "); at != std::string::npos; at = dump.find("step ", at + 1)) ++n;
+    return std::make_pair(n, dump);
+  };
+  const auto [read_to_block, dump] = steps(0);
+  EXPECT_EQ(read_to_block, 4u) << dump;
+  const auto [read_past_it, dump_past] = steps(1);
+  EXPECT_EQ(read_past_it, 5u) << dump_past;
+}
+
 TEST(Llvm, GathersAndTheirRangeErrors) {
   std::mt19937 rng(9);
   for (const char* it : {"i32", "i64"}) {

@@ -178,6 +178,28 @@ TEST(ShapeEnv, SimplificationKnowsSizesAreNotNegative) {
   EXPECT_EQ(env.resolve(min(d, Expr(7))).kind(), Kind::kMin);
 }
 
+// A block written at `pos` of a dim of n, as Python's bounds clamp it:
+// before = [0, min(pos, n)), the block = [min(pos, n), min(pos + 1, n)). The
+// block's length is never negative, so the block ends where a read up to
+// pos + 1 does; the proof splits on the min added (min(n, pos + 1)).
+TEST(ShapeEnv, ABlockBetweenClampedBoundsEndsWhereItsReadEnds) {
+  ShapeEnv env(false);
+  ASSERT_TRUE(env.input_dim("n", 0, 0, std::nullopt).is_ok());
+  ASSERT_TRUE(env.input_dim("pos", 1, 0, std::nullopt).is_ok());
+  const Expr n = Expr::symbol(0), pos = Expr::symbol(1);
+  const Expr lo = min(pos, n), hi = min(pos + 1, n);
+  const Expr length = max(Expr(0), hi - lo);
+  EXPECT_EQ(env.resolve(length), hi - lo);
+  EXPECT_EQ(env.resolve(min(n, lo + length)), hi);
+  EXPECT_TRUE(env.proves_nonneg(hi - lo));
+  EXPECT_TRUE(env.proves_nonneg(lo + Expr(1) - hi));
+  // What does not hold is not proved: pos + 2 may pass n, or not.
+  EXPECT_FALSE(env.proves_nonneg(min(pos + 2, n) - hi - Expr(1)));
+  EXPECT_FALSE(env.proves_nonneg(hi - lo - Expr(1)));  // an empty block where pos >= n
+  EXPECT_EQ(env.resolve(max(Expr(0), min(pos + 2, n) - lo - Expr(1))).kind(), Kind::kMax);
+  EXPECT_EQ(env.resolve(max(Expr(0), hi - min(pos + 2, n))), Expr(0));
+}
+
 // A non-const env remembers what it resolved; a binding or a range that
 // changes later is seen all the same, and a const env agrees with it.
 TEST(ShapeEnv, RememberedAnswersFollowLaterBindingsAndRanges) {
