@@ -38,10 +38,41 @@ std::optional<std::pair<int64_t, std::vector<Expr>>> monomial(Expr e) {
   }
 }
 
+// q with n == q * d exactly, q a term of n over a term of d, where n and d
+// are sums: 96 * (b - a) is the sum -96*a + 96*b, and 2 * (b - a) another,
+// their quotient 48 all the same.
+std::optional<Expr> multiple_of_sum(Expr n, Expr d) {
+  if (n.kind() != sym::Kind::kAdd || d.kind() != sym::Kind::kAdd || n.num_args() == 0) return std::nullopt;
+  const auto lead = monomial(n.arg(0));
+  if (!lead) return std::nullopt;
+  for (size_t j = 0; j < d.num_args(); ++j) {
+    const auto term = monomial(d.arg(j));
+    const int64_t nc = n.coeff(0) * lead->first, dc = term ? d.coeff(j) * term->first : 0;
+    if (dc == 0 || nc % dc != 0) continue;
+    std::vector<Expr> rest = lead->second;
+    bool divides = true;
+    for (const Expr& f : term->second) {
+      auto it = std::find(rest.begin(), rest.end(), f);
+      if (it == rest.end()) {
+        divides = false;
+        break;
+      }
+      rest.erase(it);
+    }
+    if (!divides) continue;
+    Expr q(nc / dc);
+    for (const Expr& f : rest) q = q * f;
+    const std::optional<Expr> left = sym::probe([&] { return n - q * d; });
+    if (left && *left == Expr(0)) return q;
+  }
+  return std::nullopt;
+}
+
 // n // d where d is known not to be 0: the factors they share cancel (288 *
 // L // (6 * L) is 48, where without the fact it is 0 at L = 0), so that a
 // dim NumPy infers with -1 stays a constant where it is one.
 Expr quotient_of_nonzero(Expr n, Expr d) {
+  if (std::optional<Expr> q = multiple_of_sum(n, d)) return *q;
   auto num = monomial(n), den = monomial(d);
   if (!num || !den || den->first == 0) return sym::floordiv(n, d);
   std::vector<Expr> rest = num->second;

@@ -83,6 +83,19 @@ TEST(Infer, ReshapeMinusOneCancelsTheFactorsItShares) {
                       {"op": "reshape", "in": ["x", "b", "t", 6, -1, 2], "out": "y"})",
                    R"("y")", {{2, 0, 6, 48}});
   EXPECT_NE(empty.status.message().find("cannot infer the -1 dim"), std::string::npos) << empty.status.message();
+  // A dim that is a sum, as a row sliced at a position makes it (x[:, p:p + 1]
+  // has min(p + 1, n) - min(p, n) rows): 192 times it is a sum, not a
+  // product, and still a multiple of 2 times it. A decode step's key/value
+  // cache keeps its head dim 96 so, not a quotient of two sums.
+  auto sum = run(R"({"name": "x", "dtype": "f32", "shape": [2, "n", 96]}, {"name": "at", "dtype": "f32", "shape": ["p"]})",
+                 R"({"op": "sym_size", "in": ["at"], "out": "p", "attrs": {"dim": 0}}, {"op": "sym_add", "in": ["p", 1], "out": "q"},
+                    {"op": "slice", "in": ["x", "p", "q", 1], "out": "s", "attrs": {"dim": 1}},
+                    {"op": "sym_size", "in": ["s"], "out": "k", "attrs": {"dim": 1}},
+                    {"op": "reshape", "in": ["s", 1, "k", 2, -1], "out": "y"})",
+                 R"("y")", {{2, 16, 96}, {3}});
+  ASSERT_TRUE(sum.status.is_ok()) << sum.status.to_string();
+  const std::string y = sum.shape("y");
+  EXPECT_EQ(y.substr(y.rfind(", ")), ", 96]") << y;
 }
 
 TEST(Infer, FullAndArangeTakeSymIntOperands) {
