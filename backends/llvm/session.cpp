@@ -7,6 +7,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
@@ -17,10 +18,15 @@
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include <atomic>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace shapejit::backends::llvm {
 
@@ -29,6 +35,50 @@ namespace {
 std::string message(::llvm::Error e) { return ::llvm::toString(std::move(e)); }
 
 class Code;
+
+// With SHAPEJIT_PERF_MAP set, each linked step's code is named in
+// /tmp/perf-<pid>.map, where `perf report` finds names for JIT code: the
+// step's label (the graph node it lowers) in place of a bare address.
+class PerfMap {
+ public:
+  static PerfMap* get() {
+    static PerfMap* map = [] {
+      const char* on = std::getenv("SHAPEJIT_PERF_MAP");
+      return on && *on && std::strcmp(on, "0") != 0 ? new PerfMap : nullptr;
+    }();
+    return map;
+  }
+  // The sizes of an object's symbols, by name, before ORC links it.
+  static std::unordered_map<std::string, uint64_t> sizes(const ::llvm::MemoryBuffer& object) {
+    std::unordered_map<std::string, uint64_t> out;
+    auto file = ::llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+    if (!file) {
+      ::llvm::consumeError(file.takeError());
+      return out;
+    }
+    for (const ::llvm::object::SymbolRef& sym : (*file)->symbols()) {
+      ::llvm::Expected<::llvm::StringRef> name = sym.getName();
+      if (!name) {
+        ::llvm::consumeError(name.takeError());
+        continue;
+      }
+      out[name->str()] = ::llvm::object::ELFSymbolRef(sym).getSize();
+    }
+    return out;
+  }
+  void add(uint64_t address, uint64_t size, const std::string& label) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!file_) return;
+    std::fprintf(file_, "%llx %llx shapejit %s\n", static_cast<unsigned long long>(address), static_cast<unsigned long long>(size),
+                 label.c_str());
+    std::fflush(file_);
+  }
+
+ private:
+  PerfMap() : file_(std::fopen(("/tmp/perf-" + std::to_string(::getpid()) + ".map").c_str(), "a")) {}
+  std::mutex mu_;
+  std::FILE* file_;
+};
 
 class Session {
  public:
@@ -174,9 +224,13 @@ std::unique_ptr<Code> Session::open_dylib(std::string* name) {
 
 Status Session::link(Code& code, const loops::LoopProgram& p, std::unique_ptr<::llvm::MemoryBuffer> object) {
   const size_t bytes = object->getBufferSize();
+  PerfMap* const perf = PerfMap::get();
+  const std::unordered_map<std::string, uint64_t> sizes = perf ? PerfMap::sizes(*object) : std::unordered_map<std::string, uint64_t>{};
   if (::llvm::Error e = jit_->addObjectFile(code.dylib(), std::move(object))) return internal_error("llvm: adding an object: " + message(std::move(e)));
   std::vector<StepFn> steps;
-  for (const std::string& n : step_names(p)) {
+  const std::vector<std::string> names = step_names(p);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
     if (n.empty()) {
       steps.push_back(nullptr);
       continue;
@@ -184,6 +238,10 @@ Status Session::link(Code& code, const loops::LoopProgram& p, std::unique_ptr<::
     auto addr = jit_->lookup(code.dylib(), n);
     if (!addr) return internal_error("llvm: linking " + n + ": " + message(addr.takeError()));
     steps.push_back(addr->toPtr<StepFn>());
+    if (perf) {
+      const auto size = sizes.find(n);
+      perf->add(addr->getValue(), size == sizes.end() ? 1 : size->second, p.steps[i].label);
+    }
   }
   code.set(std::move(steps), bytes);
   return Status::ok();
