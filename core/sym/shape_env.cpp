@@ -43,14 +43,14 @@ Range mul(Range a, Range b) {
 
 Range scale(Range a, int64_t c) { return mul(a, Range{c, c}); }
 
-// The range of a*y + b*(y // c) for y in `y`, c > 0: with q = y // c,
-// y = c*q + t for t in [0, c), so the sum is (a*c + b)*q + a*t.
 // How many min or max operands sign_bound substitutes, one in another:
 // for every min and max that resolve simplifies, and for the proofs that
 // proves_nonneg is asked for (few, and worth more).
 constexpr int kBoundDepth = 2;
 constexpr int kProofDepth = 4;
 
+// The range of a*y + b*(y // c) for y in `y`, c > 0: with q = y // c,
+// y = c*q + t for t in [0, c), so the sum is (a*c + b)*q + a*t.
 Range floor_pair(Range y, int64_t a, int64_t b, int64_t c) {
   const Range q{y.lo == Range::kNegInf ? Range::kNegInf : floordiv_i64(y.lo, c), y.hi == Range::kInf ? Range::kInf : floordiv_i64(y.hi, c)};
   const I128 slope = I128(a) * c + b;
