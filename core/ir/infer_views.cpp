@@ -1,6 +1,7 @@
 // Shape rules for views (reshape, permute, ...), indexing, creation and
 // data-dependent ops.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -47,8 +48,9 @@ std::optional<Expr> multiple_of_sum(Expr n, Expr d) {
   if (!lead) return std::nullopt;
   for (size_t j = 0; j < d.num_args(); ++j) {
     const auto term = monomial(d.arg(j));
-    const int64_t nc = n.coeff(0) * lead->first, dc = term ? d.coeff(j) * term->first : 0;
-    if (dc == 0 || nc % dc != 0) continue;
+    int64_t nc = 0, dc = 0;
+    if (!term || __builtin_mul_overflow(n.coeff(0), lead->first, &nc) || __builtin_mul_overflow(d.coeff(j), term->first, &dc)) continue;
+    if (dc == 0 || (dc == -1 && nc == INT64_MIN) || nc % dc != 0) continue;
     std::vector<Expr> rest = lead->second;
     bool divides = true;
     for (const Expr& f : term->second) {
