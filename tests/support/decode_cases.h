@@ -83,26 +83,21 @@ inline std::vector<DecodeCase> decode_cases(std::mt19937& rng) {
     // A kv head count left symbolic: the heads cannot split, and are copied.
     out.push_back({grouped_heads_graph(group, "\"h\""), group + ", kv heads symbolic", {random({2, 6, 3, 8}), random({2, 7, 2, 8})}});
   }
-  for (bool inner_is_output : {false, true}) {
-    // (n, m), (r, c), (i, p): a block inside, at each edge, the whole array, empty blocks and arrays.
-    for (const auto& [n, m, r, c, i, p] : std::vector<std::array<int64_t, 6>>{
-             {8, 16, 1, 2, 3, 5}, {8, 16, 1, 2, 0, 0}, {8, 16, 1, 2, 7, 14}, {4, 5, 4, 5, 0, 0}, {8, 16, 0, 2, 3, 5},
-             {8, 16, 2, 0, 3, 5}, {1, 1, 1, 1, 0, 0}, {0, 4, 0, 1, 0, 2}}) {
-      out.push_back({block_update_graph(inner_is_output),
-                     "block " + std::to_string(r) + "x" + std::to_string(c) + " at " + std::to_string(i) + "," + std::to_string(p) + " of " +
-                         std::to_string(n) + "x" + std::to_string(m) + (inner_is_output ? ", inner an output" : ""),
-                     {random({n, m, 3}), random({r, c, 3}), ir::Tensor::empty(ir::DType::kF32, {i, p})}});
-    }
-  }
-  for (const int past : {0, 1}) {
-    for (const auto& [n, m, r, c, i, p] : std::vector<std::array<int64_t, 6>>{
-             {8, 16, 1, 2, 3, 5}, {8, 16, 1, 2, 0, 0}, {8, 16, 1, 2, 7, 14}, {4, 5, 4, 5, 0, 0}, {8, 16, 0, 2, 3, 5},
-             {8, 16, 2, 0, 3, 5}, {1, 1, 1, 1, 0, 0}, {0, 4, 0, 1, 0, 2}, {8, 16, 1, 1, 3, 15}}) {
-      out.push_back({block_read_graph(past),
-                     "read back to " + std::to_string(past) + " past block " + std::to_string(r) + "x" + std::to_string(c) + " at " +
-                         std::to_string(i) + "," + std::to_string(p) + " of " + std::to_string(n) + "x" + std::to_string(m),
-                     {random({n, m, 3}), random({r, c, 3}), ir::Tensor::empty(ir::DType::kF32, {i, p})}});
-    }
+  // (n, m), (r, c), (i, p): a block inside, at each edge, the whole array,
+  // empty blocks and arrays, a block that ends at the last column.
+  const std::vector<std::array<int64_t, 6>> blocks = {{8, 16, 1, 2, 3, 5}, {8, 16, 1, 2, 0, 0}, {8, 16, 1, 2, 7, 14}, {4, 5, 4, 5, 0, 0},
+                                                      {8, 16, 0, 2, 3, 5}, {8, 16, 2, 0, 3, 5}, {1, 1, 1, 1, 0, 0},  {0, 4, 0, 1, 0, 2},
+                                                      {8, 16, 1, 1, 3, 15}};
+  auto block_case = [&](const std::string& graph, const std::string& what, const std::array<int64_t, 6>& b) {
+    const auto& [n, m, r, c, i, p] = b;
+    out.push_back({graph,
+                   what + " block " + std::to_string(r) + "x" + std::to_string(c) + " at " + std::to_string(i) + "," + std::to_string(p) + " of " +
+                       std::to_string(n) + "x" + std::to_string(m),
+                   {random({n, m, 3}), random({r, c, 3}), ir::Tensor::empty(ir::DType::kF32, {i, p})}});
+  };
+  for (const std::array<int64_t, 6>& b : blocks) {
+    for (bool inner_is_output : {false, true}) block_case(block_update_graph(inner_is_output), inner_is_output ? "inner an output," : "update,", b);
+    for (const int past : {0, 1}) block_case(block_read_graph(past), "read back to " + std::to_string(past) + " past the", b);
   }
   return out;
 }

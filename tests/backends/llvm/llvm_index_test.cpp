@@ -172,6 +172,15 @@ TEST(Llvm, AnExpressionDimOfOneBroadcasts) {
   for (int64_t n : {2, 3, 5, 8}) expect_agrees(g, {random_tensor(DType::kF32, {n}, rng)}, "n = " + std::to_string(n));
 }
 
+// The loop program of `graph` at x [8, 16, 3], v [1, 2, 3], at [3, 5], and
+// how many steps it has.
+std::pair<size_t, std::string> block_steps(const std::string& graph) {
+  std::string dump = std::move(backends::loops::lower(*bench::specialize(graph, {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph)).value().dump();
+  size_t steps = 0;
+  for (size_t at = dump.find("step "); at != std::string::npos; at = dump.find("step ", at + 1)) ++steps;
+  return {steps, std::move(dump)};
+}
+
 // x[i:j, p:q] = v as the Python front end traces it: the row's update
 // (a concat along dim 1) inside the slab's (along dim 0). The inner concat
 // is read by nothing else, so the outer one's steps write its pieces where
@@ -179,11 +188,8 @@ TEST(Llvm, AnExpressionDimOfOneBroadcasts) {
 // 3), no temporary. (Llvm.DecodeCasesAgree checks the values, with the
 // inner concat an output too.)
 TEST(Llvm, ABlockUpdateOfTwoDimsIsWrittenInOnePass) {
-  const std::string g = testing::block_update_graph(false);
-  const std::string dump = std::move(backends::loops::lower(*bench::specialize(g, {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph)).value().dump();
+  const auto [steps, dump] = block_steps(testing::block_update_graph(false));
   EXPECT_EQ(dump.find(": temp "), std::string::npos) << dump;
-  size_t steps = 0;
-  for (size_t at = dump.find("step "); at != std::string::npos; at = dump.find("step ", at + 1)) ++steps;
   EXPECT_EQ(steps, 5u) << dump;
 }
 
@@ -193,18 +199,9 @@ TEST(Llvm, ABlockUpdateOfTwoDimsIsWrittenInOnePass) {
 // more is read when past = 1, and the part right of the block is copied
 // (Llvm.DecodeCasesAgree checks the values of both).
 TEST(Llvm, AnUpdateReadUpToItsBlockCopiesNothingAfterIt) {
-  auto steps = [](int past) {
-    const std::string dump =
-        std::move(backends::loops::lower(*bench::specialize(testing::block_read_graph(past), {{8, 16, 3}, {1, 2, 3}, {3, 5}}, true).graph))
-            .value()
-            .dump();
-    size_t n = 0;
-    for (size_t at = dump.find("step "); at != std::string::npos; at = dump.find("step ", at + 1)) ++n;
-    return std::make_pair(n, dump);
-  };
-  const auto [read_to_block, dump] = steps(0);
+  const auto [read_to_block, dump] = block_steps(testing::block_read_graph(0));
   EXPECT_EQ(read_to_block, 4u) << dump;
-  const auto [read_past_it, dump_past] = steps(1);
+  const auto [read_past_it, dump_past] = block_steps(testing::block_read_graph(1));
   EXPECT_EQ(read_past_it, 5u) << dump_past;
 }
 
