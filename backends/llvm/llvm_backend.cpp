@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <set>
 #include <type_traits>
 
@@ -39,6 +40,7 @@
 #include "backends/llvm/steps.h"
 #include "backends/pool/arena.h"
 #include "backends/pool/block_pool.h"
+#include "backends/pool/huge_pages.h"
 #include "backends/loops/lower.h"
 #include "core/support/hash.h"
 #include "core/sym/expr_table.h"
@@ -128,6 +130,15 @@ class LlvmKernel final : public Kernel {
       add(st.loops.empty_if_zero, slots.empty_if_zero);
       slots.work = table_.add(st.loops.work_per_row);
     }
+    std::vector<int> product_inputs;  // what products read as B
+    for (const loops::Step& st : p_.steps) {
+      if (st.kind != loops::Step::Kind::kMatmul) continue;
+      const Buffer& b = p_.buffers[st.matmul.b.buffer];
+      if (b.kind == Buffer::Kind::kInput && std::find(product_inputs.begin(), product_inputs.end(), b.index) == product_inputs.end()) {
+        product_inputs.push_back(b.index);
+      }
+    }
+    weights_ = std::make_unique<pool::RecurringInputs>(std::move(product_inputs));
   }
   bool may_use_reference() const override { return may_defer_; }
 
@@ -196,9 +207,13 @@ class LlvmKernel final : public Kernel {
     int work = -1;
   };
   std::vector<StepSlots> step_slots_;
+  // The inputs products read as B: those that recur (weights) are put on
+  // huge pages (pool::HugePageBacking).
+  std::unique_ptr<pool::RecurringInputs> weights_;
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
+  if (!weights_->empty()) weights_->observe(args, pool::HugePageBacking::process());
   // The symbols, then room for a step's own (what its function reads):
   // one allocation a call, as for the buffers below.
   std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);

@@ -4,12 +4,33 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "core/ir/strided.h"
+#include "core/ir/tensor.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25  // Linux 6.1; older headers lack the name
+#endif
 
 namespace shapejit::backends::pool {
 
 namespace {
 
 size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+// The bytes a host tensor's elements span (none when it has no elements).
+HugePageBacking::Range range_of(const DLTensor& t) {
+  const int64_t element = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
+  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  if (!t.data || std::find(shape.begin(), shape.end(), 0) != shape.end()) return {};
+  const std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
+  const auto [lo, hi] = ir::offset_span(shape, strides);
+  return {static_cast<const char*>(t.data) + t.byte_offset + lo * element, static_cast<size_t>((hi - lo + 1) * element)};
+}
 
 }  // namespace
 
@@ -98,6 +119,75 @@ void HugePageHeap::give(Chunk* c, size_t bytes) {
 HugePageHeap::Stats HugePageHeap::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
+}
+
+HugePageBacking& HugePageBacking::process() {
+  static HugePageBacking backing([] {
+    const char* v = std::getenv("SHAPEJIT_HUGE_PAGES");
+    return !(v && std::strcmp(v, "0") == 0);
+  }());
+  return backing;
+}
+
+void HugePageBacking::request(std::span<const Range> ranges) {
+  constexpr uintptr_t kExtent = HugePageHeap::kHugePage;
+  // The ranges merged, so that views of one array count its bytes once.
+  std::vector<std::pair<uintptr_t, uintptr_t>> spans;
+  for (const Range& r : ranges) {
+    const auto begin = reinterpret_cast<uintptr_t>(r.data);
+    if (r.bytes > 0 && begin + r.bytes > begin) spans.emplace_back(begin, begin + r.bytes);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::map<uintptr_t, size_t> covered;  // extent -> bytes of it in the ranges
+  uintptr_t done = 0;  // the merged ranges reach up to here
+  for (auto [begin, end] : spans) {
+    begin = std::max(begin, done);
+    if (begin >= end) continue;
+    done = end;
+    for (uintptr_t e = begin / kExtent; e <= (end - 1) / kExtent; ++e) {
+      covered[e] += std::min(end, (e + 1) * kExtent) - std::max(begin, e * kExtent);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [extent, bytes] : covered) {
+    if (!enabled_ || failures_in_a_row_ >= kMaxFailuresInARow) return;
+    if (bytes < kExtent / 2 || !asked_.insert(extent).second) continue;
+    ++stats_.asked;
+    if (::madvise(reinterpret_cast<void*>(extent * kExtent), kExtent, MADV_COLLAPSE) == 0) {
+      ++stats_.collapsed;
+      failures_in_a_row_ = 0;
+    } else {
+      ++failures_in_a_row_;
+    }
+  }
+}
+
+HugePageBacking::Stats HugePageBacking::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats s = stats_;
+  s.asking = enabled_ && failures_in_a_row_ < kMaxFailuresInARow;
+  return s;
+}
+
+void RecurringInputs::observe(std::span<const DLTensor* const> args, HugePageBacking& backing) {
+  std::vector<HugePageBacking::Range> due;
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const DLTensor& t = *args[static_cast<size_t>(inputs_[i])];
+    const void* at = static_cast<const char*>(t.data) + t.byte_offset;
+    if (handed_at_[i].load(std::memory_order_relaxed) == at) continue;
+    if (!lock.owns_lock()) lock.lock();
+    if (!handed_.contains(at)) {
+      if (seen_.insert(at).second) continue;  // its first call
+      if (handed_.size() >= kMaxAddresses) handed_.clear();
+      handed_.insert(at);
+      due.push_back(range_of(t));
+    }
+    handed_at_[i].store(at, std::memory_order_relaxed);
+  }
+  if (seen_.size() >= kMaxAddresses) seen_.clear();
+  if (lock.owns_lock()) lock.unlock();
+  if (!due.empty()) backing.request(due);
 }
 
 }  // namespace shapejit::backends::pool

@@ -1,5 +1,6 @@
-// HugePageHeap: memory on 2 MiB pages, for what kernels read from DRAM on
-// every call.
+// Memory on 2 MiB pages, for what kernels read from DRAM on every call:
+// HugePageHeap for memory the backend allocates, HugePageBacking for the
+// caller's.
 //
 // A frozen model's packed weights (a MiniLM-size encoder's are 42 MB, past
 // a 32 MB L3) are read from memory once a call, panel after panel. On 4 KiB
@@ -21,9 +22,17 @@
 // memory.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace shapejit::backends::pool {
 
@@ -63,6 +72,86 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
   mutable std::mutex mu_;
   Chunk* current_ = nullptr;  // where blocks are cut now
   Stats stats_;
+};
+
+// HugePageBacking: huge pages under memory that kernels read on every call
+// but did not allocate, a model's weights passed as inputs (unfrozen).
+//
+// NumPy puts an array under 4 MB on small pages, and a decode step reads
+// every weight once a call, at the speed its pages allow: a LLaMA-style
+// step's single-row products over 29 MB of weights ran at 25-29 GB/s on
+// 4 KiB pages and at 36-38 on 2 MiB ones (one thread,
+// cpu_kernels_bench's BM_RowProductsVsSgemv with its weights in one
+// mapping either way).
+//
+// Linux 6.1's MADV_COLLAPSE moves the small pages of a 2 MiB-aligned
+// extent onto a huge page where they are: the same addresses and bytes, as
+// khugepaged does in the background, whatever the transparent huge page
+// mode but "never". A kernel asks for it for the inputs its products read
+// as B once they come back to an address they had before (RecurringInputs
+// below), so that weights read on every call are on huge pages from their
+// second call on.
+//
+// Each extent is asked for once, and only where the ranges of one request
+// cover at least half of it: its whole 2 MiB become resident, so an array
+// alone in a mostly untouched extent is left as it is. After
+// kMaxFailuresInARow failures (no huge page to be had, or a kernel without
+// MADV_COLLAPSE) it stops asking. SHAPEJIT_HUGE_PAGES=0 turns it off.
+class HugePageBacking {
+ public:
+  static constexpr int kMaxFailuresInARow = 16;
+
+  // The process's, on unless SHAPEJIT_HUGE_PAGES is 0.
+  static HugePageBacking& process();
+  explicit HugePageBacking(bool enabled) : enabled_(enabled) {}
+  HugePageBacking(const HugePageBacking&) = delete;
+  HugePageBacking& operator=(const HugePageBacking&) = delete;
+
+  struct Range {
+    const void* data = nullptr;
+    size_t bytes = 0;
+  };
+  // Huge pages under the extents these ranges cover for at least half
+  // (overlapping ranges count once), those not asked for before.
+  void request(std::span<const Range> ranges);
+
+  struct Stats {
+    size_t asked = 0;      // extents
+    size_t collapsed = 0;  // of them, now on a huge page
+    bool asking = true;    // false when off, or after the failures
+  };
+  Stats stats() const;
+
+ private:
+  mutable std::mutex mu_;
+  bool enabled_;
+  int failures_in_a_row_ = 0;
+  std::unordered_set<uintptr_t> asked_;  // extents' numbers (address / 2 MiB)
+  Stats stats_;
+};
+
+// A kernel's inputs that recur: an input at an address that one of the
+// kernel's inputs had on an earlier call (a weight; a layer's weights in
+// turn, for a kernel called once per layer) is handed to HugePageBacking,
+// once per address. A call whose inputs are where they were handed on
+// costs a load and a compare per input.
+class RecurringInputs {
+ public:
+  // The inputs watched: args[i] for each i of `inputs`.
+  explicit RecurringInputs(std::vector<int> inputs)
+      : inputs_(std::move(inputs)), handed_at_(std::make_unique<std::atomic<const void*>[]>(inputs_.size())) {}
+  // A call's arguments, in host memory.
+  void observe(std::span<const DLTensor* const> args, HugePageBacking& backing);
+  bool empty() const { return inputs_.empty(); }
+
+ private:
+  const std::vector<int> inputs_;
+  // seen_ and handed_ are emptied past this many addresses (an address
+  // handed on again is an extent asked for before: nothing is asked twice).
+  static constexpr size_t kMaxAddresses = 4096;
+  std::unique_ptr<std::atomic<const void*>[]> handed_at_;  // per input, the address last handed on
+  std::mutex mu_;
+  std::unordered_set<const void*> seen_, handed_;
 };
 
 }  // namespace shapejit::backends::pool

@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -407,6 +408,36 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
       EXPECT_FALSE(frozen.any());
     }
   }
+}
+
+// A weight passed as an input (not frozen) that comes back to an address
+// it had before is put on huge pages (pool::HugePageBacking), once: two
+// weights in turn (a kernel called once per layer) are asked for on their
+// second calls, and not again on their third. The products agree with the
+// reference throughout. (Rows of 2 and 7: one kernel; a single row would
+// be an entry of its own, watching its own inputs.)
+TEST(Llvm, RecurringWeightsAreBackedByHugePagesOnce) {
+  if (std::getenv("SHAPEJIT_HUGE_PAGES")) GTEST_SKIP() << "SHAPEJIT_HUGE_PAGES is set";
+  std::mt19937 rng(43);
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["m", 1024]}, {"name": "w", "dtype": "f32", "shape": [1024, 768]}],
+    "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "y"}], "outputs": ["y"]})";
+  const ir::Graph graph = testing::graph_from(g);
+  auto jit = runtime::Jit::create(R"({"compile": {"backend": "llvm"}, "policy": {"mode": "always_dynamic"}})");
+  ASSERT_TRUE(jit.is_ok()) << jit.status().to_string();
+  backends::pool::HugePageBacking& backing = backends::pool::HugePageBacking::process();
+  // 3 MiB each: at least one whole 2 MiB extent, however they lie.
+  const Tensor w1 = random_tensor(DType::kF32, {1024, 768}, rng), w2 = random_tensor(DType::kF32, {1024, 768}, rng);
+  std::vector<size_t> asked = {backing.stats().asked};
+  for (int call = 0; call < 6; ++call) {
+    expect_call_agrees(**jit, g, graph, random_tensor(DType::kF32, {call % 3 == 2 ? 7 : 2, 1024}, rng), call % 2 ? w2 : w1, 1e-4, 1e-5);
+    asked.push_back(backing.stats().asked);
+  }
+  if (!backing.stats().asking) GTEST_SKIP() << "no huge pages here: MADV_COLLAPSE failed " << backends::pool::HugePageBacking::kMaxFailuresInARow << " times";
+  EXPECT_EQ(asked[1], asked[0]);  // w1 first
+  EXPECT_EQ(asked[2], asked[1]);  // w2 first
+  EXPECT_GT(asked[3], asked[2]);  // w1 again
+  EXPECT_GT(asked[4], asked[3]);  // w2 again
+  EXPECT_EQ(asked[6], asked[4]);  // both once
 }
 
 // softmax(f(q @ k^T)) @ v as one tiled step (AttentionStep): an encoder's

@@ -1,14 +1,22 @@
 // HugePageHeap: blocks cut from 2 MiB-aligned chunks, a chunk unmapped
 // when its last block goes, big blocks in chunks of their own, and blocks
-// given back from many threads at once. (Frozen panels in the process's
-// heap: tests/backends/llvm/llvm_matmul_test.cpp.)
+// given back from many threads at once. HugePageBacking: the caller's
+// extents asked for once each, where the ranges cover half of one, the
+// bytes kept, and no more asking after failures. (Frozen panels in the
+// process's heap, and weights backed as they recur:
+// tests/backends/llvm/llvm_matmul_test.cpp.)
 #include "backends/pool/huge_pages.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -115,6 +123,141 @@ TEST(HugePageHeap, ManyThreadsAllocateAndGiveBack) {
   EXPECT_EQ(s.blocks, 0u);
   EXPECT_EQ(s.block_bytes, 0u);
   EXPECT_LE(s.chunks, 1u);  // at most the current chunk, empty
+}
+
+// `extents` 2 MiB extents of fresh anonymous memory, 2 MiB-aligned, every
+// byte written (a pattern of its offset); unmapped when it goes.
+class Extents {
+ public:
+  explicit Extents(size_t extents) : bytes_(extents * HugePageHeap::kHugePage) {
+    const size_t span = bytes_ + HugePageHeap::kHugePage;
+    raw_ = static_cast<char*>(::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    EXPECT_NE(raw_, MAP_FAILED);
+    span_ = span;
+    base_ = raw_ + (HugePageHeap::kHugePage - reinterpret_cast<uintptr_t>(raw_) % HugePageHeap::kHugePage) % HugePageHeap::kHugePage;
+    for (size_t i = 0; i < bytes_; ++i) base_[i] = static_cast<char>(i * 131 >> 12);
+  }
+  ~Extents() { ::munmap(raw_, span_); }
+  char* at(size_t offset) const { return base_ + offset; }
+  bool intact() const {
+    for (size_t i = 0; i < bytes_; ++i) {
+      if (base_[i] != static_cast<char>(i * 131 >> 12)) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t bytes_, span_ = 0;
+  char* raw_ = nullptr;
+  char* base_ = nullptr;
+};
+
+// AnonHugePages of the mapping that holds `p`, in kB, from /proc/self/smaps.
+int64_t anon_huge_kb(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= at && at < hi;
+      continue;
+    }
+    int64_t kb = 0;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %" SCNd64, &kb) == 1) return kb;
+  }
+  return -1;
+}
+
+TEST(HugePageBacking, AsksOnceForEachExtentTheRangesCoverHalfOf) {
+  constexpr size_t kExtent = HugePageHeap::kHugePage, kKiB = 1024;
+  const Extents mem(4);
+  HugePageBacking backing(true);
+  using Range = HugePageBacking::Range;
+  const std::vector<Range> ranges = {
+      {mem.at(0), 1536 * kKiB},                               // 3/4 of extent 0
+      {mem.at(kExtent), 512 * kKiB},                          // 1/4 of extent 1
+      {mem.at(2 * kExtent), 700 * kKiB},                      // extent 2: one range of 700 KiB, twice
+      {mem.at(2 * kExtent), 700 * kKiB},
+      {mem.at(3 * kExtent + 400 * kKiB), 600 * kKiB},         // extent 3: two ranges that meet, 1200 KiB
+      {mem.at(3 * kExtent + 1000 * kKiB), 600 * kKiB},
+      {nullptr, 0},                                           // an empty tensor
+  };
+  backing.request(ranges);
+  HugePageBacking::Stats s = backing.stats();
+  EXPECT_EQ(s.asked, 2u);
+  EXPECT_LE(s.collapsed, s.asked);
+  EXPECT_TRUE(mem.intact());
+  // Where the kernel collapsed them, the mapping shows the huge pages.
+  if (s.collapsed == 2) EXPECT_GE(anon_huge_kb(mem.at(0)), 4096);
+  // Each extent once: the same ranges again ask for nothing.
+  backing.request(ranges);
+  EXPECT_EQ(backing.stats().asked, 2u);
+  // A range over both halves of extents 1 and 2 covers each of them whole.
+  const Range whole[] = {{mem.at(kExtent), 2 * kExtent}};
+  backing.request(whole);
+  EXPECT_EQ(backing.stats().asked, 4u);
+  EXPECT_TRUE(mem.intact());
+}
+
+TEST(HugePageBacking, OffAsksForNothing) {
+  const Extents mem(1);
+  HugePageBacking backing(false);
+  const HugePageBacking::Range r[] = {{mem.at(0), HugePageHeap::kHugePage}};
+  backing.request(r);
+  EXPECT_EQ(backing.stats().asked, 0u);
+  EXPECT_FALSE(backing.stats().asking);
+}
+
+TEST(HugePageBacking, StopsAskingAfterFailuresInARow) {
+  constexpr int kExtents = HugePageBacking::kMaxFailuresInARow + 4;
+  char* gone = nullptr;
+  {
+    const Extents mem(kExtents);
+    gone = mem.at(0);
+  }  // unmapped: madvise fails there
+  HugePageBacking backing(true);
+  const HugePageBacking::Range r[] = {{gone, kExtents * HugePageHeap::kHugePage}};
+  backing.request(r);
+  EXPECT_EQ(backing.stats().asked, static_cast<size_t>(HugePageBacking::kMaxFailuresInARow));
+  EXPECT_EQ(backing.stats().collapsed, 0u);
+  EXPECT_FALSE(backing.stats().asking);
+  const Extents mem(1);
+  const HugePageBacking::Range more[] = {{mem.at(0), HugePageHeap::kHugePage}};
+  backing.request(more);
+  EXPECT_EQ(backing.stats().asked, static_cast<size_t>(HugePageBacking::kMaxFailuresInARow));
+}
+
+// A DLTensor of `bytes` bytes at p.
+struct Bytes {
+  explicit Bytes(void* p, int64_t bytes) : shape{bytes} {
+    t.data = p;
+    t.device = {kDLCPU, 0};
+    t.ndim = 1;
+    t.dtype = {kDLUInt, 8, 1};
+    t.shape = shape;
+  }
+  int64_t shape[1];
+  DLTensor t{};
+};
+
+TEST(RecurringInputs, HandsOnAnAddressSeenOnAnEarlierCallOnce) {
+  constexpr size_t kExtent = HugePageHeap::kHugePage;
+  const Extents mem(3);
+  Bytes a(mem.at(0), kExtent), b(mem.at(kExtent), kExtent), c(mem.at(2 * kExtent), kExtent);
+  HugePageBacking backing(true);
+  RecurringInputs weights({0, 2});  // args 0 and 2; arg 1 is not watched
+  auto call = [&](const Bytes& x, const Bytes& y, const Bytes& z) {
+    const DLTensor* args[] = {&x.t, &y.t, &z.t};
+    weights.observe(args, backing);
+    return backing.stats().asked;
+  };
+  EXPECT_EQ(call(a, c, b), 0u);  // first sight of a and b
+  EXPECT_EQ(call(a, c, b), 2u);  // both again
+  EXPECT_EQ(call(b, c, a), 2u);  // in each other's places: handed on already
+  EXPECT_EQ(call(c, a, a), 2u);  // c first (as arg 0; arg 1 is not watched)
+  EXPECT_EQ(call(c, b, a), 3u);
+  EXPECT_TRUE(mem.intact());
 }
 
 }  // namespace
