@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "backends/backend.h"
+#include "backends/frozen.h"
 #include "backends/llvm/attention.h"
 #include "backends/llvm/compact.h"
 #include "backends/llvm/gemm.h"
@@ -213,7 +214,12 @@ class LlvmKernel final : public Kernel {
 };
 
 Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
-  if (!weights_->empty()) weights_->observe(args, pool::HugePageBacking::process());
+  if (!weights_->empty()) {
+    // Frozen weights are read as the panels made from them, not in place.
+    std::vector<pool::HugePageBacking::Range> due = weights_->observe(args);
+    std::erase_if(due, [](const pool::HugePageBacking::Range& r) { return FrozenMemory::process().frozen(r.data, r.bytes); });
+    if (!due.empty()) pool::HugePageBacking::process().request(due);
+  }
   // The symbols, then room for a step's own (what its function reads):
   // one allocation a call, as for the buffers below.
   std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);

@@ -169,25 +169,24 @@ HugePageBacking::Stats HugePageBacking::stats() const {
   return s;
 }
 
-void RecurringInputs::observe(std::span<const DLTensor* const> args, HugePageBacking& backing) {
+std::vector<HugePageBacking::Range> RecurringInputs::observe(std::span<const DLTensor* const> args) {
   std::vector<HugePageBacking::Range> due;
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const DLTensor& t = *args[static_cast<size_t>(inputs_[i])];
     const void* at = static_cast<const char*>(t.data) + t.byte_offset;
-    if (handed_at_[i].load(std::memory_order_relaxed) == at) continue;
+    if (named_at_[i].load(std::memory_order_relaxed) == at) continue;
     if (!lock.owns_lock()) lock.lock();
-    if (!handed_.contains(at)) {
+    if (!named_.contains(at)) {
       if (seen_.insert(at).second) continue;  // its first call
-      if (handed_.size() >= kMaxAddresses) handed_.clear();
-      handed_.insert(at);
+      if (named_.size() >= kMaxAddresses) named_.clear();
+      named_.insert(at);
       due.push_back(range_of(t));
     }
-    handed_at_[i].store(at, std::memory_order_relaxed);
+    named_at_[i].store(at, std::memory_order_relaxed);
   }
   if (seen_.size() >= kMaxAddresses) seen_.clear();
-  if (lock.owns_lock()) lock.unlock();
-  if (!due.empty()) backing.request(due);
+  return due;
 }
 
 }  // namespace shapejit::backends::pool

@@ -132,26 +132,27 @@ class HugePageBacking {
 
 // A kernel's inputs that recur: an input at an address that one of the
 // kernel's inputs had on an earlier call (a weight; a layer's weights in
-// turn, for a kernel called once per layer) is handed to HugePageBacking,
-// once per address. A call whose inputs are where they were handed on
-// costs a load and a compare per input.
+// turn, for a kernel called once per layer) is named once per address, for
+// HugePageBacking. A call whose inputs are where they were named costs a
+// load and a compare per input.
 class RecurringInputs {
  public:
   // The inputs watched: args[i] for each i of `inputs`.
   explicit RecurringInputs(std::vector<int> inputs)
-      : inputs_(std::move(inputs)), handed_at_(std::make_unique<std::atomic<const void*>[]>(inputs_.size())) {}
-  // A call's arguments, in host memory.
-  void observe(std::span<const DLTensor* const> args, HugePageBacking& backing);
+      : inputs_(std::move(inputs)), named_at_(std::make_unique<std::atomic<const void*>[]>(inputs_.size())) {}
+  // The ranges of this call's watched inputs (`args`, in host memory) that
+  // recur and were not named before.
+  std::vector<HugePageBacking::Range> observe(std::span<const DLTensor* const> args);
   bool empty() const { return inputs_.empty(); }
 
  private:
   const std::vector<int> inputs_;
-  // seen_ and handed_ are emptied past this many addresses (an address
-  // handed on again is an extent asked for before: nothing is asked twice).
+  // seen_ and named_ are emptied past this many addresses (an address
+  // named again is an extent asked for before: nothing is asked twice).
   static constexpr size_t kMaxAddresses = 4096;
-  std::unique_ptr<std::atomic<const void*>[]> handed_at_;  // per input, the address last handed on
+  std::unique_ptr<std::atomic<const void*>[]> named_at_;  // per input, the address last named
   std::mutex mu_;
-  std::unordered_set<const void*> seen_, handed_;
+  std::unordered_set<const void*> seen_, named_;
 };
 
 }  // namespace shapejit::backends::pool

@@ -241,7 +241,7 @@ struct Bytes {
   DLTensor t{};
 };
 
-TEST(RecurringInputs, HandsOnAnAddressSeenOnAnEarlierCallOnce) {
+TEST(RecurringInputs, NamesAnAddressSeenOnAnEarlierCallOnce) {
   constexpr size_t kExtent = HugePageHeap::kHugePage;
   const Extents mem(3);
   Bytes a(mem.at(0), kExtent), b(mem.at(kExtent), kExtent), c(mem.at(2 * kExtent), kExtent);
@@ -249,12 +249,12 @@ TEST(RecurringInputs, HandsOnAnAddressSeenOnAnEarlierCallOnce) {
   RecurringInputs weights({0, 2});  // args 0 and 2; arg 1 is not watched
   auto call = [&](const Bytes& x, const Bytes& y, const Bytes& z) {
     const DLTensor* args[] = {&x.t, &y.t, &z.t};
-    weights.observe(args, backing);
+    backing.request(weights.observe(args));
     return backing.stats().asked;
   };
   EXPECT_EQ(call(a, c, b), 0u);  // first sight of a and b
   EXPECT_EQ(call(a, c, b), 2u);  // both again
-  EXPECT_EQ(call(b, c, a), 2u);  // in each other's places: handed on already
+  EXPECT_EQ(call(b, c, a), 2u);  // in each other's places: named already
   EXPECT_EQ(call(c, a, a), 2u);  // c first (as arg 0; arg 1 is not watched)
   EXPECT_EQ(call(c, b, a), 3u);
   EXPECT_TRUE(mem.intact());
