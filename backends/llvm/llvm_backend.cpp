@@ -218,7 +218,11 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     // Frozen weights are read as the panels made from them, not in place.
     std::vector<pool::HugePageBacking::Range> due = weights_->observe(args);
     std::erase_if(due, [](const pool::HugePageBacking::Range& r) { return FrozenMemory::process().frozen(r.data, r.bytes); });
-    if (!due.empty()) pool::HugePageBacking::process().request(due);
+    if (!due.empty()) {
+      pool::HugePageBacking::process().request(due);
+    } else {
+      pool::HugePageBacking::process().work();
+    }
   }
   // The symbols, then room for a step's own (what its function reads):
   // one allocation a call, as for the buffers below.

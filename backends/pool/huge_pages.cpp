@@ -149,9 +149,23 @@ void HugePageBacking::request(std::span<const Range> ranges) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!enabled_) return;
   for (const auto& [extent, bytes] : covered) {
-    if (!enabled_ || failures_in_a_row_ >= kMaxFailuresInARow) return;
-    if (bytes < kExtent / 2 || !asked_.insert(extent).second) continue;
+    if (bytes >= kExtent / 2 && named_.insert(extent).second) queue_.push_back(extent);
+  }
+  ask_some_locked();
+}
+
+void HugePageBacking::ask_some() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ask_some_locked();
+}
+
+void HugePageBacking::ask_some_locked() {
+  constexpr uintptr_t kExtent = HugePageHeap::kHugePage;
+  for (size_t n = 0; n < kExtentsPerCall && !queue_.empty() && failures_in_a_row_ < kMaxFailuresInARow; ++n) {
+    const uintptr_t extent = queue_.front();
+    queue_.pop_front();
     ++stats_.asked;
     if (::madvise(reinterpret_cast<void*>(extent * kExtent), kExtent, MADV_COLLAPSE) == 0) {
       ++stats_.collapsed;
@@ -160,11 +174,14 @@ void HugePageBacking::request(std::span<const Range> ranges) {
       ++failures_in_a_row_;
     }
   }
+  if (failures_in_a_row_ >= kMaxFailuresInARow) queue_.clear();
+  waiting_.store(!queue_.empty(), std::memory_order_relaxed);
 }
 
 HugePageBacking::Stats HugePageBacking::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
+  s.waiting = queue_.size();
   s.asking = enabled_ && failures_in_a_row_ < kMaxFailuresInARow;
   return s;
 }

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -94,12 +95,17 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
 //
 // Each extent is asked for once, and only where the ranges of one request
 // cover at least half of it: its whole 2 MiB become resident, so an array
-// alone in a mostly untouched extent is left as it is. After
-// kMaxFailuresInARow failures (no huge page to be had, or a kernel without
-// MADV_COLLAPSE) it stops asking. SHAPEJIT_HUGE_PAGES=0 turns it off.
+// alone in a mostly untouched extent is left as it is. A collapse copies
+// its extent (about 0.5 ms), so a call asks for at most kExtentsPerCall
+// and leaves the rest to the calls after it (work()): a model's 1 GB of
+// small weights costs about 8 ms on each of its next 32 calls, not a
+// quarter of a second on one. After kMaxFailuresInARow failures (no huge
+// page to be had, or a kernel without MADV_COLLAPSE) it stops asking.
+// SHAPEJIT_HUGE_PAGES=0 turns it off.
 class HugePageBacking {
  public:
   static constexpr int kMaxFailuresInARow = 16;
+  static constexpr size_t kExtentsPerCall = 16;
 
   // The process's, on unless SHAPEJIT_HUGE_PAGES is 0.
   static HugePageBacking& process();
@@ -112,21 +118,34 @@ class HugePageBacking {
     size_t bytes = 0;
   };
   // Huge pages under the extents these ranges cover for at least half
-  // (overlapping ranges count once), those not asked for before.
+  // (overlapping ranges count once), those not asked for before: up to
+  // kExtentsPerCall of them (with those still waiting) now, the rest by
+  // work().
   void request(std::span<const Range> ranges);
+  // Asks for up to kExtentsPerCall of the extents still waiting; a relaxed
+  // load when none is.
+  void work() {
+    if (waiting_.load(std::memory_order_relaxed)) ask_some();
+  }
 
   struct Stats {
     size_t asked = 0;      // extents
     size_t collapsed = 0;  // of them, now on a huge page
+    size_t waiting = 0;    // extents to ask for on later calls
     bool asking = true;    // false when off, or after the failures
   };
   Stats stats() const;
 
  private:
+  void ask_some();
+  void ask_some_locked();  // under mu_
+
   mutable std::mutex mu_;
   bool enabled_;
   int failures_in_a_row_ = 0;
-  std::unordered_set<uintptr_t> asked_;  // extents' numbers (address / 2 MiB)
+  std::unordered_set<uintptr_t> named_;  // extents' numbers (address / 2 MiB) asked for or waiting
+  std::deque<uintptr_t> queue_;          // waiting
+  std::atomic<bool> waiting_{false};     // !queue_.empty()
   Stats stats_;
 };
 

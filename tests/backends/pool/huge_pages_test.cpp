@@ -1,8 +1,8 @@
 // HugePageHeap: blocks cut from 2 MiB-aligned chunks, a chunk unmapped
 // when its last block goes, big blocks in chunks of their own, and blocks
 // given back from many threads at once. HugePageBacking: the caller's
-// extents asked for once each, where the ranges cover half of one, the
-// bytes kept, and no more asking after failures. (Frozen panels in the
+// extents asked for once each, where the ranges cover half of one, 16 a
+// call, the bytes kept, and no more asking after failures. (Frozen panels in the
 // process's heap, and weights backed as they recur:
 // tests/backends/llvm/llvm_matmul_test.cpp.)
 #include "backends/pool/huge_pages.h"
@@ -197,6 +197,23 @@ TEST(HugePageBacking, AsksOnceForEachExtentTheRangesCoverHalfOf) {
   const Range whole[] = {{mem.at(kExtent), 2 * kExtent}};
   backing.request(whole);
   EXPECT_EQ(backing.stats().asked, 4u);
+  EXPECT_TRUE(mem.intact());
+}
+
+TEST(HugePageBacking, AsksForSixteenExtentsACallAndTheRestLater) {
+  constexpr size_t kExtents = HugePageBacking::kExtentsPerCall + 4;
+  const Extents mem(kExtents);
+  HugePageBacking backing(true);
+  const HugePageBacking::Range r[] = {{mem.at(0), kExtents * HugePageHeap::kHugePage}};
+  backing.request(r);
+  EXPECT_EQ(backing.stats().asked, HugePageBacking::kExtentsPerCall);
+  EXPECT_EQ(backing.stats().waiting, 4u);
+  backing.work();
+  EXPECT_EQ(backing.stats().asked, kExtents);
+  EXPECT_EQ(backing.stats().waiting, 0u);
+  backing.work();
+  backing.request(r);
+  EXPECT_EQ(backing.stats().asked, kExtents);
   EXPECT_TRUE(mem.intact());
 }
 
