@@ -15,6 +15,7 @@
 // Kernels are run directly (Backend::compile, Kernel::run): no dispatch.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "backends/llvm/gemm.h"
 #include "backends/llvm/query_row.h"
 #include "backends/llvm/row_product.h"
+#include "backends/pool/huge_pages.h"
 #include "bench/bench_util.h"
 
 namespace shapejit {
@@ -340,15 +342,23 @@ BENCHMARK(BM_QueryRowVsSgemv)
 // against the backend's choice (row_times_matrix for B of at most
 // kSpillingPassColumns columns, sgemv for wider ones). Reported in ms per
 // step, and the weights' GB/s.
-void BM_RowProductsVsSgemv(benchmark::State& state) {
-  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
-  const int64_t dim = state.range(0), hidden = state.range(1), layers = state.range(2), vocab = state.range(3);
-  std::vector<std::pair<int64_t, int64_t>> shapes;  // k x n
+// A decoder's weights, k x n each, in the order a step reads them: per
+// layer four dim x dim projections, two dim x hidden, one hidden x dim;
+// then the dim x vocab head (none for vocab 0).
+std::vector<std::pair<int64_t, int64_t>> decoder_weight_shapes(int64_t dim, int64_t hidden, int64_t layers, int64_t vocab) {
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   for (int64_t l = 0; l < layers; ++l) {
     for (int q = 0; q < 4; ++q) shapes.emplace_back(dim, dim);
     shapes.emplace_back(dim, hidden), shapes.emplace_back(dim, hidden), shapes.emplace_back(hidden, dim);
   }
   if (vocab > 0) shapes.emplace_back(dim, vocab);
+  return shapes;
+}
+
+void BM_RowProductsVsSgemv(benchmark::State& state) {
+  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
+  const int64_t dim = state.range(0), hidden = state.range(1), layers = state.range(2), vocab = state.range(3);
+  const std::vector<std::pair<int64_t, int64_t>> shapes = decoder_weight_shapes(dim, hidden, layers, vocab);
   std::mt19937 rng(3);
   std::vector<std::vector<float>> bs;
   double bytes = 0;
@@ -382,6 +392,81 @@ void BM_RowProductsVsSgemv(benchmark::State& state) {
 BENCHMARK(BM_RowProductsVsSgemv)
     ->Args({288, 768, 6, 4096})  // examples/llama_numpy.py's model: 29 MB, most of it in L3 from one step to the next
     ->Args({384, 1536, 12, 0})    // a MiniLM-wide decoder of 12 layers, 113 MB: from memory
+    ->Iterations(40)
+    ->Unit(benchmark::kMillisecond);
+
+// The same single-row products (row_times_matrix) over weights on 4 KiB
+// pages and over a copy that pool::HugePageBacking moved onto 2 MiB pages,
+// as a kernel does with weights passed as inputs once they recur. Each
+// side's weights lie one after another in a mapping of their own. The
+// sides alternate, 8 decode steps at a time: the first step of each run
+// reads the weights from memory (the LLaMA example's 21 MB of layers,
+// twice, past the 32 MB L3), the others mostly from L3, as a decode loop
+// does. Reported in ms per step, the weights' GB/s, and the extents
+// collapsed.
+class WeightMapping {
+ public:
+  explicit WeightMapping(size_t bytes) : span_(bytes + backends::pool::HugePageHeap::kHugePage) {
+    raw_ = static_cast<char*>(::mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (raw_ == MAP_FAILED) raw_ = nullptr;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(raw_), h = backends::pool::HugePageHeap::kHugePage;
+    base_ = raw_ ? raw_ + ((h - at % h) % h) : nullptr;
+  }
+  ~WeightMapping() {
+    if (raw_) ::munmap(raw_, span_);
+  }
+  char* base() const { return base_; }
+
+ private:
+  size_t span_;
+  char* raw_ = nullptr;
+  char* base_ = nullptr;
+};
+
+void BM_RowProductsOnHugePages(benchmark::State& state) {
+  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
+  const std::vector<std::pair<int64_t, int64_t>> shapes = decoder_weight_shapes(state.range(0), state.range(1), state.range(2), 0);
+  size_t bytes = 0;
+  for (const auto& [k, n] : shapes) bytes += static_cast<size_t>(k * n) * sizeof(float);
+  WeightMapping small(bytes), huge(bytes);
+  if (!small.base() || !huge.base()) return state.SkipWithError("no memory");
+  ::madvise(small.base(), bytes, MADV_NOHUGEPAGE);  // as NumPy leaves an array under 4 MB
+  std::mt19937 rng(3);
+  std::vector<const float*> on_small, on_huge;
+  size_t at = 0;
+  for (const auto& [k, n] : shapes) {
+    const std::vector<float> w = random_floats(k * n, rng);
+    on_small.push_back(reinterpret_cast<float*>(small.base() + at));
+    on_huge.push_back(reinterpret_cast<float*>(huge.base() + at));
+    std::memcpy(small.base() + at, w.data(), w.size() * sizeof(float));
+    std::memcpy(huge.base() + at, w.data(), w.size() * sizeof(float));
+    at += w.size() * sizeof(float);
+  }
+  backends::pool::HugePageBacking backing(true);
+  const backends::pool::HugePageBacking::Range whole[] = {{huge.base(), bytes}};
+  backing.request(whole);
+  while (backing.stats().waiting > 0) backing.work();
+  const std::vector<float> x = random_floats(std::max(state.range(0), state.range(1)), rng);
+  std::vector<float> y(static_cast<size_t>(std::max(state.range(0), state.range(1))));
+  constexpr int kSteps = 8;  // a timed run: the first step reads memory, the others mostly L3
+  auto steps = [&](const std::vector<const float*>& ws) {
+    for (int r = 0; r < kSteps; ++r) {
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        const auto [k, n] = shapes[i];
+        backends::llvm::row_times_matrix(n, k, x.data(), 1, ws[i], n, y.data(), false);
+      }
+    }
+  };
+  compare(state, [&] { steps(on_small); }, [&] { steps(on_huge); }, "small_pages", "huge_pages");
+  for (const char* name : {"small_pages", "huge_pages"}) {
+    const std::string ms = std::string(name) + "_ms";
+    state.counters[ms] = state.counters[ms] / kSteps;
+    state.counters[std::string(name) + "_GBps"] = static_cast<double>(bytes) / (state.counters[ms] * 1e6);
+  }
+  state.counters["extents_collapsed"] = static_cast<double>(backing.stats().collapsed);
+}
+BENCHMARK(BM_RowProductsOnHugePages)
+    ->Args({288, 768, 6})  // examples/llama_numpy.py's layers
     ->Iterations(40)
     ->Unit(benchmark::kMillisecond);
 

@@ -80,10 +80,10 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
 //
 // NumPy puts an array under 4 MB on small pages, and a decode step reads
 // every weight once a call, at the speed its pages allow: a LLaMA-style
-// step's single-row products over 29 MB of weights ran at 25-29 GB/s on
-// 4 KiB pages and at 36-38 on 2 MiB ones (one thread,
-// cpu_kernels_bench's BM_RowProductsVsSgemv with its weights in one
-// mapping either way).
+// step's single-row products over 21 MB of weights took 0.86-0.87x the
+// time on 2 MiB pages that they took on 4 KiB ones (one thread,
+// cpu_kernels_bench's BM_RowProductsOnHugePages), and the LLaMA example's
+// token 0.79x (its median over six alternating processes each way).
 //
 // Linux 6.1's MADV_COLLAPSE moves the small pages of a 2 MiB-aligned
 // extent onto a huge page where they are: the same addresses and bytes, as
