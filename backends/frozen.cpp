@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/ir/strided.h"
 #include "core/ir/tensor.h"
 
 namespace shapejit::backends {
@@ -32,14 +31,10 @@ Expected<std::pair<uintptr_t, uintptr_t>> span_of(const DLTensor& t) {
   if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost) {
     return invalid("in device memory (DLPack device type " + std::to_string(t.device.device_type) + "); frozen memory is host memory");
   }
-  const int64_t element = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
-  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return invalid("no elements");
-  if (!t.data || element == 0) return invalid("no data");
-  const std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
-  const auto [lo, hi] = ir::offset_span(shape, strides);
-  const auto first = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset + lo * element;
-  return std::make_pair(first, first + static_cast<uintptr_t>((hi - lo + 1) * element));
+  if (std::find(t.shape, t.shape + t.ndim, 0) != t.shape + t.ndim) return invalid("no elements");
+  if (!t.data || t.dtype.bits == 0 || t.dtype.lanes == 0) return invalid("no data");
+  const ir::ByteSpan s = ir::byte_span(t);
+  return std::make_pair(s.begin, s.end);
 }
 
 // What messages call tensor i.

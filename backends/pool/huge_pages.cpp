@@ -9,7 +9,6 @@
 #include <map>
 #include <vector>
 
-#include "core/ir/strided.h"
 #include "core/ir/tensor.h"
 
 #ifndef MADV_COLLAPSE
@@ -21,16 +20,6 @@ namespace shapejit::backends::pool {
 namespace {
 
 size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
-
-// The bytes a host tensor's elements span (none when it has no elements).
-HugePageBacking::Range range_of(const DLTensor& t) {
-  const int64_t element = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
-  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  if (!t.data || std::find(shape.begin(), shape.end(), 0) != shape.end()) return {};
-  const std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : ir::Tensor::dense_strides(shape);
-  const auto [lo, hi] = ir::offset_span(shape, strides);
-  return {static_cast<const char*>(t.data) + t.byte_offset + lo * element, static_cast<size_t>((hi - lo + 1) * element)};
-}
 
 }  // namespace
 
@@ -198,7 +187,8 @@ std::vector<HugePageBacking::Range> RecurringInputs::observe(std::span<const DLT
       if (seen_.insert(at).second) continue;  // its first call
       if (named_.size() >= kMaxAddresses) named_.clear();
       named_.insert(at);
-      due.push_back(range_of(t));
+      const ir::ByteSpan span = ir::byte_span(t);
+      due.push_back({reinterpret_cast<const void*>(span.begin), span.end - span.begin});
     }
     named_at_[i].store(at, std::memory_order_relaxed);
   }

@@ -1,5 +1,6 @@
 #include "core/ir/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -79,6 +80,16 @@ int64_t Tensor::numel() const {
   uint64_t n = 1;  // bounded by allocation for owned tensors; unsigned for views
   for (int64_t d : shape_) n *= static_cast<uint64_t>(d);
   return static_cast<int64_t>(n);
+}
+
+ByteSpan byte_span(const DLTensor& t) {
+  const int64_t element = (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8;
+  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  if (!t.data || element == 0 || std::find(shape.begin(), shape.end(), 0) != shape.end()) return {};
+  const std::vector<int64_t> strides = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim) : Tensor::dense_strides(shape);
+  const auto [lo, hi] = offset_span(shape, strides);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset + static_cast<uintptr_t>(lo * element);
+  return {begin, begin + static_cast<uintptr_t>((hi - lo + 1) * element)};
 }
 
 bool is_dense(int ndim, const int64_t* shape, const int64_t* strides) {

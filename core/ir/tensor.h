@@ -34,6 +34,14 @@ bool is_dense(int ndim, const int64_t* shape, const int64_t* strides);
 // can overflow.
 std::optional<uint64_t> dense_bytes_within(size_t elem_size, std::span<const int64_t> shape, uint64_t limit);
 
+// The bytes a tensor's elements span in memory, [begin, end), its byte
+// offset and negative strides included; begin == end when it has no
+// elements or no data.
+struct ByteSpan {
+  uintptr_t begin = 0, end = 0;
+};
+ByteSpan byte_span(const DLTensor& t);
+
 class Tensor {
  public:
   Tensor() = default;
