@@ -406,21 +406,15 @@ BENCHMARK(BM_RowProductsVsSgemv)
 // collapsed.
 class WeightMapping {
  public:
-  explicit WeightMapping(size_t bytes) : span_(bytes + backends::pool::HugePageHeap::kHugePage) {
-    raw_ = static_cast<char*>(::mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (raw_ == MAP_FAILED) raw_ = nullptr;
-    const uintptr_t at = reinterpret_cast<uintptr_t>(raw_), h = backends::pool::HugePageHeap::kHugePage;
-    base_ = raw_ ? raw_ + ((h - at % h) % h) : nullptr;
-  }
+  explicit WeightMapping(size_t bytes) : bytes_(bytes), base_(backends::pool::map_huge_aligned(bytes)) {}
   ~WeightMapping() {
-    if (raw_) ::munmap(raw_, span_);
+    if (base_) ::munmap(base_, bytes_);
   }
   char* base() const { return base_; }
 
  private:
-  size_t span_;
-  char* raw_ = nullptr;
-  char* base_ = nullptr;
+  size_t bytes_;
+  char* base_;
 };
 
 void BM_RowProductsOnHugePages(benchmark::State& state) {

@@ -23,6 +23,20 @@ size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
 }  // namespace
 
+char* map_huge_aligned(size_t bytes) {
+  // Mapped with a huge page to spare, then trimmed to a 2 MiB boundary.
+  constexpr size_t kExtent = HugePageHeap::kHugePage;
+  if (bytes == 0 || bytes > (size_t{1} << 62)) return nullptr;
+  const size_t span = bytes + kExtent;
+  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  char* const start = static_cast<char*>(raw);
+  char* const base = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(start), kExtent));
+  if (base > start) ::munmap(start, static_cast<size_t>(base - start));
+  if (char* const end = base + bytes; end < start + span) ::munmap(end, static_cast<size_t>(start + span - end));
+  return base;
+}
+
 struct HugePageHeap::Chunk {
   char* base = nullptr;
   size_t bytes = 0;
@@ -47,14 +61,8 @@ HugePageHeap::~HugePageHeap() {
 }
 
 HugePageHeap::Chunk* HugePageHeap::map(size_t bytes) {
-  // Mapped with a huge page to spare, then trimmed to a 2 MiB boundary.
-  const size_t span = bytes + kHugePage;
-  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  char* const start = static_cast<char*>(raw);
-  char* const base = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(start), kHugePage));
-  if (base > start) ::munmap(start, static_cast<size_t>(base - start));
-  if (char* const end = base + bytes; end < start + span) ::munmap(end, static_cast<size_t>(start + span - end));
+  char* const base = map_huge_aligned(bytes);
+  if (!base) return nullptr;
   // Without transparent huge pages (EINVAL), the chunk is ordinary memory.
   (void)::madvise(base, bytes, MADV_HUGEPAGE);
   ++stats_.chunks;

@@ -37,6 +37,11 @@
 
 namespace shapejit::backends::pool {
 
+// `bytes` of fresh anonymous memory (reserved as it is touched) whose start
+// is 2 MiB-aligned, so that each whole extent in it can lie on a huge page;
+// null when none could be mapped. Give it back with ::munmap(p, bytes).
+char* map_huge_aligned(size_t bytes);
+
 class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
  public:
   static constexpr size_t kHugePage = size_t{2} << 20;

@@ -129,15 +129,11 @@ TEST(HugePageHeap, ManyThreadsAllocateAndGiveBack) {
 // byte written (a pattern of its offset); unmapped when it goes.
 class Extents {
  public:
-  explicit Extents(size_t extents) : bytes_(extents * HugePageHeap::kHugePage) {
-    const size_t span = bytes_ + HugePageHeap::kHugePage;
-    raw_ = static_cast<char*>(::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    EXPECT_NE(raw_, MAP_FAILED);
-    span_ = span;
-    base_ = raw_ + (HugePageHeap::kHugePage - reinterpret_cast<uintptr_t>(raw_) % HugePageHeap::kHugePage) % HugePageHeap::kHugePage;
-    for (size_t i = 0; i < bytes_; ++i) base_[i] = static_cast<char>(i * 131 >> 12);
+  explicit Extents(size_t extents) : bytes_(extents * HugePageHeap::kHugePage), base_(map_huge_aligned(bytes_)) {
+    EXPECT_NE(base_, nullptr);
+    for (size_t i = 0; base_ && i < bytes_; ++i) base_[i] = static_cast<char>(i * 131 >> 12);
   }
-  ~Extents() { ::munmap(raw_, span_); }
+  ~Extents() { ::munmap(base_, bytes_); }
   char* at(size_t offset) const { return base_ + offset; }
   bool intact() const {
     for (size_t i = 0; i < bytes_; ++i) {
@@ -147,9 +143,8 @@ class Extents {
   }
 
  private:
-  size_t bytes_, span_ = 0;
-  char* raw_ = nullptr;
-  char* base_ = nullptr;
+  size_t bytes_;
+  char* base_;
 };
 
 // AnonHugePages of the mapping that holds `p`, in kB, from /proc/self/smaps.
@@ -189,7 +184,9 @@ TEST(HugePageBacking, AsksOnceForEachExtentTheRangesCoverHalfOf) {
   EXPECT_LE(s.collapsed, s.asked);
   EXPECT_TRUE(mem.intact());
   // Where the kernel collapsed them, the mapping shows the huge pages.
-  if (s.collapsed == 2) EXPECT_GE(anon_huge_kb(mem.at(0)), 4096);
+  if (s.collapsed == 2) {
+    EXPECT_GE(anon_huge_kb(mem.at(0)), 4096);
+  }
   // Each extent once: the same ranges again ask for nothing.
   backing.request(ranges);
   EXPECT_EQ(backing.stats().asked, 2u);
