@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ._tracing import _END, SymInt, SymRange, Tensor, _break, _shape_operand, as_tensor, emit, is_array
+from ._tracing import _END, SymInt, SymRange, Tensor, _View, _break, _shape_operand, as_tensor, emit, is_array
 
 
 def _normalize_index(key, rank):
@@ -79,7 +79,7 @@ def getitem(x: Tensor, key):
             if k != slice(None):
                 step = 1 if k.step is None else k.step
                 if not isinstance(step, SymInt) and operator.index(step) < 0:
-                    x = emit(st, "index_select", [x, _backward(x, dim, k)], {"dim": dim})
+                    x = _reversed_view(x, dim, _backward(x, dim, k))
                     dim += 1
                     continue
                 if not isinstance(step, SymInt) and operator.index(step) == 0:
@@ -112,6 +112,13 @@ def getitem(x: Tensor, key):
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
     return x
+
+
+def _reversed_view(x, dim, idx):
+    """x[..., a:b:-s] along `dim`, at the indices `idx`: a view in NumPy, which
+    follows writes into x (a write into it is a graph break)."""
+    select = lambda p: emit(p._st, "index_select", [p, idx], {"dim": dim})  # noqa: E731
+    return _View.of(select(x), x, "index_select", select)
 
 
 def _check_constant_indices(x, dim, key):
@@ -203,22 +210,152 @@ def _backward(x, dim, k: slice):
 # indexed dim into the part before the block, the block and the part after
 # (slices with Python's bounds, so the three parts tile the dim exactly), and
 # put together again around the block's new value. A boolean mask with a
-# scalar value is a `where`. A write into an input of the call (an argument,
-# or an array read through self or a closure) is kept with the block's
-# offsets, and the caller's array gets it when the call returns.
+# scalar value is a `where`. A write into a view (x[1:3], x.T, x[0]) goes
+# back into the array it views, and from there into its own parent, to the
+# root of the chain (assign); the other views of that root see it when they
+# are next read (_tracing._View). A write into an input of the call (an
+# argument, or an array read through self, a closure or a global) is kept
+# with the block's offsets, and the caller's array gets it when the call
+# returns.
 
 def setitem(x: Tensor, key, value):
     st = x._st
-    if x._view:
-        _break(st, "a write through a view (x[a][b] = v, x.T[k] = v): the array it is a view of would change too")
     v = _assigned(st, x, value)
     if _is_mask(key):
-        new, write = _write_mask(st, x, as_tensor(st, key), v)
+        new, region = _write_mask(st, x, as_tensor(st, key), v)
     else:
-        new, write = _write_block(st, x, _block_key(st, x, key), v)
+        new, region = _write_block(st, x, _block_key(st, x, key), v)
+    assign(x, new, region)
+
+
+def assign(x: Tensor, new: Tensor, region):
+    """x (a tensor, or a view of one) now holds `new`, of its shape and
+    dtype, which differs from its value before in `region`: (the block's
+    offset in each dim, None where it spans the dim; its value), or (None,
+    `new`) for all of it."""
+    if isinstance(x, _View):
+        parent_new, parent_region = _put_back(x, new, region)
+        assign(x._parent, parent_new, parent_region)
+        x._id = new._id
+        x._seen = x._root._writes
+        return
     x._id = new._id
+    x._writes += 1
     if x._input is not None:
-        st.writes.append((x._input, *write))
+        offsets, block = region
+        x._st.writes.append((x._input, offsets, block._fresh()))  # the value now: a view of it may change after
+
+
+def _put_back(view, new, region):
+    """(the view's parent with the view's elements set to `new`, the region
+    of the parent that changed) by the op that made the view."""
+    st = view._st
+    put = _PUTS.get(view._op)
+    if put is None:
+        _break(st, f"a write into a {view._op} of an array, which shapejit cannot write back into that array")
+    offsets, block = region
+    if offsets is None:
+        offsets, block = (None,) * view.ndim, new
+    return put(st, view, new, list(offsets), block)
+
+
+def _put_slice(st, view, new, offsets, block):
+    (start, stop, step), attrs = view._how
+    if isinstance(step, SymInt) or step != 1:
+        _break(st, "a write into a strided slice of an array (x[a:b:s] = v)")
+    dim, parent = attrs["dim"], view._parent
+    before = emit(st, "slice", [parent, 0, start, 1], {"dim": dim})
+    lo = before.shape[dim]  # the start as Python's bounds make it
+    after = emit(st, "slice", [parent, lo + new.shape[dim], _END, 1], {"dim": dim})
+    offsets[dim] = lo if offsets[dim] is None else lo + offsets[dim]
+    return emit(st, "concat", [before, new, after], {"dim": dim}), (tuple(offsets), block)
+
+
+def _put_squeeze(st, view, new, offsets, block):
+    _, attrs = view._how
+    for d in sorted(a % view._parent.ndim for a in attrs["dims"]):
+        new = emit(st, "unsqueeze", [new], {"dim": d})
+        block = emit(st, "unsqueeze", [block], {"dim": d})
+        offsets.insert(d, None)
+    return new, (tuple(offsets), block)
+
+
+def _put_unsqueeze(st, view, new, offsets, block):
+    _, attrs = view._how
+    d = attrs["dim"] % view.ndim
+    del offsets[d]
+    return emit(st, "squeeze", [new], {"dims": [d]}), (tuple(offsets), emit(st, "squeeze", [block], {"dims": [d]}))
+
+
+def _put_permute(st, view, new, offsets, block):
+    _, attrs = view._how
+    perm = attrs["perm"]
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    back = [offsets[inverse[d]] for d in range(len(perm))]
+    return (emit(st, "permute", [new], {"perm": inverse}),
+            (tuple(back), emit(st, "permute", [block], {"perm": inverse})))
+
+
+def _put_transpose(st, view, new, offsets, block):
+    _, attrs = view._how
+    a, b = attrs["dim0"], attrs["dim1"]
+    offsets[a], offsets[b] = offsets[b], offsets[a]
+    swap = {"dim0": a, "dim1": b}
+    return emit(st, "transpose", [new], swap), (tuple(offsets), emit(st, "transpose", [block], swap))
+
+
+def _put_flip(st, view, new, offsets, block):
+    flipped = view._derive(new)  # flipping again undoes it
+    return flipped, (None, flipped)
+
+
+def _read_only(st, view, new, offsets, block):
+    raise ValueError("assignment destination is read-only")
+
+
+# A write into a view by the op that made it; the others (a reshape, which
+# NumPy may have copied; an expand; a negative step) are a graph break.
+_PUTS = {"slice": _put_slice, "squeeze": _put_squeeze, "unsqueeze": _put_unsqueeze, "permute": _put_permute,
+         "transpose": _put_transpose, "flip": _put_flip, "broadcast_to": _read_only, "diagonal": _read_only}
+
+
+def inplace(x: Tensor, ufunc, other, compute):
+    """x op= other, as NumPy's ufunc(x, other, out=x): NumPy's own casting
+    errors first; then the result, computed as x op other is, must broadcast
+    to x's shape; it is written into x (cast to x's dtype), and x itself is
+    the value of the expression."""
+    _casting_refused(ufunc, x, other)
+    if ufunc is np.matmul and (x.ndim < 1 or np.ndim(other) < 2):
+        raise ValueError("inplace matrix multiplication requires the first operand to have at least one and the second "
+                         "at least two dimensions.")
+    result = compute()
+    if isinstance(result, Tensor):
+        if result.ndim > x.ndim or any(bool(result.shape[-1 - d] != x.shape[-1 - d]) for d in range(result.ndim)):
+            raise ValueError(f"non-broadcastable output operand with shape {tuple(int(n) for n in x.shape)} doesn't match "
+                             f"the broadcast shape {tuple(int(n) for n in result.shape)}")
+    setitem(x, Ellipsis, result)
+    return x
+
+
+def _casting_refused(ufunc, x, other):
+    """Raises what NumPy raises for ufunc(x, other, out=x) before it looks at
+    shapes: a result its casting rule cannot write into x, a Python int out
+    of x's range. Asked of NumPy itself, on one-element stand-ins of the
+    same dtypes (other errors of the stand-ins are theirs, not the call's)."""
+    from ._promotion import _probe
+    probe = _probe(other)
+    if probe is None:
+        return
+    out = np.ones(1, x.dtype)
+    with np.errstate(all="ignore"):
+        try:
+            ufunc(out.copy(), probe, out=out)
+        except (TypeError, OverflowError):
+            raise
+        except Exception:  # noqa: BLE001 - the stand-ins' shapes: the traced call checks its own
+            pass
 
 
 def _assigned(st, x, value):

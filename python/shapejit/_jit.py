@@ -4,7 +4,6 @@ the function, rebuild its results, run it as segments or eagerly."""
 from __future__ import annotations
 
 import atexit
-import contextlib
 import functools
 import itertools
 import json
@@ -17,7 +16,8 @@ import numpy as np
 from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
 from ._arguments import Arguments, describe_inputs, objects
-from ._state import ROOT_DEPTH, TraceState, reachable
+from ._captures import Reach, source_key, swapped
+from ._state import TraceState
 from ._tracing import SymInt, Tensor
 
 log = logging.getLogger("shapejit")
@@ -84,6 +84,10 @@ def unflatten(spec, arrays, inputs=None):
     arrays = list(arrays)
     for i in ints:
         arrays[i] = int(arrays[i])
+    for input_index, _ in writes:  # all or none: NumPy refuses before it writes
+        target = inputs[input_index]
+        if isinstance(target, np.ndarray) and not target.flags.writeable:
+            raise ValueError("assignment destination is read-only")
     at = n
     for input_index, dims in writes:
         target = inputs[input_index]
@@ -102,11 +106,11 @@ def unflatten(spec, arrays, inputs=None):
 
 # -- the extension's callbacks ----------------------------------------------------
 
-def traced_call(arguments, st, fn, args, kwargs, captures, begin, end):
-    """Runs fn on tracing values of st: the call's arrays, then `captures`,
-    are its inputs (`begin(arrays)` first makes a tracer for them where st
-    has none); `end((spec, tensors))` takes its results while the trace is
-    still current."""
+def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
+    """Runs fn on tracing values of st: the call's arrays, then `captures`
+    (found at `sources`), are its inputs (`begin(arrays)` first makes a
+    tracer for them where st has none); `end((spec, tensors))` takes its
+    results while the trace is still current."""
     arrays, key = arguments.flatten(args, kwargs)
     inputs = list(itertools.chain(arrays, captures))
     if begin:
@@ -115,12 +119,14 @@ def traced_call(arguments, st, fn, args, kwargs, captures, begin, end):
     for i, t in enumerate(tensors):
         t._input = i
     st.captures = list(captures)
-    st.roots = objects(key)
     for a, t in zip(inputs, tensors):
         st.by_id.setdefault(id(a), t)
         st.keep.append(a)
+    for source, t in zip(sources, tensors[len(arrays):]):
+        if source is not None and len(source) == 2:
+            st.by_source[source_key(source)] = t
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
-    with st, _numpy.size_functions(), _arrays_of(st):
+    with st, _numpy.size_functions(), swapped(st, Reach(fn, objects(key))):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
             return end((None, [out]))
@@ -144,60 +150,48 @@ class Callbacks:
     def flatten(self, args, kwargs):
         return self.arguments.flatten(args, kwargs)
 
-    def trace(self, tracer, fn, args, kwargs, captures):
+    def trace(self, tracer, fn, args, kwargs, captures, sources):
         """Runs fn on tracing values; returns (result spec, captures found,
         whether it writes into its inputs)."""
         st = TraceState(tracer, fn)
-        spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, None, lambda r: r)
+        spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
         if st.found:
             return None, st.found, False
         for leaf in leaves:
             tracer.output(leaf._id)
         return spec, [], bool(spec and spec[3])
 
-    def segmented(self, fn, args, kwargs, captures):
+    def segmented(self, fn, args, kwargs, captures, sources):
         """The call after a graph break, as compiled segments (_segments.py):
         (its results, the arrays it read that were not captures yet); a break
         that a cut cannot take runs it eagerly."""
-        def run(st, fn, args, kwargs, captures, begin, end):
-            return traced_call(self.arguments, st, fn, args, kwargs, captures, begin, end)
+        def run(st, fn, args, kwargs, begin, end):
+            return traced_call(self.arguments, st, fn, args, kwargs, captures, sources, begin, end)
         try:
-            spec, arrays, found = self.segments.run(fn, args, kwargs, captures, run)
+            spec, arrays, found = self.segments.run(fn, args, kwargs, run)
         except T.GraphBreak:
             return eager(fn, args, kwargs), []
         if spec is None:
             return arrays[0], found
-        return unflatten(spec, arrays, list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures))), found
+        inputs = list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures))
+        if writes_overlap(spec, inputs):
+            return eager(fn, args, kwargs), found
+        return unflatten(spec, arrays, inputs), found
 
 
-@contextlib.contextmanager
-def _arrays_of(st):
-    """While fn is traced, the arrays held by the objects its call passes
-    (self.cache_k, self.layers[i].wq, in attributes, dicts and lists) are
-    replaced by their input tensors, so that fn reads them as inputs and
-    its writes into them (self.cache_k[:, pos] = k) are traced; each is put
-    back after. fn rebinding one (self.cache = ...) is a graph break."""
-    swapped = []
-    seen = set()
-    st.source_of(None)  # where each array is, read before any is replaced
-    for root in st.roots:
-        for _, holder, is_attr, key, array in list(reachable(root, ROOT_DEPTH, seen)):
-            if holder is None or isinstance(holder, tuple):
-                continue
-            t = st.lift(array)
-            (setattr(holder, key, t) if is_attr else holder.__setitem__(key, t))
-            swapped.append((holder, is_attr, key, array, t))
-    rebound = None
-    try:
-        yield
-    finally:
-        for holder, is_attr, key, array, t in reversed(swapped):
-            now = getattr(holder, key, None) if is_attr else holder[key]
-            if now is not t:
-                rebound = key
-            (setattr(holder, key, array) if is_attr else holder.__setitem__(key, array))
-    if rebound is not None:
-        T._break(st, f"the function rebinds an array it reads through an argument ({rebound!r})")
+def writes_overlap(spec, inputs):
+    """Whether an input the results' spec writes into shares memory with
+    another input: NumPy would read the write through the other name (the
+    extension's check of a compiled call, Function::writes_overlap)."""
+    written = {w[0] for w in spec[3]}
+    for i in written:
+        target = inputs[i]
+        if not isinstance(target, np.ndarray):
+            continue
+        for j, other in enumerate(inputs):
+            if j != i and isinstance(other, np.ndarray) and np.may_share_memory(target, other):
+                return True
+    return False
 
 
 def _to_numpy(x):

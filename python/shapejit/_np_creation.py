@@ -21,9 +21,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out.append(x.reshape(*shape))
     if indexing == "xy" and n >= 2:
         out = [o.swapaxes(0, 1) for o in out]
-    if sparse:
-        return tuple(out)
-    return broadcast_arrays(*out)
+    out = tuple(out) if sparse else broadcast_arrays(*out)
+    return tuple(o._fresh() for o in out) if copy else out  # copies by default in NumPy
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):

@@ -179,12 +179,18 @@ def _reversed(x, axis):
 
 
 def flip(x, axis=None):
+    """A view in NumPy: it follows writes into x, and a write into it is one into x."""
     st = _st(x)
     x = _t(st, x)
-    axes = range(x.ndim) if axis is None else [_axis(a, x.ndim) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
-    for a in axes:
-        x = _reversed(x, a)
-    return x
+    axes = list(range(x.ndim)) if axis is None else [_axis(a, x.ndim) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    if not axes:
+        return x
+
+    def flipped(p):
+        for a in axes:
+            p = _reversed(p, a)
+        return p
+    return T._View.of(flipped(x), x, "flip", flipped)
 
 
 def fliplr(x):
@@ -348,8 +354,15 @@ def identity(n, dtype=None, *, like=None):
 
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
+    """A read-only view in NumPy: it follows writes into x, and a write into it is NumPy's ValueError."""
     st = _st(x)
     x = _t(st, x)
+    along = lambda p: _diagonal(p, offset, axis1, axis2)  # noqa: E731
+    return T._View.of(along(x), x, "diagonal", along)
+
+
+def _diagonal(x, offset, axis1, axis2):
+    st = x._st
     a1, a2 = _axis(axis1, x.ndim), _axis(axis2, x.ndim)
     rest = [a for a in range(x.ndim) if a not in (a1, a2)]
     x = x.transpose(rest + [a1, a2])

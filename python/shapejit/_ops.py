@@ -292,8 +292,10 @@ def swapaxes(x, axis1, axis2):
 
 def broadcast_to(x, shape):
     if _tracing(x):
-        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-        return T.emit(_st(x), "expand", [_t(x), *[T._shape_operand(s) for s in shape]])
+        shape = tuple(T._shape_operand(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        expand = lambda p: T.emit(p._st, "expand", [p, *shape])  # noqa: E731
+        x = _t(x)
+        return T._View.of(expand(x), x, "broadcast_to", expand)  # a read-only view in NumPy
     return np.broadcast_to(x, shape)
 
 

@@ -98,7 +98,7 @@ class Segments:
             lines.append(f"  {where}: {why} ({n} times)")
         return "\n".join(lines) + "\n"
 
-    def run(self, fn, args, kwargs, captures, traced_call):
+    def run(self, fn, args, kwargs, traced_call):
         """fn(*args, **kwargs) as segments: (its results' spec, their arrays,
         the arrays it read that were not captures yet). `traced_call` runs
         fn on tracing values as a whole trace does (_jit.traced_call)."""
@@ -108,7 +108,7 @@ class Segments:
         st = SegmentState(self, fn)
         graphs = len(self.graphs)
         try:
-            spec, arrays = traced_call(st, fn, args, kwargs, captures, st.begin, st.finish)
+            spec, arrays = traced_call(st, fn, args, kwargs, st.begin, st.finish)
         finally:
             st.close()
         self.calls += 1
@@ -221,22 +221,29 @@ class SegmentState(TraceState):
             return out
         return self.cut(why, leaves, run)
 
-    def lift(self, array):
+    def lift(self, array, into=None, source=None):
         """An array the function reads that is not an input yet: an input of
         the next segment from here on (and, through `found`, a capture of
-        the function's next calls)."""
-        t = self.by_id.get(id(array))
-        if t is not None:
-            return t
-        a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
-        source = self.source_of(array)
-        if source is None or len(source) == 3:  # made while it ran: matched as a whole trace does
-            for c in self.captures:
-                if same_value(c, a) if source is None else same_view(c, a):
-                    return self.by_id[id(c)]
+        the function's next calls); `into`, the _Unlifted standing in for it
+        at `source`, becomes its tensor."""
+        if into is None:
+            t = self.by_id.get(id(array))
+            if t is not None:
+                return t
+        a = self._checked(array)
+        if into is None:
+            source = self.source_of(array)
+            if source is None or len(source) == 3:  # made while it ran: matched as a whole trace does
+                for c in self.captures:
+                    if same_value(c, a) if source is None else same_view(c, a):
+                        return self.by_id[id(c)]
         self.found.append((array, source))
         (t,) = self.cut(None, then=lambda _: [a])
-        self.by_id[id(array)] = t
+        if into is not None:
+            self.live.discard(t)
+            into.become(t._id)
+            t = into
+        self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t
 

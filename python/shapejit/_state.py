@@ -12,10 +12,10 @@ thread is tracing with.
 from __future__ import annotations
 
 import threading
-import types
 
 import numpy as np
 
+from . import _captures
 from . import _tracing as T
 
 _local = threading.local()
@@ -36,10 +36,12 @@ class TraceState:
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
         self.captures = []   # the arrays that are inputs after the call's own
-        self.writes = []     # (input, index or None for all of it, value): writes into inputs, in order
-        self.roots = ()      # the objects the call passes (keyed by identity)
+        self.writes = []     # (input, block offsets or None for all of it, value): writes into inputs, in order
+        self.sources = {}    # id(array) -> where the function reaches it (_captures.swapped)
         self.live = None     # a segmented run's: the tracing values made (a WeakSet)
-        self._sources = None
+        self.by_source = {}  # _captures.source_key -> the tensor of the capture found there
+        self._unlifted = {}  # id(array) -> the _Unlifted standing in for it, not used yet
+        self._pending = {}   # id(that _Unlifted) -> (the array, its source)
 
     def __enter__(self):
         self._prev = current()
@@ -49,17 +51,47 @@ class TraceState:
     def __exit__(self, *exc):
         _local.state = self._prev
 
-    def lift(self, array) -> "Tensor":
-        """The tensor for an array the function reads (a weight in its closure or globals)."""
-        t = self.by_id.get(id(array))
+    def stand_in(self, array, source) -> "Tensor":
+        """The tracing value that stands in for an array the function can
+        reach at `source` (_captures.swapped): the input captured there, or
+        an _Unlifted that becomes one where it is first used. Each place is
+        an input of its own, even where it holds an array that another
+        place or an argument holds too: each is read again from its place
+        on every call, and a write into one is seen through the other by
+        NumPy alone (writes_overlap)."""
+        key = _captures.source_key(source)
+        t = self.by_source.get(key)
         if t is not None:
             return t
-        a = array if isinstance(array, np.ndarray) else np.from_dlpack(array)
-        source = self.source_of(array)
-        if source is None or len(source) == 3:
-            # Made by the function (np.array([2, 0]), or W.T of a global W): a
-            # new object on every trace, matched by value (a view: as the
-            # same view of the same memory).
+        u = self._unlifted.get(key)
+        if u is None:
+            u = self._unlifted[key] = T._Unlifted.of(self, array)
+            self._pending[id(u)] = (array, source, key)
+            self.keep.append(array)
+        return u
+
+    def lift_unlifted(self, u):
+        """An _Unlifted, used: the tensor of its array (lift), in place."""
+        array, source, key = self._pending.pop(id(u))
+        del self._unlifted[key]
+        self.lift(array, into=u, source=source)
+        self.by_source[key] = u
+
+    def lift(self, array, into=None, source=None) -> "Tensor":
+        """The tensor for an array the function reads (a weight in its closure
+        or globals); `into`: the _Unlifted standing in for it at `source`,
+        which becomes that tensor."""
+        if into is None:
+            t = self.by_id.get(id(array))
+            if t is not None:
+                return t
+        a = self._checked(array)
+        if into is None:
+            source = self.source_of(array)
+        if into is None and (source is None or len(source) == 3):
+            # Made by the function (np.array([2, 0]), or a view of a captured
+            # array NumPy made from it): a new object on every trace, matched
+            # by value (a view: as the same view of the same memory).
             for c in self.captures:
                 if same_value(c, a) if source is None else same_view(c, a):
                     t = self.by_id[id(c)]
@@ -70,10 +102,25 @@ class TraceState:
         # shape so the trace goes on and finds the others in one pass; the
         # call is made again with all of them as inputs.
         self.found.append((array, source))
-        t = T.Tensor(self, self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": T.dtype_name(a.dtype)}))
-        self.by_id[id(array)] = t
+        vid = self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": T.dtype_name(a.dtype)})
+        if into is not None:
+            into.become(vid)
+            t = into
+        else:
+            t = T.Tensor(self, vid)
+        self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t
+
+    def _checked(self, array):
+        """The array as NumPy's own, or a graph break where NumPy's methods
+        would not be its (a masked array, a matrix, any subclass of ndarray
+        that is not a memory map)."""
+        if isinstance(array, np.ndarray):
+            if type(array) not in (np.ndarray, np.memmap):
+                T._break(self, f"the function reads a {type(array).__name__}, whose NumPy semantics are its own")
+            return array
+        return np.from_dlpack(array)
 
     def declare_break(self, why):
         """The trace cannot go on: the site caches the break."""
@@ -89,15 +136,13 @@ class TraceState:
 
     def source_of(self, array):
         """Where the function reaches `array`: (root, ((is_attr, key), ...));
-        for a view NumPy made of such an array while the function ran (`W.T`,
-        `W[0]`), (root, steps, that array), so that rebinding it retraces;
-        None for an array the function made."""
-        if self._sources is None:
-            self._sources = _index_sources(self.fn, self.roots)
-        source = self._sources.get(id(array))
+        for a view NumPy made of such an array while the function ran,
+        (root, steps, that array), so that rebinding it retraces; None for an
+        array the function made."""
+        source = self.sources.get(id(array))
         base = getattr(array, "base", None)
         while source is None and base is not None:
-            found = self._sources.get(id(base))
+            found = self.sources.get(id(base))
             if found is not None:
                 return (*found, base)
             base = getattr(base, "base", None)
@@ -116,61 +161,3 @@ def same_value(a, b) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
-_NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
-ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
-GLOBAL_DEPTH = 3   # a closure's or a global's: params["w"], P.blocks[0]
-
-
-def reachable(obj, depth, seen):
-    """(steps, holder, is_attr, key, array) for every array reachable from
-    obj through dict entries, list and tuple items and objects' attributes,
-    `depth` steps at most; `seen` (ids) is shared between walks."""
-    def walk(obj, steps, holder, is_attr, key, d):
-        if T.is_array(obj):
-            yield steps, holder, is_attr, key, obj
-            return
-        if d == 0 or id(obj) in seen:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, dict):
-            items = ((False, k, v) for k, v in list(obj.items()))
-        elif isinstance(obj, (list, tuple)):
-            items = ((False, i, v) for i, v in enumerate(obj))
-        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
-            items = ((True, k, v) for k, v in list(vars(obj).items()))  # params.w, self.wq
-        else:
-            return
-        for attr, k, v in items:
-            yield from walk(v, steps + ((attr, k),), obj, attr, k, d - 1)
-
-    yield from walk(obj, (), None, False, None, depth)
-
-
-def _index_sources(fn, roots=()):
-    """id -> source for every array reachable from the objects the call
-    passes (`roots`: an instance whose method is jitted, a params object),
-    then fn's closure and globals."""
-    fn = getattr(fn, "__func__", fn)
-    out = {}
-    seen = set()
-
-    def add(root, prefix, obj, depth):
-        for steps, _, _, _, array in reachable(obj, depth, seen):
-            out.setdefault(id(array), (root, prefix + steps))
-
-    for obj in roots:
-        add(obj, (), obj, ROOT_DEPTH)
-    code = getattr(fn, "__code__", None)
-    if code is not None and getattr(fn, "__closure__", None):
-        for name, cell in zip(code.co_freevars, fn.__closure__):
-            try:
-                contents = cell.cell_contents
-            except ValueError:
-                continue
-            add(cell, ((True, "cell_contents"),), contents, GLOBAL_DEPTH)
-    g = getattr(fn, "__globals__", None)
-    if g is not None:
-        for name, v in list(g.items()):
-            if not name.startswith("__"):
-                add(g, ((False, name),), v, GLOBAL_DEPTH)
-    return out

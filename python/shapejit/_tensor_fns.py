@@ -13,6 +13,10 @@ from . import _tracing as T
 def matmul(a, b):
     st = T._state_of(a, b)
     a, b = T.promote(st, T.as_tensor(st, a), T.as_tensor(st, b))
+    for i, t in enumerate((a, b)):
+        if t.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core with signature "
+                             "(n?,k),(k,m?)->(n?,m?) requires 1)")
     if a._dtype not in ("f32", "f64"):
         return _exact_matmul(a, b)
     return T.emit(st, "matmul", [a, b])

@@ -70,16 +70,24 @@ def _value(st, tr_id):
     return Tensor(st, tr_id, dtype, rank) if is_tensor else SymInt(st, tr_id)
 
 
-# The ops whose result NumPy gives as a view of the operand: a write into
-# such a result would write into the operand too (see _indexing.setitem).
+# The ops whose result NumPy gives as a view of their first operand, when
+# that operand is a tensor: the result is a _View of it, which a write into
+# either keeps in step with the other (_indexing.assign). A reshape may be a
+# copy in NumPy (its layout decides), and an expand is read-only or a copy:
+# a write into either, or a read of one after its operand changed, is a
+# graph break.
 _VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "expand"))
 
 
 def emit(st, op, operands, attrs=None):
     """Adds one node; returns its value."""
+    for o in operands:
+        if type(o) is _Unlifted:
+            o._lift()  # before the node: lifting may cut the graph (_segments)
     v = _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
-    if op in _VIEW_OPS:
-        v._view = True
+    if op in _VIEW_OPS and isinstance(operands[0], Tensor):
+        rest = operands[1:]
+        return _View.of(v, operands[0], op, lambda p: _value(st, st.tr.op(op, [p, *rest], attrs)), (rest, attrs))
     return v
 
 
@@ -236,22 +244,33 @@ def _operators(op, fn):
         return conform(op, (o, self), lambda: fn(o, self))
     return forward, reflected
 
+def _inplace(op, ufunc, fn):
+    """A Tensor's in-place operator (x += o): NumPy's ufunc(x, o, out=x),
+    written into x (and into the array x views, if it is a view) as
+    x[...] = x op o is, after NumPy's checks (_indexing.inplace)."""
+    def f(self, o):
+        from ._indexing import inplace
+        return inplace(self, ufunc, o, lambda: conform(op, (self, o), lambda: fn(self, o)))
+    return f
+
+
 class Tensor:
     """A tensor of the graph being traced."""
 
-    # A tensor is a value of the graph (`_id`); a write into it (x[k] = v)
-    # moves it to the updated value. `_view`: NumPy would give it as a view
-    # of another array; `_input`: the input it is, whose writes go back to
-    # the caller's array; `_weak`: a float argument, or Python's arithmetic
-    # on one, which promotes as a Python float does (_arguments.py).
-    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_view", "_input", "_weak", "__weakref__")
+    # A tensor is a value of the graph (`_id`); a write into it (x[k] = v,
+    # x += v) moves it to the updated value and counts in `_writes`, which
+    # the views of it compare (_View). `_input`: the input it is, whose
+    # writes go back to the caller's array; `_weak`: a float argument, or
+    # Python's arithmetic on one, which promotes as a Python float does
+    # (_arguments.py).
+    __slots__ = ("_st", "_id", "_dtype", "ndim", "_shape", "_input", "_weak", "_writes", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, st, vid, dtype=None, rank=None):
         if dtype is None:
             _, dtype, rank = st.tr.info(vid)
         self._st, self._id, self._dtype, self.ndim, self._shape = st, vid, dtype, rank, None
-        self._view, self._input, self._weak = False, None, False
+        self._input, self._weak, self._writes = None, False, 0
         if st.live is not None:
             st.live.add(self)
 
@@ -334,6 +353,20 @@ class Tensor:
     __le__, _ = _operators(operator.le, lambda a, b: binary("le", a, b))
     __gt__, _ = _operators(operator.gt, lambda a, b: binary("gt", a, b))
     __ge__, _ = _operators(operator.ge, lambda a, b: binary("ge", a, b))
+    __iadd__ = _inplace(operator.add, np.add, lambda a, b: binary("add", a, b))
+    __isub__ = _inplace(operator.sub, np.subtract, lambda a, b: binary("sub", a, b))
+    __imul__ = _inplace(operator.mul, np.multiply, lambda a, b: binary("mul", a, b))
+    __itruediv__ = _inplace(operator.truediv, np.true_divide, true_divide)
+    __ifloordiv__ = _inplace(operator.floordiv, np.floor_divide, floor_divide)
+    __imod__ = _inplace(operator.mod, np.remainder, remainder)
+    __ipow__ = _inplace(operator.pow, np.power, lambda a, b: binary("pow", a, b))
+    __imatmul__ = _inplace(operator.matmul, np.matmul, matmul)
+    __iand__ = _inplace(None, np.bitwise_and, lambda a, b: bitwise("and", a, b))
+    __ior__ = _inplace(None, np.bitwise_or, lambda a, b: bitwise("or", a, b))
+    __ixor__ = _inplace(None, np.bitwise_xor, lambda a, b: bitwise("xor", a, b))
+    __ilshift__ = _inplace(None, np.left_shift, lambda a, b: bitwise("left_shift", a, b))
+    __irshift__ = _inplace(None, np.right_shift, lambda a, b: bitwise("right_shift", a, b))
+
     def __neg__(self): return _weak(emit(self._st, "neg", [self]), self)
     def __pos__(self): return self._fresh()
     def __abs__(self): return emit(self._st, "abs", [self])
@@ -372,10 +405,11 @@ class Tensor:
             shape = tuple(shape[0])
         return emit(self._st, "reshape", [self, *[_shape_operand(s) for s in shape]])
 
-    def flatten(self):
-        return self.reshape(-1)
+    def flatten(self, order="C"):
+        return self.reshape(-1)._fresh()  # always a copy in NumPy
 
-    ravel = flatten
+    def ravel(self, order="C"):
+        return self.reshape(-1)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -521,7 +555,7 @@ class Tensor:
         if kwargs.get("out") is not None:
             _break(self._st, f"np.{ufunc.__name__} with out=")
         if method == "__call__" and ufunc in _UFUNCS and not kwargs:
-            return conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs))
+            return _new_array(conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs)), inputs)
         if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
             x = inputs[0]
             op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
@@ -533,7 +567,116 @@ class Tensor:
         impl = _FUNCTIONS.get(func)
         if impl is None:
             return self._st.call_numpy(func, args, kwargs, f"np.{func.__name__} has no shapejit op")
-        return impl(*args, **kwargs)
+        out = impl(*args, **kwargs)
+        return out if func in _MAY_RETURN_ITS_ARGUMENT else _new_array(out, args)
+
+
+def _new_array(out, inputs):
+    """`out`, a new array where an implementation gave back one of its
+    inputs as it is (np.floor of an int array, np.nan_to_num of one), which
+    NumPy's function copies: a write into the result must not reach the input."""
+    if isinstance(out, Tensor) and any(out is x for x in inputs):
+        return out._fresh()
+    if isinstance(out, (tuple, list)) and any(isinstance(o, Tensor) and any(o is x for x in inputs) for o in out):
+        return type(out)(o._fresh() if isinstance(o, Tensor) and any(o is x for x in inputs) else o for o in out)
+    return out
+
+
+# NumPy's functions that give back their argument itself, or a view of it,
+# where an implementation may give back the tensor as it is.
+_MAY_RETURN_ITS_ARGUMENT = {np.asarray, np.asanyarray, np.ascontiguousarray, np.real, np.atleast_1d, np.atleast_2d,
+                            np.atleast_3d, np.squeeze, np.transpose, np.reshape, np.ravel, np.moveaxis, np.rollaxis,
+                            np.swapaxes, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
+                            np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit}
+_MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpose", "permute_dims") if hasattr(np, n)}
+
+
+_ID = Tensor._id  # the slot itself: a view and an unlifted array keep their value's id there
+
+
+class _View(Tensor):
+    """A tensor NumPy gives as a view of another, its `_parent` (x[1:3],
+    x.T, x[None], x.reshape(...), np.flip(x)): made from the parent's value
+    by `_derive`. When the array at the root of its chain of parents
+    (`_root`) has been written since (its `_writes` moved past `_seen`),
+    reading the view makes it again from the parent's value, as NumPy's view
+    sees the write; a write into the view goes back into its parent
+    (_indexing.assign) by `_how` (the op's other operands and attributes).
+    `_derive` None: NumPy may have copied (a reshape), so a read after a
+    write is a graph break."""
+
+    __slots__ = ("_parent", "_root", "_seen", "_op", "_derive", "_how")
+
+    @classmethod
+    def of(cls, value, parent, op, derive, how=None):
+        """`value`, the result of `op` on `parent`, as a view of it."""
+        v = cls.__new__(cls)
+        st = value._st
+        v._st, v._dtype, v.ndim, v._shape = st, value._dtype, value.ndim, None
+        _ID.__set__(v, _ID.__get__(value))
+        v._input, v._weak, v._writes = None, False, 0
+        v._parent, v._root = parent, parent._root if isinstance(parent, _View) else parent
+        v._seen, v._op, v._derive, v._how = v._root._writes, op, derive, how
+        if st.live is not None:
+            st.live.discard(value)
+            st.live.add(v)
+        return v
+
+    @property
+    def _id(self):
+        if self._seen != self._root._writes:
+            self._refresh()
+        return _ID.__get__(self)
+
+    @_id.setter
+    def _id(self, vid):
+        _ID.__set__(self, vid)
+
+    def _refresh(self):
+        if self._derive is None:
+            _break(self._st, f"a {self._op} of an array read after a write into that array (NumPy may have made it a copy)")
+        fresh = self._derive(self._parent)
+        _ID.__set__(self, fresh._id)
+        self._seen = self._root._writes
+
+    def _fresh(self):
+        return Tensor(self._st, self._id, self._dtype, self.ndim)
+
+
+class _Unlifted(Tensor):
+    """An array the function can reach (a global, a closure's, an object's
+    attribute), swapped in for that array while the function is traced
+    (_captures.py), which becomes an input of the graph where it is first
+    used: its class becomes Tensor's. An array the function can reach and
+    does not use is no input."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, st, array):
+        u = cls.__new__(cls)
+        u._st, u._dtype, u.ndim, u._shape = st, _NAMES[np.dtype(array.dtype)], array.ndim, None
+        u._input, u._weak, u._writes = None, False, 0
+        return u
+
+    @property
+    def _id(self):
+        self._lift()
+        return _ID.__get__(self)
+
+    @_id.setter
+    def _id(self, vid):
+        self.become(vid)
+
+    def _lift(self):
+        self._st.lift_unlifted(self)
+
+    def become(self, vid):
+        """Now the tensor of value `vid`: a plain Tensor."""
+        self.__class__ = Tensor
+        _ID.__set__(self, vid)
+        if self._st.live is not None:
+            self._st.live.add(self)
 
 
 # The methods that read tensor data: a graph break, whatever the arguments.

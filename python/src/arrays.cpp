@@ -174,6 +174,20 @@ nb::object to_numpy(ir::Tensor t) {
   return nb::steal(arr);
 }
 
+ir::ByteSpan argument_span(PyObject* o, const DLTensor& dl) {
+  if (!PyArray_Check(o)) return ir::byte_span(dl);
+  auto* a = reinterpret_cast<PyArrayObject*>(o);
+  const npy_intp* dims = PyArray_DIMS(a);
+  const npy_intp* strides = PyArray_STRIDES(a);
+  intptr_t lo = 0, hi = 0;
+  for (int d = 0; d < PyArray_NDIM(a); ++d) {
+    if (dims[d] == 0) return {};
+    (strides[d] < 0 ? lo : hi) += (dims[d] - 1) * strides[d];
+  }
+  const auto data = reinterpret_cast<uintptr_t>(PyArray_DATA(a));
+  return {data + lo, data + hi + static_cast<uintptr_t>(PyArray_ITEMSIZE(a))};
+}
+
 bool writable_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start) {
   const int nd = PyArray_NDIM(target);
   if (value.borrowed() || value.device().device_type != kDLCPU || static_cast<size_t>(nd) != value.rank() || start.size() != value.rank()) return false;

@@ -58,6 +58,11 @@ class ArgList {
 // borrowed from a caller's memory (an output that is an input) is copied.
 nb::object to_numpy(ir::Tensor t);
 
+// The bytes an argument's elements span, [begin, end) (begin == end when
+// it has none): a NumPy array's own, also where ArgList passes a copy of it;
+// another's from its DLTensor `dl`.
+ir::ByteSpan argument_span(PyObject* o, const DLTensor& dl);
+
 // A compiled call's write into a caller's array, target[block] = value,
 // where the block starts at `start` (per dim) and spans value's shape.
 // writable_block says whether write_block can make it without NumPy: the

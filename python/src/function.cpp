@@ -16,6 +16,7 @@ namespace shapejit::python {
 struct Function::TraceContext {
   nb::handle args, kwargs;
   nb::list captures;            // the arrays after the call's own, in input order
+  nb::list sources;             // where each was found (Capture::source)
   nb::object found;             // captures the trace met that were not inputs
   std::optional<nb::python_error> error;  // raised by the traced function
 };
@@ -97,6 +98,20 @@ void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb:
   captures.push_back(std::move(c));
 }
 
+void Function::add_found(std::vector<Capture>& captures, nb::handle found) {
+  // One capture per place: an array found in two places (a global under
+  // two names) is two inputs, each read again from its own place.
+  const nb::handle array = found[0], source = found[1];
+  for (const Capture& c : captures) {
+    if (c.array.ptr() != array.ptr()) continue;
+    if (source.is_none() ? c.source.is_none() : !c.source.is_none() && c.source[0].ptr() == source[0].ptr() &&
+                                                    nb::len(c.source) == nb::len(source) && c.source[1].equal(source[1])) {
+      return;
+    }
+  }
+  add_capture(captures, array, source);
+}
+
 bool Function::refresh(Site& s) {
   std::vector<nb::object> at;  // the objects along the last path walked: at[j] after its first j steps
   for (Capture& c : s.captures) {
@@ -152,7 +167,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   auto* pt = new PyTracer(&t);
   nb::object handle = nb::cast(pt, nb::rv_policy::take_ownership);
   try {
-    nb::tuple r = nb::cast<nb::tuple>(trace_(handle, fn_, ctx.args, ctx.kwargs, ctx.captures));
+    nb::tuple r = nb::cast<nb::tuple>(trace_(handle, fn_, ctx.args, ctx.kwargs, ctx.captures, ctx.sources));
     pt->close();
     if (nb::len(nb::object(r[1])) > 0) {
       ctx.found = r[1];
@@ -303,10 +318,11 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     const size_t own = fast ? n : leaves.size();
     ArgList in(own + s.captures.size());
     for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i], i);
-    TraceContext ctx{args, kwargs, nb::list(), nb::object(), std::nullopt};
+    TraceContext ctx{args, kwargs, nb::list(), nb::list(), nb::object(), std::nullopt};
     for (const Capture& c : s.captures) {
       in.add(c.array.ptr(), in.size());
       ctx.captures.append(c.array);
+      ctx.sources.append(c.source);
     }
     runtime::CallSite& site = *s.site;
     const runtime::TraceFn trace_fn = [&](trace::Tracer& t) { return trace(s, ctx, t); };
@@ -317,38 +333,50 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       st = site.call(in.span(), trace_fn, outputs);
     }
     if (st.is_ok()) {
-      return results(s, outputs, own + nb::len(ctx.captures), [&](size_t i) {
+      const auto input = [&](size_t i) {
         return i < own ? (fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i]) : PyList_GET_ITEM(ctx.captures.ptr(), i - own);
-      });
+      };
+      // The kernel took the inputs as apart; NumPy would read the writes
+      // through the other names. Nothing is written yet: NumPy runs it.
+      if (writes_overlap(s, in, input)) return eager_(fn_, args, kwargs);
+      return results(s, outputs, own + nb::len(ctx.captures), input);
     }
     if (ctx.error) throw std::move(*ctx.error);
     if (st.code() == Code::kRetry) {
       ++retries_;
       if (attempt >= 8) raise(internal_error(name_ + ": the arrays it captures keep changing while it is traced"));
       if (&site == s.site) {  // another thread has not moved the site on already
-        for (nb::handle f : ctx.found) {
-          bool known = false;
-          for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
-          if (!known) add_capture(s.captures, f[0], f[1]);
-        }
+        for (nb::handle f : ctx.found) add_found(s.captures, f);
         next_generation(s);
       }
       continue;
     }
-    if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures);
+    if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
     raise(st);
   }
 }
 
-nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures) {
-  nb::tuple r = nb::cast<nb::tuple>(segmented_(fn_, args, kwargs, captures));
+bool Function::writes_overlap(const Site& s, const ArgList& in, const std::function<PyObject*(size_t)>& input) {
+  if (!s.writes) return false;
+  const std::span<const DLTensor* const> dl = in.span();
+  for (const Site::WriteSpec& w : s.write_specs) {
+    if (w.input >= dl.size()) continue;
+    const ir::ByteSpan target = argument_span(input(w.input), *dl[w.input]);
+    if (target.begin == target.end) continue;
+    for (size_t j = 0; j < dl.size(); ++j) {
+      if (j == w.input) continue;
+      const ir::ByteSpan other = argument_span(input(j), *dl[j]);
+      if (other.begin < target.end && target.begin < other.end) return true;
+    }
+  }
+  return false;
+}
+
+nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources) {
+  nb::tuple r = nb::cast<nb::tuple>(segmented_(fn_, args, kwargs, captures, sources));
   nb::handle found = r[1];
   if (nb::len(found) > 0) {
-    for (nb::handle f : found) {
-      bool known = false;
-      for (const Capture& c : s.captures) known |= c.array.ptr() == f[0].ptr();
-      if (!known) add_capture(s.captures, f[0], f[1]);
-    }
+    for (nb::handle f : found) add_found(s.captures, f);
     next_generation(s);
   }
   return r[0];

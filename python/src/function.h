@@ -56,6 +56,8 @@ class Function {
   };
   // Appends the capture of `array` found at `source` to `captures`.
   static void add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source);
+  // Appends a capture a trace found, (array, source), unless it has it.
+  static void add_found(std::vector<Capture>& captures, nb::handle found);
   struct Site {
     std::string name;  // of generation 0
     nb::object key;
@@ -90,10 +92,15 @@ class Function {
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   // A call the site breaks on, run as compiled segments; the arrays it read
   // that were not captures become captures (a new generation).
-  nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures);
+  nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources);
   // `input(i)` gives the call's array i of `num_inputs` (captures after its
   // own), for the writes.
   nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input);
+  // Whether an input the site writes into shares memory with another input
+  // of the call (an array passed twice, x with x.T, a global also passed):
+  // NumPy reads such a write through the other name, where the kernel took
+  // them as apart. `input(i)` as for results.
+  static bool writes_overlap(const Site& s, const ArgList& in, const std::function<PyObject*(size_t)>& input);
   // The writes made here and the results built, where every write is a
   // block of its target's dtype (writable_block) and the results hold no
   // sizes; nullopt, with nothing written, otherwise.

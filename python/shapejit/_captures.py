@@ -1,0 +1,277 @@
+"""What a jitted function reads besides its arguments: the arrays it can
+reach, and where each is.
+
+A function reaches arrays through the objects its call passes (an instance
+whose method is jitted, a params object: `self.layers[3].wq`), the instance
+of a jitted bound method, its closure cells, and the globals its code names
+(`W`, `params["w"]`, `physics.grid`); and, the same ways, through the Python
+functions it calls that it names (a helper in its module, a closure's
+function, another jitted function). While the function is traced, each such
+array is swapped in its holder (a dict, a list, an instance's or a module's
+attributes, a cell) for its tracing value, which becomes an input of the
+graph where it is first used (`_tracing._Unlifted`), and is put back after:
+the function's NumPy on it is traced, not run on the data at trace time, and
+its writes into it (`G[:2] = x`, `H += 1`, `self.cache[:, pos] = k`) are
+traced and written back into the caller's array on every call, as NumPy
+would write them. An array in a tuple cannot be swapped; it is lifted where
+it meets a tracing value. Each input keeps its source, (root, ((is_attr,
+key), ...)), from which the extension reads it again on every call.
+
+The names a function's code binds (`global G; G = ...`, `nonlocal n; n +=
+1`) are Python state that a compiled call would not change: a trace that
+rebinds any of them is a graph break, and the call runs in NumPy.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import types
+
+import numpy as np
+
+from . import _tracing as T
+
+_NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
+GLOBAL_DEPTH = 3   # a closure's or a global's: params["w"], P.blocks[0]
+MAX_FUNCTIONS = 32  # the functions a trace looks into for what they name, the jitted one first
+_SKIPPED_MODULES = ("numpy", "shapejit", "builtins")
+
+
+def reachable(obj, depth, seen):
+    """(steps, holder, key, array) for every array reachable from obj through
+    dict entries, list and tuple items and objects' attributes, `depth` steps
+    at most; `holder` is what can take another value at `key` (a dict, a
+    list, an object's __dict__) or None (a tuple item); `seen` (ids) is
+    shared between walks."""
+    def walk(obj, steps, holder, key, d):
+        if T.is_array(obj):
+            yield steps, holder, key, obj
+            return
+        if d == 0 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            items, into = ((False, k, v) for k, v in list(obj.items())), obj
+        elif isinstance(obj, list):
+            items, into = ((False, i, v) for i, v in enumerate(obj)), obj
+        elif isinstance(obj, tuple):
+            items, into = ((False, i, v) for i, v in enumerate(obj)), None
+        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+            into = vars(obj)
+            items = ((True, k, v) for k, v in list(into.items()))  # params.w, self.wq
+        else:
+            return
+        for attr, k, v in items:
+            yield from walk(v, steps + ((attr, k),), into, k, d - 1)
+
+    yield from walk(obj, (), None, None, depth)
+
+
+def _code_names(code, out):
+    """The names a code object and the code nested in it (lambdas,
+    comprehensions, inner functions) load: globals, attributes, methods."""
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+    return out
+
+
+def _skipped(obj):
+    """Code of NumPy's, shapejit's or Python's own: not looked into."""
+    name = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None) or ""
+    return name.split(".")[0] in _SKIPPED_MODULES
+
+
+def _unwrapped(f, roots):
+    """The Python function behind a callable: a bound method's (its instance
+    goes to `roots`), a partial's (its arguments too), a jitted function's,
+    an instance's __call__; or None."""
+    for _ in range(8):
+        if isinstance(f, types.FunctionType):
+            return f
+        if isinstance(f, types.MethodType):
+            roots.append(f.__self__)
+            f = f.__func__
+        elif isinstance(f, functools.partial):
+            roots.extend(a for a in (*f.args, *f.keywords.values()) if not isinstance(a, (int, float, str, bool, type(None))))
+            f = f.func
+        elif hasattr(f, "__wrapped__"):
+            f = f.__wrapped__
+        elif callable(f) and not isinstance(f, type) and isinstance(getattr(type(f), "__call__", None), types.FunctionType):
+            roots.append(f)
+            f = type(f).__call__
+        else:
+            return None
+    return None
+
+
+class Reach:
+    """Where one trace of `fn` finds arrays besides its arguments; `roots`
+    are the objects its call passes by identity. `places()` walks them;
+    `bound()` and `rebound()` tell whether a trace rebound a name the code
+    can bind."""
+
+    def __init__(self, fn, roots=()):
+        self.roots = list(roots)
+        self._names = set()    # every name the functions' code loads
+        self._cells = []       # their closure cells
+        self._named = []       # (globals dict, name) of each global they name
+        self._find_functions(fn)
+
+    def _find_functions(self, fn):
+        seen = set()
+        todo = [fn]
+        count = 0
+        while todo and count < MAX_FUNCTIONS:
+            f = _unwrapped(todo.pop(0), self.roots)
+            if f is None or id(f) in seen or (count and _skipped(f)):
+                continue
+            seen.add(id(f))
+            count += 1
+            names = _code_names(f.__code__, set())
+            self._names |= names
+            for cell in f.__closure__ or ():
+                self._cells.append(cell)
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    continue
+                if callable(value) and not isinstance(value, type):
+                    todo.append(value)
+            g = f.__globals__
+            for name in sorted(names):
+                if name.startswith("__") or name not in g:
+                    continue
+                self._named.append((g, name))
+                value = g[name]
+                if isinstance(value, types.ModuleType):
+                    if not _skipped(value):
+                        todo.extend(v for k in sorted(names) if isinstance(v := getattr(value, k, None), types.FunctionType))
+                elif callable(value) and not isinstance(value, type):
+                    todo.append(value)
+            # Methods of the objects it reads through that its code names (self.block(x)).
+            for obj in self.roots:
+                for name in sorted(names):
+                    method = getattr(type(obj), name, None)
+                    if isinstance(method, types.FunctionType):
+                        todo.append(method)
+
+    def places(self):
+        """(source, holder, key, array) for every array reachable: source is
+        (root, steps), holder and key where a tracing value can stand in for
+        it (holder None: it cannot)."""
+        seen = set()
+        for obj in self.roots:
+            for steps, holder, key, array in reachable(obj, ROOT_DEPTH, seen):
+                yield (obj, steps), holder, key, array
+        for cell in self._cells:
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                continue
+            for steps, holder, key, array in reachable(contents, GLOBAL_DEPTH, seen):
+                yield (cell, ((True, "cell_contents"), *steps)), holder if steps else _CellHolder(cell), key, array
+        for g, name in self._named:
+            value = g.get(name)
+            if isinstance(value, types.ModuleType):
+                if _skipped(value) or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                attrs = vars(value)
+                for k in sorted(self._names):
+                    v = attrs.get(k)
+                    if v is None or isinstance(v, _NOT_WALKED):
+                        continue
+                    for steps, holder, key, array in reachable(v, GLOBAL_DEPTH - 1, seen):
+                        yield (g, ((False, name), (True, k), *steps)), holder if steps else attrs, key if steps else k, array
+                continue
+            for steps, holder, key, array in reachable(value, GLOBAL_DEPTH, seen):
+                yield (g, ((False, name), *steps)), holder if steps else g, key if steps else name, array
+
+    def bound(self):
+        """What the names the code can bind hold now, to compare by identity
+        after the trace (rebound)."""
+        state = [(g, name, g.get(name, _GONE)) for g, name in self._named]
+        for cell in self._cells:
+            try:
+                state.append((cell, None, cell.cell_contents))
+            except ValueError:
+                state.append((cell, None, _GONE))
+        return state
+
+    @staticmethod
+    def rebound(state):
+        """The first name of `state` (bound()) that holds another object now;
+        None when none does."""
+        for holder, name, before in state:
+            if name is None:
+                try:
+                    now = holder.cell_contents
+                except ValueError:
+                    now = _GONE
+            else:
+                now = holder.get(name, _GONE)
+            if now is not before:
+                return name or "a variable of an enclosing function"
+        return None
+
+
+_GONE = object()
+
+
+class _CellHolder:
+    """A closure cell as a holder: its one key is its contents."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def __getitem__(self, key):
+        return self.cell.cell_contents
+
+    def __setitem__(self, key, value):
+        self.cell.cell_contents = value
+
+
+def source_key(source):
+    """A source as a dict key: its root by identity, its steps by value."""
+    return id(source[0]), source[1]
+
+
+def swappable(array) -> bool:
+    """An array a tracing value can stand in for: NumPy's own (or a memory
+    map), of a dtype shapejit has."""
+    return type(array) in (np.ndarray, np.memmap) and array.dtype in T._NAMES
+
+
+@contextlib.contextmanager
+def swapped(st, reach):
+    """While the function is traced on `st`, each array it can reach
+    (reach.places()) stands in its holder as its tracing value, and is put
+    back after; the sources of all go to st.sources. A trace that rebinds
+    one of them, or a name its code binds, is a graph break."""
+    state = reach.bound()
+    swaps = []
+    for source, holder, key, array in reach.places():
+        st.sources.setdefault(id(array), source)
+        if holder is None or not swappable(array):
+            continue
+        t = st.stand_in(array, source)
+        holder[key] = t
+        swaps.append((holder, key, array, t))
+    rebound = None
+    try:
+        yield
+    finally:
+        for holder, key, array, t in reversed(swaps):
+            if holder[key] is not t:
+                rebound = key
+            holder[key] = array
+    if rebound is not None:
+        T._break(st, f"the function rebinds an array it reads ({rebound!r}), which a compiled call would not rebind")
+    name = Reach.rebound(state)
+    if name is not None:
+        T._break(st, f"the function rebinds {name!r}, Python state that a compiled call would not change")
