@@ -172,6 +172,13 @@ class Backend {
 template <typename B>
 Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
                        std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
+  const auto symbol = [&](int32_t id, int32_t) { return symbols[id]; };
+  for (const ir::SizeCheck& c : graph.size_checks) {
+    if (!c.program.run(symbol)) {
+      return Status(Code::kRuntime, c.what + " overflows int64 at this call (a size, or an integer computed from sizes)",
+                    Detail::kOverflow);
+    }
+  }
   const size_t n = graph.outputs.size();
   if (outputs.size() != n) outputs.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -184,8 +191,9 @@ Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedG
     int64_t shape[ir::kMaxRank];  // specialize() bounds output ranks
     const size_t rank = type.shape.size();
     for (size_t d = 0; d < rank; ++d) {
-      const std::optional<int64_t> size = type.shape[d].run([&](int32_t id, int32_t) { return symbols[id]; });
-      if (!size || *size < 0) return invalid("output " + std::to_string(i) + " dim " + std::to_string(d) + ": its size overflows int64 at this call");
+      const std::optional<int64_t> size = type.shape[d].run(symbol);
+      if (!size) return Status(Code::kRuntime, "output " + std::to_string(i) + " dim " + std::to_string(d) + ": its size overflows int64 at this call", Detail::kOverflow);
+      if (*size < 0) return invalid("output " + std::to_string(i) + " dim " + std::to_string(d) + ": a negative size at this call");
       shape[d] = *size;
     }
     bool reuse = out.is_unique() && out.dtype() == type.dtype && out.rank() == rank && std::equal(shape, shape + rank, out.shape().begin()) &&

@@ -207,15 +207,20 @@ std::optional<std::string> DiskTier::load(const Hash128& key, std::string_view t
   Expected<std::string> bytes = read_file(dir_fd_, name, path, &absent);
   if (!bytes.is_ok()) {
     if (absent) return std::nullopt;  // a miss
-    if (rejected) *rejected = bytes.status().message();
     if (why) *why = Rejection::kMalformed;
-    ::unlinkat(dir_fd_, name.c_str(), 0);
+    // A file is removed; a folder (or any other thing) under the name is
+    // someone's, and is left where it is.
+    const bool removed = ::unlinkat(dir_fd_, name.c_str(), 0) == 0;
+    if (rejected) {
+      *rejected = bytes.status().message() + (removed ? "; removed, the kernel is compiled again"
+                                                      : "; left as it is, and the kernel is compiled (and not written there)");
+    }
     return std::nullopt;
   }
   Rejection kind = Rejection::kNone;
   Expected<std::string_view> payload = decode_record(*bytes, key, target, signer_, &kind);
   if (!payload.is_ok()) {
-    if (rejected) *rejected = path + ": " + payload.status().message();
+    if (rejected) *rejected = path + ": " + payload.status().message() + "; removed, the kernel is compiled again";
     if (why) *why = kind;
     ::unlinkat(dir_fd_, name.c_str(), 0);
     return std::nullopt;
@@ -248,6 +253,9 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
   if (::renameat(dir_fd_, temp.c_str(), dir_fd_, name.c_str()) != 0) {
     const int err = errno;
     ::unlinkat(dir_fd_, temp.c_str(), 0);
+    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST || err == ENOTDIR) {
+      return invalid(path_of(key) + " is not a record (a folder?): this kernel is not written to the disk");
+    }
     return io_error("renaming into " + path_of(key), err);
   }
   // The rename itself, on the disk: the folder's entry.

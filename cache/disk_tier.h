@@ -65,12 +65,14 @@ class DiskTier {
   std::string path_of(const Hash128& key) const;
 
   // The payload stored under `key` for `target`, or nullopt when there is
-  // none. A file that fails its checks is removed; `rejected` then says
-  // why, in one line that names the file, and `why` which kind of check.
+  // none. A file that fails its checks is removed (anything else under the
+  // name, a folder, is left); `rejected` then says why and what became of
+  // it, in one line that names the file, and `why` which kind of check.
   std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr, Rejection* why = nullptr);
   // Writes the record and, when the folder passes its bound, evicts down to
-  // it; an error means the
-  // folder can no longer be written (full, read-only, gone).
+  // it. kInvalidArgument: the key's name is taken by what is not a record (a
+  // folder), which stays, and the record is not written; any other error
+  // means the folder can no longer be written (full, read-only, gone).
   Status store(const Hash128& key, std::string_view target, std::string_view payload);
   void remove(const Hash128& key);
 

@@ -32,7 +32,7 @@ KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log lo
       disk_ = std::move(disk).value();
       disk_on_ = true;
     } else {
-      this->log("shapejit: cache: the disk tier is off: " + disk.status().message() + "; calls go on");
+      this->log("shapejit: warning: cache: the disk tier is off: " + disk.status().message() + "; calls go on");
     }
   }
   if (!tiers.redis.url.empty()) {
@@ -166,7 +166,7 @@ std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& mak
   std::optional<std::string> payload = disk_->load(key, maker.target, &why, &kind);
   if (!payload) {
     if (!why.empty()) {
-      rejected(disk_->dir(), why + "; removed, the kernel is compiled again", kind, /*remote=*/false);
+      rejected(disk_->dir(), why, kind, /*remote=*/false);
     } else if (!maker.part) {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.disk_misses;
@@ -217,6 +217,8 @@ void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view
     if (s.is_ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       ++(maker.part ? stats_.parts.disk_writes : stats_.disk_writes);
+    } else if (s.code() == Code::kInvalidArgument) {  // this key's place alone: the tier goes on
+      log("shapejit: warning: cache: " + s.message());
     } else {
       disk_failed(s);
     }
@@ -242,7 +244,7 @@ void KernelCache::rejected(const std::string& origin, const std::string& why, Re
 }
 
 void KernelCache::disk_failed(const Status& s) {
-  if (disk_on_.exchange(false)) log("shapejit: cache: the disk tier at " + disk_->dir() + " is off: " + s.message() + "; calls go on");
+  if (disk_on_.exchange(false)) log("shapejit: warning: cache: the disk tier at " + disk_->dir() + " is off: " + s.message() + "; calls go on");
 }
 
 void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel) {

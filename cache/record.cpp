@@ -24,6 +24,20 @@ uint64_t get(std::string_view in, size_t at, int bytes) {
 
 Status bad(const std::string& why) { return Status(Code::kIo, why); }
 
+constexpr size_t kChecksumAt = 40;
+
+// The checksum of a record's bytes up to its signature, but for the
+// checksum's own eight.
+uint64_t checksum(std::string_view unsigned_bytes) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  XXH3_64bits_update(state, unsigned_bytes.data(), kChecksumAt);
+  XXH3_64bits_update(state, unsigned_bytes.data() + kChecksumAt + 8, unsigned_bytes.size() - kChecksumAt - 8);
+  const uint64_t sum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return sum;
+}
+
 }  // namespace
 
 std::string encode_record(const Hash128& key, std::string_view target, std::string_view payload, const Signer& signer) {
@@ -34,11 +48,13 @@ std::string encode_record(const Hash128& key, std::string_view target, std::stri
   put(out, key.hi, 8);
   put(out, key.lo, 8);
   put(out, payload.size(), 8);
-  put(out, XXH3_64bits(payload.data(), payload.size()), 8);
+  put(out, 0, 8);  // the checksum, below
   put(out, signer.enabled() ? Signer::kSignatureBytes : 0, 4);
   put(out, 0, 4);
   out += target;
   out += payload;
+  const uint64_t sum = checksum(out);
+  for (int i = 0; i < 8; ++i) out[kChecksumAt + static_cast<size_t>(i)] = static_cast<char>(sum >> (8 * i));
   if (signer.enabled()) out += signer.sign(out);
   return out;
 }
@@ -92,7 +108,7 @@ Expected<std::string_view> decode_record(std::string_view bytes, const Hash128& 
   if (!(h.key == key)) return bad("holds key " + h.key.hex() + ", not " + key.hex());
   if (!target.empty() && h.target != target) return bad("built for \"" + h.target + "\", not \"" + std::string(target) + "\"");
   const std::string_view payload = bytes.substr(start, h.payload_bytes);
-  if (XXH3_64bits(payload.data(), payload.size()) != h.checksum) return bad("checksum mismatch: the payload is corrupt");
+  if (checksum(bytes.substr(0, start + h.payload_bytes)) != h.checksum) return bad("checksum mismatch: the record is corrupt");
   rejection = Rejection::kNone;
   return payload;
 }

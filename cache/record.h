@@ -7,7 +7,8 @@
 //       12     4  target length T
 //       16    16  key (hi, lo)
 //       32     8  payload length P
-//       40     8  XXH3-64 of the payload
+//       40     8  XXH3-64 of every other byte before the signature (the
+//                 header's, the target's, the payload's)
 //       48     4  signature length S: 0 (unsigned) or 32
 //       52     4  zero
 //       56     T  target (the backend's name and target string)
@@ -16,7 +17,7 @@
 //
 // A record is read whole and checked whole: a record cut short, from
 // another program, of another version, under another key or target, or
-// whose payload fails its checksum is rejected with the reason. With a
+// whose bytes fail their checksum is rejected with the reason. With a
 // signer that has keys, so is one that is unsigned or whose signature none
 // of its keys made; that is checked before anything else is believed (the
 // checksum stops accidents, the signature stops people).
@@ -32,7 +33,7 @@
 
 namespace shapejit::cache {
 
-inline constexpr uint32_t kRecordVersion = 2;
+inline constexpr uint32_t kRecordVersion = 3;
 inline constexpr size_t kRecordHeaderBytes = 56;
 
 // Signed with the signer's first key when it has keys.

@@ -164,6 +164,7 @@ std::string ValueCode::op(const Inst& inst, const std::vector<std::string>& vals
     }
     case Op::kAtan2: return wrap(single ? "atan2f" : "atan2");
     case Op::kHypot: return wrap(single ? "hypotf" : "hypot");
+    case Op::kFmod: return wrap(single ? "fmodf" : "fmod");
     case Op::kMaximum:
       if (fl) return wrap("sj_fmaximum");
       return "(" + arg(0) + " < " + arg(1) + " ? " + arg(1) + " : " + arg(0) + ")";

@@ -90,6 +90,7 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
     }
     case Op::kAtan2: return math("atan2f", "atan2", arg[0], arg[1]);
     case Op::kHypot: return math("hypotf", "hypot", arg[0], arg[1]);
+    case Op::kFmod: return math("fmodf", "fmod", arg[0], arg[1]);
     case Op::kMaximum:
     case Op::kMinimum: {
       ::llvm::Value *x = arg[0], *y = arg[1];

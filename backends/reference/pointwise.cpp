@@ -193,10 +193,13 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
         }
       case Op::kAtan2:
       case Op::kHypot:
+      case Op::kFmod:
         if constexpr (std::is_integral_v<T>) {
           return c.error("takes float tensors");
         } else if (c.node.op == Op::kAtan2) {
           return map2<T, T>(a, b, shape, dt, [](T y, T x) { return std::atan2(y, x); });
+        } else if (c.node.op == Op::kFmod) {
+          return map2<T, T>(a, b, shape, dt, [](T x, T y) { return std::fmod(x, y); });
         } else {
           return map2<T, T>(a, b, shape, dt, [](T x, T y) { return std::hypot(x, y); });
         }

@@ -164,7 +164,7 @@ Status infer_elementwise(Ctx& c) {
     case OpClass::kArith: {
       auto [dt, shape] = SJ_TRY(elementwise(c, 0, 2, true));
       if (dt == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
-      if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot) && !is_float(dt)) {
+      if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot || c.node.op == Op::kFmod) && !is_float(dt)) {
         return c.type_error(std::string("takes float tensors, got ") + dtype_name(dt));
       }
       if (is_bitwise(c.node.op) && !is_int(dt)) return c.type_error(std::string("takes integer tensors, got ") + dtype_name(dt));
@@ -418,7 +418,10 @@ Status infer_node(const Graph& g, const Node& node, std::vector<ValueType>& type
   // node here, whatever rule it was.
   sym::OverflowWatch watch;
   SJ_TRY(infer_rule(c));
-  if (watch.overflowed()) return c.error("a size it computes overflows int64" + operand_values(c));
+  if (watch.overflowed()) {
+    const Status e = c.error("a size it computes overflows int64" + operand_values(c));
+    return Status(Code::kRuntime, e.message(), Detail::kOverflow);  // these sizes', not the graph's: another call's may fit
+  }
   const ValueType& r = types[node.out[0]];
   int depth = r.scalar.depth();
   for (const Expr& d : r.shape) depth = std::max(depth, d.depth());

@@ -53,6 +53,7 @@ constexpr OpInfo kOps[] = {
     {Op::kMinimum, "minimum", OpClass::kArith, 2, 2, 0, 0},
     {Op::kAtan2, "atan2", OpClass::kArith, 2, 2, 0, 0},
     {Op::kHypot, "hypot", OpClass::kArith, 2, 2, 0, 0},
+    {Op::kFmod, "fmod", OpClass::kArith, 2, 2, 0, 0},
     {Op::kBitAnd, "bitwise_and", OpClass::kArith, 2, 2, 0, 0},
     {Op::kBitOr, "bitwise_or", OpClass::kArith, 2, 2, 0, 0},
     {Op::kBitXor, "bitwise_xor", OpClass::kArith, 2, 2, 0, 0},

@@ -16,7 +16,7 @@ enum class Op : uint8_t {
   kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kLog1p,
   kExpm1, kLog2, kLog10, kExp2, kCbrt, kFloor, kCeil, kTrunc, kRint,
   kCast, kNot,
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot,
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot, kFmod,
   kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kInvert,  // integers only
   kAnd, kOr,
   kEq, kNe, kLt, kLe, kGt, kGe,

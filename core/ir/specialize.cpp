@@ -1,8 +1,46 @@
 #include "core/ir/specialize.h"
 
+#include <unordered_set>
+
 #include "core/ir/tensor.h"
 
 namespace shapejit::ir {
+
+namespace {
+
+// The sizes a call's symbols decide whose arithmetic could leave int64: the
+// integers computed from sizes (SymInt values: an int argument squared) and
+// each tensor's dims and element count, each distinct expression once. A
+// constant, or a single symbol (an input's dim, an int argument), fits.
+std::vector<SizeCheck> size_checks(const std::vector<ValueType>& types) {
+  std::vector<SizeCheck> out;
+  std::unordered_set<const sym::Node*> seen;
+  const auto add = [&](const sym::Expr& e) {
+    if (e.depth() <= 1 || !seen.insert(e.node()).second) return;
+    out.push_back({sym::Program::compile(e, [](int id) { return std::make_pair(int32_t{id}, int32_t{0}); }), e.str()});
+  };
+  for (const ValueType& t : types) {
+    if (!t.is_tensor) {
+      add(t.scalar);
+      continue;
+    }
+    for (const sym::Expr& d : t.shape) add(d);
+    if (t.shape.size() > 1) {
+      // Built as a probe: a product whose constants alone overflow is a
+      // tensor no call can allocate, which allocation reports.
+      if (std::optional<sym::Expr> n = sym::probe([&] {
+            sym::Expr p(1);
+            for (const sym::Expr& d : t.shape) p = p * d;
+            return p;
+          })) {
+        add(*n);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Expected<SpecializedGraphPtr> specialize(std::shared_ptr<const Graph> graph, sym::Specialization spec) {
   auto sg = std::make_shared<SpecializedGraph>();
@@ -21,6 +59,7 @@ Expected<SpecializedGraphPtr> specialize(std::shared_ptr<const Graph> graph, sym
     }
     sg->outputs.push_back(std::move(out));
   }
+  sg->size_checks = size_checks(sg->types);
   sg->spec_hash = spec.hash();
   sg->spec = std::move(spec);
   sg->graph = std::move(graph);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -27,12 +28,22 @@ struct OutputType {
   bool data_dependent = false;  // sized by the kernel (nonzero, masked_select)
 };
 
+// A size the call's symbols decide that must fit in int64 (an integer
+// computed from sizes, a tensor's element count), checked before the kernel
+// runs: int64 wraps where Python's ints would not, so a call past it is an
+// overflow error (Detail::kOverflow), never a wrapped value.
+struct SizeCheck {
+  sym::Program program;  // over symbol ids, as OutputType's
+  std::string what;      // the expression, for the message
+};
+
 struct SpecializedGraph {
   std::shared_ptr<const Graph> graph;
   sym::Specialization spec;
   Hash128 spec_hash;
   std::vector<ValueType> types;  // every value's, under `spec`
   std::vector<OutputType> outputs;
+  std::vector<SizeCheck> size_checks;  // each distinct expression once; none is constant
 
   int num_symbols() const { return static_cast<int>(spec.symbols.size()); }
 };

@@ -13,6 +13,7 @@ const char* code_name(Code code) {
     case Code::kInternal: return "internal error";
     case Code::kUseReference: return "use the reference";
     case Code::kRetry: return "retry";
+    case Code::kRaised: return "raised";
   }
   return "unknown";
 }

@@ -31,6 +31,9 @@ enum class Code {
                      // (backends/fallback.h; never leaves the runtime)
   kRetry,            // the interpreter's trace function asks for the call again, with
                      // other arguments (it found arrays the function captures); not an error
+  kRaised,           // the interpreter's function raised an error of its own, on this call
+                     // or, cached, on one its guards take alike; the message is the
+                     // interpreter's label for it (Tracer::raise_error)
 };
 
 const char* code_name(Code code);
@@ -44,6 +47,8 @@ enum class Detail : uint8_t {
   kType,   // an operand of the wrong kind or dtype
   kIndex,  // an index out of range, found at run time
   kValue,  // a value the op refuses, found at run time (a negative integer power, the max of nothing)
+  kOverflow,  // a size, or an integer computed from sizes, that int64 cannot hold at this call
+  kMemory,    // a tensor of this call too large to allocate
 };
 
 // An ok Status is one null pointer, so returning it through the dispatch

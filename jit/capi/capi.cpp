@@ -45,7 +45,8 @@ sj_status to_c(Code code) {
     case Code::kIo: return SJ_IO_ERROR;
     case Code::kInternal:
     case Code::kUseReference:  // the runtime consumes it; never seen here
-    case Code::kRetry: return SJ_INTERNAL;  // only the Python package's trace function returns it
+    case Code::kRetry:
+    case Code::kRaised: return SJ_INTERNAL;  // only the Python package's trace function returns them
   }
   return SJ_INTERNAL;
 }

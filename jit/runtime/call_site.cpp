@@ -37,7 +37,7 @@ Status CallSite::dispatch(const Call& call, std::vector<ir::Tensor>& outputs) tr
   }
   return dispatch_timed(call, outputs);
 } catch (const std::bad_alloc&) {
-  Status s = runtime_error("site " + name_ + ": out of memory (a tensor of this call is too large to allocate)");
+  Status s(Code::kRuntime, "site " + name_ + ": out of memory (a tensor of this call is too large to allocate)", Detail::kMemory);
   count_error(s);
   return s;
 }
@@ -80,6 +80,7 @@ Status CallSite::run_entry(const Entry& e, const Call& call, std::vector<ir::Ten
     break_hits_.fetch_add(1, std::memory_order_relaxed);
     return shapejit::graph_break(*e.graph_break);
   }
+  if (e.raised) return Status(Code::kRaised, *e.raised);
   if (e.stand_in) stand_in_calls_.fetch_add(1, std::memory_order_relaxed);
   if (!services_.execute.load(std::memory_order_relaxed)) return Status::ok();
   constexpr size_t kInline = 32;
@@ -103,6 +104,19 @@ Status CallSite::run_entry(const Entry& e, const Call& call, std::vector<ir::Ten
   Status s = e.kernel->run(call.ctx, call.args, std::span<int64_t>(symbols, n), outputs);
   if (!s.is_ok()) return s.with_context("site " + name_);
   return s;
+}
+
+void CallSite::forget_raised() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Snapshot* live = snapshots_.live();
+  if (!live) return;
+  std::unique_ptr<Snapshot> next;
+  for (const Entry* e : live->entries) {
+    if (!e->raised) next = Snapshot::with(next.get(), *e);
+  }
+  if (!next) next = std::make_unique<Snapshot>();
+  next->version = live->version + 1;
+  snapshots_.publish(std::move(next));
 }
 
 SiteStats CallSite::stats() const {
@@ -135,7 +149,7 @@ std::string CallSite::explain() const {
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = *entries[i];
     out += "entry " + std::to_string(i) + ": ";
-    out += e.graph_break ? "graph break (" + *e.graph_break + ")" : e.description;
+    out += e.graph_break ? "graph break (" + *e.graph_break + ")" : e.raised ? "raises (" + *e.raised + ")" : e.description;
     if (e.stand_in) out += " (compiling; the reference interpreter runs it meanwhile)";
     out += "\n";
     for (const guards::Guard& g : e.guards.guards()) out += "  " + g.predicate() + "\n";

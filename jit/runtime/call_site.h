@@ -80,8 +80,13 @@ class CallSite {
   Status call_graph(const ir::Graph& graph, std::span<const trace::Observation> observed, Args args, std::vector<ir::Tensor>& outputs,
                     void* stream = nullptr);
 
+  // Drops the site's cached errors of the interpreter's function
+  // (Tracer::raise_error): the interpreter saw what the function reads
+  // besides the call's arguments change, so the next call traces again.
+  void forget_raised();
+
   SiteStats stats() const;
-  size_t num_entries() const;  // compiled entries (cached graph breaks aside)
+  size_t num_entries() const;  // compiled entries (cached graph breaks and errors aside)
   // Its entries, each with its static and dynamic dims and its guards, one
   // per line, in the order the hit path tries them.
   std::string explain() const;
@@ -156,7 +161,8 @@ class CallSite {
   Expected<cache::Found> background_get(const Hash128& key, const cache::Maker& maker);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
-  void install_break(const trace::Tracer& tracer, const std::string& message);
+  // A cached break, or with `raised` a cached error of the function's own.
+  void install_break(const trace::Tracer& tracer, const std::string& message, bool raised = false);
   void add_entry(std::unique_ptr<Entry> e);
   size_t compiled_entries() const { return entries_.size() - break_entries_ - landed_; }
 

@@ -26,6 +26,9 @@ struct Entry {
   std::vector<std::pair<int, int>> symbol_sources;  // per symbol: (input, dim); (-1, -1) when unbacked
   // A cached GraphBreak: calls it matches break at once, without tracing.
   std::optional<std::string> graph_break;
+  // A cached error of the interpreter's function: calls it matches return
+  // Raised with this label at once, without tracing (Tracer::raise_error).
+  std::optional<std::string> raised;
   std::string description;  // the entry's static and dynamic dims, for logs
   // Runs the reference interpreter while its kernel compiles in the
   // background (compile.async); replaced by a copy with the kernel then.

@@ -178,6 +178,12 @@ Expected<StoredTrace*> CallSite::trace(const Call& call, bool generic) {
       // and the policy only ever moves dims toward backed off: cache it.
       if (tracer->broke()) install_break(*tracer, s.message());
     }
+    // The function's own error follows from the decisions taken so far
+    // too: its label, unprefixed, names it for the interpreter.
+    if (traced.code() == Code::kRaised && tracer->raised()) {
+      install_break(*tracer, traced.message(), /*raised=*/true);
+      return traced;
+    }
     return s;
   }
   return store(std::move(*tracer).finish(), generic);
@@ -463,11 +469,11 @@ void CallSite::log_recompile(std::span<const guards::Failure> failures, const po
   services_.log(line);
 }
 
-void CallSite::install_break(const trace::Tracer& tracer, const std::string& message) {
+void CallSite::install_break(const trace::Tracer& tracer, const std::string& message, bool raised) {
   auto e = std::make_unique<Entry>();
   e->guards = guards::derive_guards(tracer.graph(), tracer.env(), services_.backend.device());
-  e->graph_break = message;
-  e->description = "graph break";
+  (raised ? e->raised : e->graph_break) = message;
+  e->description = raised ? "raises" : "graph break";
   ++break_entries_;
   add_entry(std::move(e));
 }

@@ -89,6 +89,17 @@ Expected<Expr> Tracer::symint_expr(const Arg& a) const {
   return env_.resolve(types_[v.id].scalar);
 }
 
+namespace {
+
+// A value this call's sizes make past int64 while tracing: a break the
+// site does not cache (another call's sizes may fit), so that the
+// interpreter computes it with its own integers.
+Status overflow_break(const std::string& what) {
+  return Status(Code::kGraphBreak, "trace: " + what + " overflows int64 at this call", Detail::kOverflow);
+}
+
+}  // namespace
+
 Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
   e = env_.resolve(e);
   if (auto c = e.as_const()) return *c;
@@ -104,7 +115,7 @@ Expected<int64_t> Tracer::guard_int_expr(Expr e, const std::string& label) {
   }
   sym::OverflowWatch watch;
   const std::optional<int64_t> hint = env_.hint(e);
-  if (!hint || watch.overflowed()) return invalid("trace: the value of " + env_.str(e) + " overflows int64 at this call");
+  if (!hint || watch.overflowed()) return overflow_break("the value of " + env_.str(e));
   const int64_t value = *hint;
   if (e.is_symbol()) {
     const sym::Symbol& s = env_.symbols()[e.symbol_id()];
@@ -130,7 +141,7 @@ Expected<bool> Tracer::guard_bool_expr(Cmp cmp, Expr a, Expr b, const std::strin
     case Cmp::kGt: out = SJ_TRY(env_.decide(d - Expr(1), Rel::kGe, Origin::kObservedBool, label)); break;
     case Cmp::kGe: out = SJ_TRY(env_.decide(d, Rel::kGe, Origin::kObservedBool, label)); break;
   }
-  if (watch.overflowed()) return invalid("trace: comparing " + env_.str(a) + " with " + env_.str(b) + " overflows int64 at this call");
+  if (watch.overflowed()) return overflow_break("comparing " + env_.str(a) + " with " + env_.str(b));
   if (a.is_symbol() && b.is_const() && !env_.symbols()[a.symbol_id()].unbacked) {
     const sym::Symbol& s = env_.symbols()[a.symbol_id()];
     observed_.push_back({s.input, s.dim, false, cmp, b.const_value()});
@@ -147,7 +158,7 @@ Expected<bool> Tracer::guard_bool(Cmp cmp, Arg lhs, Arg rhs, const std::string& 
   Expr a = SJ_TRY(symint_expr(lhs));
   Expr b = SJ_TRY(symint_expr(rhs));
   auto out = guard_bool_expr(cmp, a, b, label);
-  broke_ |= out.status().code() == Code::kGraphBreak;  // a data-dependent branch
+  broke_ |= out.status().code() == Code::kGraphBreak && out.status().detail() != Detail::kOverflow;  // a data-dependent branch
   return out;
 }
 
@@ -157,7 +168,7 @@ Status Tracer::observe(const Observation& o) {
   }
   Expr d = types_[o.input].shape[o.dim];
   Status s = o.as_int ? guard_int_expr(d, {}).status() : guard_bool_expr(o.cmp, d, Expr(o.value), {}).status();
-  broke_ |= s.code() == Code::kGraphBreak;
+  broke_ |= s.code() == Code::kGraphBreak && s.detail() != Detail::kOverflow;
   return s;
 }
 

@@ -115,6 +115,17 @@ class Tracer {
   // dim): such a break is determined by the decisions recorded so far.
   bool broke() const { return broke_; }
 
+  // The interpreter's function raised an error of its own (NumPy's
+  // IndexError for an index past a size, the function's `raise`), whose
+  // label, the interpreter's, names it: returns the Raised status for the
+  // trace function to return, and marks it as following from the
+  // decisions taken so far, so the site caches it as it caches a break.
+  Status raise_error(const std::string& label) {
+    raised_ = true;
+    return Status(Code::kRaised, label);
+  }
+  bool raised() const { return raised_; }
+
   const ir::Graph& graph() const { return graph_; }
   const sym::ShapeEnv& env() const { return env_; }
   Trace finish() &&;
@@ -132,6 +143,7 @@ class Tracer {
   std::vector<ir::ValueType> types_;
   std::vector<Observation> observed_;
   bool broke_ = false;
+  bool raised_ = false;
 };
 
 }  // namespace shapejit::trace

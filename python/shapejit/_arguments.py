@@ -33,8 +33,11 @@ _FLOAT = ("leaf", "float")
 _INT_LIMIT = 2**62
 
 
-class Tracing(Exception):
-    """The call passed tracing values: an outer trace calls this function."""
+class Untraced(Exception):
+    """A call that is not traced: it passed tracing values (an outer trace
+    calls this function, which it traces through), or an array whose NumPy
+    semantics are its own (a masked array, a matrix, any ndarray subclass
+    but a memory map), which NumPy runs."""
 
 
 class Ident:
@@ -105,12 +108,13 @@ class Arguments:
             return False
         if t is float:
             return _FLOAT if self.dynamic_floats else False
-        if isinstance(x, (Tensor, SymInt)):
-            raise Tracing
+        if isinstance(x, (Tensor, SymInt)) or (isinstance(x, np.ndarray) and type(x) not in (np.ndarray, np.memmap)):
+            raise Untraced
         return T.is_array(x)
 
     def flatten(self, args, kwargs):
-        """(arrays in order, the key of everything else), or None for tracing values."""
+        """(arrays in order, the key of everything else), or None for a call
+        that is not traced (Untraced)."""
         floats = []
 
         def key(x):
@@ -119,7 +123,7 @@ class Arguments:
             return _key(x)
         try:
             arrays, spec = _pytree.flatten((args, kwargs), self.leaf, key, _leaf_array)
-        except Tracing:
+        except Untraced:
             return None
         if floats and self._floats_changed(args, kwargs, floats):
             return self.flatten(args, kwargs)

@@ -242,9 +242,36 @@ def source_key(source):
 
 
 def swappable(array) -> bool:
-    """An array a tracing value can stand in for: NumPy's own (or a memory
-    map), of a dtype shapejit has."""
-    return type(array) in (np.ndarray, np.memmap) and array.dtype in T._NAMES
+    """An array a tracing value can stand in for: an ndarray (its subclasses
+    too, which break the graph where they are used), of a dtype shapejit has."""
+    return isinstance(array, np.ndarray) and array.dtype in T._NAMES
+
+
+class _Opaque:
+    """What stands in for an array of a dtype shapejit lacks (float16,
+    uint8...) while the function is traced: any use of it is a graph break,
+    so that NumPy computes with it on every call rather than once, at the
+    trace."""
+
+    __slots__ = ("_st", "_dtype")
+
+    def __init__(self, st, dtype):
+        self._st, self._dtype = st, dtype
+
+    def _use(self, *args, **kwargs):
+        T._break(self._st, f"the function reads a {self._dtype} array, a dtype shapejit lacks")
+
+    def __getattr__(self, name):
+        self._use()
+
+
+for _name in ("__array__", "__array_ufunc__", "__array_function__", "__getitem__", "__setitem__", "__len__", "__iter__",
+              "__bool__", "__int__", "__float__", "__index__", "__neg__", "__pos__", "__abs__", "__invert__", "__contains__",
+              *(f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+                                          "xor", "lshift", "rshift") for p in ("", "r", "i")),
+              "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(_Opaque, _name, _Opaque._use)
+_Opaque.__hash__ = object.__hash__
 
 
 @contextlib.contextmanager
@@ -257,9 +284,9 @@ def swapped(st, reach):
     swaps = []
     for source, holder, key, array in reach.places():
         st.sources.setdefault(id(array), source)
-        if holder is None or not swappable(array):
+        if holder is None or not isinstance(array, np.ndarray):
             continue
-        t = st.stand_in(array, source)
+        t = st.stand_in(array, source) if swappable(array) else _Opaque(st, array.dtype)
         holder[key] = t
         swaps.append((holder, key, array, t))
     rebound = None

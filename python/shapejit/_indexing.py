@@ -8,7 +8,8 @@ import operator
 
 import numpy as np
 
-from ._tracing import _END, SymInt, SymRange, Tensor, _View, _break, _shape_operand, as_tensor, emit, is_array
+from ._promotion import python_int_fits
+from ._tracing import _END, SymInt, SymRange, Tensor, _Unlifted, _View, _break, as_scalar, _shape_operand, as_tensor, emit, is_array
 
 
 def _normalize_index(key, rank):
@@ -77,6 +78,7 @@ def getitem(x: Tensor, key):
             dim += 1
         elif isinstance(k, slice):
             if k != slice(None):
+                k = _bounded_slice(k)
                 step = 1 if k.step is None else k.step
                 if not isinstance(step, SymInt) and operator.index(step) < 0:
                     x = _reversed_view(x, dim, _backward(x, dim, k))
@@ -111,6 +113,8 @@ def getitem(x: Tensor, key):
             dim += 1
     if squeeze:
         x = emit(st, "squeeze", [x], {"dims": squeeze})
+        if x.ndim == 0 and all(k is not None and not isinstance(k, slice) for k in items):
+            return as_scalar(x._fresh())  # an element: NumPy's scalar, a copy
     return x
 
 
@@ -182,6 +186,16 @@ def _clamp_size(st, v, lo, hi):
     return emit(st, "sym_max", [low, lo]) if isinstance(low, SymInt) else max(low, lo)
 
 
+def _bounded_slice(k: slice) -> slice:
+    """k with its Python int bounds and step within ±2^62: every dim is
+    smaller, so Python's slice takes the same elements (x[:2**64] is x)."""
+    def bounded(v):
+        if v is None or isinstance(v, SymInt):
+            return v
+        return max(-_END, min(operator.index(v), _END))
+    return slice(bounded(k.start), bounded(k.stop), bounded(k.step))
+
+
 def _backward(x, dim, k: slice):
     """The indices a slice with a negative step takes along `dim`, as Python's
     slice.indices gives them: bounds count from the end when negative and
@@ -233,6 +247,8 @@ def assign(x: Tensor, new: Tensor, region):
     dtype, which differs from its value before in `region`: (the block's
     offset in each dim, None where it spans the dim; its value), or (None,
     `new`) for all of it."""
+    if type(x) is _Unlifted:  # written before it was read (a 0-d array): the input it is takes the write
+        x._lift()
     if isinstance(x, _View):
         parent_new, parent_region = _put_back(x, new, region)
         assign(x._parent, parent_new, parent_region)
@@ -363,6 +379,13 @@ def _assigned(st, x, value):
     if isinstance(value, (list, tuple)):
         from ._np_creation import asarray
         value = asarray(list(value))
+    if type(value) is int:  # NumPy 2 refuses a Python int out of x's range
+        if x._dtype == "bool":
+            value = bool(value)
+        else:
+            python_int_fits(value, x._dtype)
+            if x._dtype in ("f32", "f64"):
+                value = float(value)
     v = as_tensor(st, value, x._dtype)
     return v if v._dtype == x._dtype else v.astype(x._dtype)
 
@@ -392,6 +415,7 @@ def _block_key(st, x, key):
         if k is None:
             _break(st, "a write with None in its index")
         if isinstance(k, slice):
+            k = _bounded_slice(k)
             if k.step is not None and (isinstance(k.step, SymInt) or operator.index(k.step) != 1):
                 _break(st, "a write into a strided slice (x[a:b:s] = v)")
             if k != slice(None):

@@ -4,7 +4,9 @@ the function, rebuild its results, run it as segments or eagerly."""
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
+import inspect
 import itertools
 import json
 import logging
@@ -17,6 +19,7 @@ from . import _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
 from ._arguments import Arguments, describe_inputs, objects
 from ._captures import Reach, source_key, swapped
+from ._promotion import _strong
 from ._state import TraceState
 from ._tracing import SymInt, Tensor
 
@@ -25,8 +28,23 @@ log = logging.getLogger("shapejit")
 
 # -- results ---------------------------------------------------------------------
 
+_NUMBERS = {bool: ("leaf", "bool"), int: ("leaf", "int"), float: ("leaf", "float")}
+_CONVERT = {"bool": bool, "int": int, "float": float}
+
+
 def _result_leaf(x):
-    return isinstance(x, (Tensor, SymInt)) or T.is_array(x)
+    """An array or a size of the results, or a number: a kernel's output,
+    so that a number the trace computed from sizes (1 / n, an int read off a
+    shape) is each entry's own; a number's spec says its type, which the
+    call gives back (an int past int64 stays a constant)."""
+    if isinstance(x, (Tensor, SymInt)) or T.is_array(x):
+        return True
+    if isinstance(x, T.SymBool):  # a comparison of sizes: its truth, guarded
+        return _NUMBERS[bool]
+    spec = _NUMBERS.get(type(x))
+    if spec is not None:
+        return spec if type(x) is not int or -2**63 <= x < 2**63 else False
+    return isinstance(x, np.generic) and x.dtype in T._NAMES  # a 0-d array, as a traced value gives it
 
 
 class _Constant:
@@ -55,11 +73,23 @@ class _Constant:
         return repr(self.value)
 
 
+# What a result can be besides arrays, sizes and containers of them: values
+# that hold no tracing value and that the call gives back as they are.
+_CONSTANTS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.generic, np.dtype, type, slice, range)
+
+
 def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
     back as ints. The writes into the call's inputs follow the results: for
     each, the block's value and its offsets (sizes), or the whole array."""
-    leaves, tree = _pytree.flatten(out, _result_leaf, _Constant)
+    def constant(x):
+        if not isinstance(x, _CONSTANTS):
+            # A generator, a closure, an object holding tracing values: what
+            # the function made has to be made by running it.
+            T._break(st, f"the function returns a {type(x).__name__}, which a compiled call cannot give back")
+        return _Constant(x)
+    leaves, tree = _pytree.flatten(out, _result_leaf, constant)
+    kinds = [k for k in _leaf_kinds(tree)]
     for leaf in leaves:
         if isinstance(leaf, np.ndarray) and leaf.dtype not in T._NAMES:
             T._break(st, f"the function returns a {leaf.dtype} array, a dtype shapejit lacks")
@@ -73,17 +103,43 @@ def _results(st, out):
             writes.append((input_index, dims))
             leaves.extend(offsets[d] for d in dims)
         leaves.append(value)
-    ints = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt))
-    return (tree, ints, n, tuple(writes)), [T.as_tensor(st, leaf) for leaf in leaves]
+    numbers = tuple((i, k) for i, k in enumerate(kinds) if k) + tuple(
+        (i, "int") for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt) and (i >= n or not kinds[i]))
+    return (tree, tuple(sorted(numbers)), n, tuple(writes)), [_tensor_of(st, leaf) for leaf in leaves]
+
+
+def _leaf_kinds(tree):
+    """Per leaf of a results' spec, in order: the number type it gives back
+    ("int", "float", "bool"), or None for an array (a size is found apart)."""
+    kind = tree[0]
+    if kind == "leaf":
+        yield tree[1] if len(tree) > 1 else None
+    elif kind in ("tuple", "list"):
+        for e in tree[1]:
+            yield from _leaf_kinds(e)
+    elif kind == "dict":
+        for _, e in tree[1]:
+            yield from _leaf_kinds(e)
+    elif kind == "namedtuple":
+        for e in tree[2]:
+            yield from _leaf_kinds(e)
+
+
+def _tensor_of(st, leaf):
+    if isinstance(leaf, T.SymBool):
+        return T.as_tensor(st, bool(leaf))
+    if isinstance(leaf, np.generic):
+        return _strong(st, leaf)  # a 0-d tensor of its own dtype
+    return T.as_tensor(st, leaf)
 
 
 def unflatten(spec, arrays, inputs=None):
     """The results of a compiled call, after the writes it makes into the
     caller's arrays (`inputs`: the call's arrays, captures after its own)."""
-    tree, ints, n, writes = spec
+    tree, numbers, n, writes = spec
     arrays = list(arrays)
-    for i in ints:
-        arrays[i] = int(arrays[i])
+    for i, kind in numbers:
+        arrays[i] = _CONVERT[kind](arrays[i])
     for input_index, _ in writes:  # all or none: NumPy refuses before it writes
         target = inputs[input_index]
         if isinstance(target, np.ndarray) and not target.flags.writeable:
@@ -118,6 +174,7 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
     tensors = [Tensor(st, i) for i in range(len(inputs))]
     for i, t in enumerate(tensors):
         t._input = i
+    st.num_inputs = len(inputs)
     st.captures = list(captures)
     for a, t in zip(inputs, tensors):
         st.by_id.setdefault(id(a), t)
@@ -126,10 +183,11 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
         if source is not None and len(source) == 2:
             st.by_source[source_key(source)] = t
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
-    with st, _numpy.size_functions(), swapped(st, Reach(fn, objects(key))):
+    st.reach = Reach(fn, objects(key))
+    with st, _numpy.size_functions(), swapped(st, st.reach):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
-            return end((None, [out]))
+            return end((None, [T.as_tensor(st, out)]))
         return end(_results(st, out))
 
 
@@ -142,6 +200,7 @@ class Callbacks:
         self.unflatten = unflatten
         self.eager = eager
         self.describe_inputs = describe_inputs
+        self._raised = {}  # label -> (an error the site caches, what the function read when it raised it)
 
     @property
     def dynamic_floats(self):
@@ -154,12 +213,40 @@ class Callbacks:
         """Runs fn on tracing values; returns (result spec, captures found,
         whether it writes into its inputs)."""
         st = TraceState(tracer, fn)
-        spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
+        try:
+            spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
+        except T.GraphBreak:
+            raise
+        except Exception as e:  # noqa: BLE001 - the function's error, raised to its caller
+            if st.found:  # traced again with them as inputs, its error guarded on their shapes too
+                return None, st.found, False
+            if st.writes:  # NumPy makes the writes before the error: it runs such a call
+                T._break(st, f"the function raises {type(e).__name__} after writing into arrays it did not make")
+            if st.reach is not None and _numpys_error(e):
+                label = f"{type(e).__name__}#{len(self._raised)}"
+                self._raised[label] = (e, st.reach.bound())
+                tracer.raise_error(label)
+            raise
         if st.found:
             return None, st.found, False
         for leaf in leaves:
             tracer.output(leaf._id)
         return spec, [], bool(spec and spec[3])
+
+    def raised(self, label):
+        """The error a site cached as `label`, to raise again (a copy, so
+        that tracebacks do not pile up on one object); None when what the
+        function read when it raised it (its globals, its closure) is bound
+        to other objects now: the call traces again."""
+        e, state = self._raised[label]
+        if Reach.rebound(state) is not None:
+            return None
+        try:
+            again = copy.copy(e)
+        except Exception:  # noqa: BLE001 - an error that does not copy is raised as it is
+            return e
+        again.__traceback__ = None
+        return again
 
     def segmented(self, fn, args, kwargs, captures, sources):
         """The call after a graph break, as compiled segments (_segments.py):
@@ -173,7 +260,8 @@ class Callbacks:
             return eager(fn, args, kwargs), []
         if spec is None:
             return arrays[0], found
-        inputs = list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures))
+        # The arrays it found as it ran are written as the call's inputs are.
+        inputs = list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures, (a for a, _ in found)))
         if writes_overlap(spec, inputs):
             return eager(fn, args, kwargs), found
         return unflatten(spec, arrays, inputs), found
@@ -204,6 +292,28 @@ def eager(fn, args, kwargs):
     """The call after a graph break: fn on NumPy arrays."""
     args, kwargs = _pytree.map_leaves(_to_numpy, (args, kwargs), T.is_array)
     return fn(*args, **kwargs)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def _numpys_error(e) -> bool:
+    """Whether an error that a trace raised is NumPy's on these shapes and
+    dtypes (an IndexError for an index past a size, a broadcast that
+    fails), raised by shapejit's NumPy or NumPy's own: the decisions the
+    trace took guard it, and the site caches it. An error the function's own
+    code raised may depend on any Python state, and is not cached; nor are
+    shapejit's internal errors (RuntimeError) or the interpreter's own."""
+    if not isinstance(e, Exception) or isinstance(e, (RuntimeError, MemoryError, RecursionError)):
+        return False
+    tb = e.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    return path.startswith((_PACKAGE, _NUMPY))
 
 
 # -- Jits, one per config -----------------------------------------------------------
@@ -279,12 +389,38 @@ def jit(fn=None, *, config=None):
         return functools.partial(jit, config=config)
     if not callable(fn):
         raise TypeError(f"shapejit.jit: {fn!r} is not callable")
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is not None and code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return Uncompiled(fn, "a generator or a coroutine runs as Python runs it (its body is not one call)")
     j = get_jit(config)
     name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}#{next(_counter)}"
     segments = _segments.Segments(j, name)
     f = _shapejit._make_function(j, fn, name, Callbacks(Arguments(name, j.backoff_after), segments), segments)
     functools.update_wrapper(f, fn)
     return f
+
+
+class Uncompiled:
+    """What jit gives for a function it does not compile (a generator, a
+    coroutine): the function, run as it is, with `stats()` and `explain()`
+    saying why."""
+
+    def __init__(self, fn, why):
+        self.__wrapped__, self.why, self.calls = fn, why, 0
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.__wrapped__(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def stats(self):
+        return {"calls": self.calls, "eager_calls": self.calls, "compiles": 0}
+
+    def explain(self):
+        return f"{getattr(self.__wrapped__, '__qualname__', self.__wrapped__)}: not compiled: {self.why}\n"
 
 
 class record:

@@ -24,7 +24,7 @@ def _rounding(op):
         st = _st(x)
         x = _t(st, x)
         if x._dtype not in _FLOAT:
-            return x
+            return x._fresh()  # a new array of the same values, as NumPy's
         return _emit(st, op, [x])
     f.__name__ = op
     return f
@@ -46,7 +46,7 @@ def around(x, decimals=0, out=None):
         T._break(st, "np.round of a bool array (NumPy gives float16)")
     if x._dtype not in _FLOAT:
         if decimals >= 0:
-            return x
+            return x._fresh()
         scale = float(10 ** (-decimals))  # half to even, as NumPy rounds ints too
         return (_emit(st, "rint", [x.astype("f64") / scale]) * scale).astype(x._dtype)
     if decimals == 0:
@@ -212,7 +212,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     st = _st(x)
     x = _t(st, x)
     if x._dtype not in _FLOAT:
-        return x
+        return x._fresh()
     big = float(np.finfo(T._DTYPES[x._dtype]).max)
     y = T.where(isnan(x), nan, x)
     y = T.where(y == math.inf, big if posinf is None else posinf, y)

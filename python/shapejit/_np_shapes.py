@@ -122,10 +122,14 @@ def hsplit(x, indices_or_sections):
 
 
 def vsplit(x, indices_or_sections):
+    if _t(_st(x), x).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(x, indices_or_sections, axis=0)
 
 
 def dsplit(x, indices_or_sections):
+    if _t(_st(x), x).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(x, indices_or_sections, axis=2)
 
 
@@ -184,7 +188,7 @@ def flip(x, axis=None):
     x = _t(st, x)
     axes = list(range(x.ndim)) if axis is None else [_axis(a, x.ndim) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
     if not axes:
-        return x
+        return T.as_scalar(x._fresh())  # a 0-d array flipped is its element, a copy
 
     def flipped(p):
         for a in axes:
@@ -232,7 +236,7 @@ def repeat(x, repeats, axis=None):
     target = shape[:axis + 1] + [repeats] + shape[axis + 1:]
     e = _emit(st, "expand", [e, *[T._shape_operand(s) for s in target]])
     shape[axis] = shape[axis] * repeats
-    return e.reshape(*shape)
+    return e.reshape(*shape)._fresh()  # a copy in NumPy
 
 
 def tile(x, reps):
@@ -249,7 +253,7 @@ def tile(x, reps):
         target += [r, s]
         final.append(s * r)
     e = _emit(st, "expand", [x.reshape(*inter), *[T._shape_operand(s) for s in target]])
-    return e.reshape(*final)
+    return e.reshape(*final)._fresh()  # a copy in NumPy
 
 
 def pad(x, pad_width, mode="constant", **kwargs):

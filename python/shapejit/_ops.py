@@ -366,6 +366,10 @@ def full(shape, fill_value, dtype=None):
         return full(shape, 0, dtype or fill.dtype) + fill.astype(dtype or fill.dtype)
     if _tracing(*shape):
         dt = _fill_dtype(fill_value, dtype)
+        if type(fill_value) is int:
+            if dtype is None and not -2**63 <= fill_value < 2**63:
+                T._break(_st(*shape), f"np.full of {fill_value}, which NumPy makes an unsigned or object array")
+            T.python_int_fits(fill_value, dt)
         v = float(fill_value) if dt in _FLOAT else int(fill_value)
         return T.emit(_st(*shape), "full", [T._shape_operand(s) for s in shape], {"value": v, "dtype": dt})
     return np.full(shape, fill_value, dtype=dtype)

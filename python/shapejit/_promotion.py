@@ -25,6 +25,11 @@ def _scalar(x):
 
 def _weak_size(st, n, other):
     t = T.as_tensor(st, n)
+    if isinstance(other, T.Tensor) and other._dtype == "i32":
+        # NumPy 2 takes a Python int for an int32 array only within int32's
+        # range: guarded as predicates on the size.
+        if not (bool(n >= _INT_RANGE["i32"][0]) and bool(n <= _INT_RANGE["i32"][1])):
+            raise OverflowError(f"Python integer {int(n)} out of bounds for int32")
     if isinstance(other, T.Tensor) and other._dtype != "bool":
         return t.astype(other._dtype)
     if isinstance(other, float):
@@ -40,6 +45,47 @@ def _strong(st, x):
         value = x.item()
         return T.emit(st, "full", [], {"value": int(value) if isinstance(value, bool) else value, "dtype": T._NAMES[x.dtype]})
     return _scalar(x)
+
+
+_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1)}
+
+
+def python_int_fits(value, dtype):
+    """Raises NumPy 2's OverflowError for a Python int that an array of our
+    dtype `dtype` cannot take (NEP 50: a weak int out of the array's range
+    is an error, not a wrapped value); a Python int for a float dtype is
+    converted to a float, which may itself overflow."""
+    if dtype in _INT_RANGE:
+        lo, hi = _INT_RANGE[dtype]
+        if not lo <= value <= hi:
+            if dtype == "i64":
+                raise OverflowError("Python int too large to convert to C long")
+            raise OverflowError(f"Python integer {value} out of bounds for int32")
+    elif dtype == "bool":
+        python_int_fits(value, "i64")
+    elif dtype in ("f32", "f64"):
+        float(value)
+
+
+def out_of_range_comparison(st, op, a, b):
+    """NumPy 2's exact comparison of an integer array with a Python int out
+    of its dtype's range (x_int32 == 2**40 is all False, x_int32 < 2**31
+    all True): the result, or None where the int is in range or the
+    operands are otherwise."""
+    if isinstance(a, T.Tensor) and type(b) is int:
+        t, c = a, b
+    elif isinstance(b, T.Tensor) and type(a) is int:
+        t, c, op = b, a, {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(op, op)
+    else:
+        return None
+    if t._dtype not in _INT_RANGE:
+        return None
+    lo, hi = _INT_RANGE[t._dtype]
+    if lo <= c <= hi:
+        return None
+    above = c > hi  # every element is below c
+    value = {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above, "ge": not above}[op]
+    return T.emit(st, "full", list(t.shape), {"value": int(value), "dtype": "bool"})
 
 
 def promote(st, a, b):
@@ -73,8 +119,12 @@ def promote(st, a, b):
         raise TypeError(f"shapejit: cannot combine a tensor with a {type(c).__name__}")
     if isinstance(c, float) and t._dtype in ("i32", "i64", "bool"):
         t = t.astype("f64")
-    elif isinstance(c, int) and not isinstance(c, bool) and t._dtype == "bool":
-        t = t.astype("i64")
+    elif isinstance(c, int) and not isinstance(c, bool):
+        python_int_fits(c, t._dtype)
+        if t._dtype == "bool":
+            t = t.astype("i64")
+        elif t._dtype in ("f32", "f64") and not -2**63 <= c < 2**63:
+            c = float(c)  # NumPy's conversion of a weak int for a float array
     return (t, c) if ta else (c, t)
 
 
@@ -117,6 +167,8 @@ def numpy_result(ufunc, *operands):
     with np.errstate(all="ignore"):
         try:
             out = ufunc(*probes)
+        except OverflowError:
+            raise  # a Python int out of the array's range: NumPy's error, whatever the shapes
         except Exception:  # noqa: BLE001 - NumPy refuses them: the op says why, in its words
             return None
     dt = np.asarray(out).dtype

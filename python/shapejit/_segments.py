@@ -109,6 +109,12 @@ class Segments:
         graphs = len(self.graphs)
         try:
             spec, arrays = traced_call(st, fn, args, kwargs, st.begin, st.finish)
+        except T.GraphBreak:
+            raise
+        except Exception as e:
+            if st.writes:  # NumPy makes the writes before the error: it runs the call
+                raise T.GraphBreak(f"the function raises {type(e).__name__} after writing into arrays it did not make") from None
+            raise
         finally:
             st.close()
         self.calls += 1
@@ -161,7 +167,10 @@ class SegmentState(TraceState):
         seg = self.segments
         seg.graphs.add(held.hash)
         t0 = time.perf_counter()
-        outs = seg.jit.call_graph(f"{seg.name}/segment:{held.hash}", held, [self.arrays[i] for i in held.inputs])
+        try:
+            outs = seg.jit.call_graph(f"{seg.name}/segment:{held.hash}", held, [self.arrays[i] for i in held.inputs])
+        except (OverflowError, MemoryError) as e:  # a size past int64, a tensor too large: NumPy's to run
+            raise T.GraphBreak(str(e)) from None
         seg.kernel_ms += (time.perf_counter() - t0) * 1e3
         seg.segments += 1
         for v, a in zip(values, outs):
@@ -187,16 +196,20 @@ class SegmentState(TraceState):
                 v._id = n._id if concrete[id(v)] >= 0 else T.emit(self, "sym_sub", [0, n])._id
         return [Tensor(self, len(arrays) + k) for k in range(len(new_arrays))]
 
-    def cut(self, why, needed=(), then=None):
+    def cut(self, why, needed=(), then=None, raw=False):
         """Runs the segment so far and starts the next; the arrays of
         `needed` go to `then`, whose arrays become inputs of the next
-        segment. Returns what `then` returned, its arrays as tensors. A
-        break (`why`) is counted where the user's code made it."""
+        segment. Returns what `then` returned, its arrays as tensors (with
+        `raw`, as they are: NumPy asked for an array). A break (`why`) is
+        counted where the user's code made it."""
         if why:
             key = (_where(), why)
             self.segments.breaks[key] = self.segments.breaks.get(key, 0) + 1
         concrete = self._run_segment(needed)
         made = then([concrete[id(v)] for v in needed]) if then else None
+        if raw:
+            self._next_segment(concrete, [])
+            return made
         # An array of a dtype shapejit lacks (NumPy's float16 of a bool
         # array) stays NumPy's: what uses it alone runs in NumPy.
         is_array = lambda x: isinstance(x, np.ndarray) and x.dtype in T._NAMES  # noqa: E731
@@ -205,8 +218,8 @@ class SegmentState(TraceState):
         return _pytree.map_leaves(lambda a: next(tensors), made, is_array)
 
     # -- what needs the data ---------------------------------------------------------
-    def read(self, tensor, convert, why):
-        return self.cut(why, [tensor], lambda arrays: convert(arrays[0]))
+    def read(self, tensor, convert, why, raw=False):
+        return self.cut(why, [tensor], lambda arrays: convert(arrays[0]), raw=raw)
 
     def call_numpy(self, func, args, kwargs, why):
         tracing = lambda x: isinstance(x, (Tensor, SymInt))  # noqa: E731
@@ -243,6 +256,9 @@ class SegmentState(TraceState):
             self.live.discard(t)
             into.become(t._id)
             t = into
+        # Found as the call ran, it is not among the call's inputs: its
+        # writes go to it after the call's own and its captures'.
+        t._input = self.num_inputs + len(self.found) - 1
         self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t

@@ -6,6 +6,7 @@ truth guards the predicate alone (``guard_bool``); and a ``SymRange``, what
 iterates it)."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -44,6 +45,7 @@ class SymBool:
         return f"SymBool({self._a!r} {self._cmp} {self._b!r})"
 
 
+_I64_MIN, _I64_MAX = -2**63, 2**63 - 1
 _PY_OPS = {"sym_add": operator.add, "sym_sub": operator.sub, "sym_mul": operator.mul,
            "sym_floordiv": operator.floordiv, "sym_mod": operator.mod}
 
@@ -70,9 +72,13 @@ class SymInt:
 
     def _sym(self, op, other, reverse=False):
         o = _sym_operand(other)
+        if isinstance(o, int) and not _I64_MIN <= o <= _I64_MAX:
+            # A constant past int64 (n * 2**70): Python's arithmetic, on the number.
+            a, b = (o, int(self)) if reverse else (int(self), o)
+            return _PY_OPS[op](a, b)
         if o is None:
-            if isinstance(other, (float, np.floating)):  # a float result needs the number
-                a, b = (float(other), int(self)) if reverse else (int(self), float(other))
+            if isinstance(other, (float, np.floating)):  # a float result needs the number (a NumPy one stays NumPy's)
+                a, b = (other, int(self)) if reverse else (int(self), other)
                 return _PY_OPS[op](a, b)
             return NotImplemented
         a, b = (o, self) if reverse else (self, o)
@@ -98,10 +104,30 @@ class SymInt:
     def __rpow__(self, o): return _scalar_of(o) ** int(self)
 
     def _cmp(self, cmp, o):
+        if isinstance(o, (float, np.floating)) and not isinstance(o, bool):
+            return self._cmp_float(cmp, float(o))
         o = _sym_operand(o)
         if o is None:
             return NotImplemented
+        if isinstance(o, int) and not _I64_MIN <= o <= _I64_MAX:
+            # Every size fits in int64 (a call past it runs in NumPy): decided.
+            above = o > _I64_MAX
+            return {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above, "ge": not above}[cmp]
         return SymBool(self._st, cmp, self, o)
+
+    def _cmp_float(self, cmp, f):
+        """A size against a float, as the int it is: n < 2.5 is n < 3, a
+        predicate on the size, not its value."""
+        if math.isnan(f):
+            return cmp == "ne"
+        if math.isinf(f):
+            return {"eq": False, "ne": True, "lt": f > 0, "le": f > 0, "gt": f < 0, "ge": f < 0}[cmp]
+        if cmp in ("eq", "ne"):
+            if f != math.floor(f):
+                return cmp == "ne"
+            return self._cmp(cmp, int(f))
+        bound = math.ceil(f) if cmp in ("lt", "ge") else math.floor(f)
+        return self._cmp(cmp, bound)
 
     def __eq__(self, o): return self._cmp("eq", o)
     def __ne__(self, o): return self._cmp("ne", o)
@@ -109,6 +135,27 @@ class SymInt:
     def __le__(self, o): return self._cmp("le", o)
     def __gt__(self, o): return self._cmp("gt", o)
     def __ge__(self, o): return self._cmp("ge", o)
+
+    # What sizes are not traced for: Python's int on the number (an observation).
+    def __and__(self, o): return int(self) & _scalar_of(o)
+    def __rand__(self, o): return _scalar_of(o) & int(self)
+    def __or__(self, o): return int(self) | _scalar_of(o)
+    def __ror__(self, o): return _scalar_of(o) | int(self)
+    def __xor__(self, o): return int(self) ^ _scalar_of(o)
+    def __rxor__(self, o): return _scalar_of(o) ^ int(self)
+    def __lshift__(self, o): return int(self) << _scalar_of(o)
+    def __rlshift__(self, o): return _scalar_of(o) << int(self)
+    def __rshift__(self, o): return int(self) >> _scalar_of(o)
+    def __rrshift__(self, o): return _scalar_of(o) >> int(self)
+    def __invert__(self): return ~int(self)
+    def __abs__(self): return abs(int(self))
+    def __divmod__(self, o): return divmod(int(self), _scalar_of(o))
+    def __rdivmod__(self, o): return divmod(_scalar_of(o), int(self))
+    def __round__(self, ndigits=None): return round(int(self), ndigits) if ndigits is not None else int(self)
+    def __trunc__(self): return int(self)
+    def __floor__(self): return int(self)
+    def __ceil__(self): return int(self)
+    def bit_length(self): return int(self).bit_length()
 
     def __int__(self): return self._st.tr.guard_int(self._id)
     __index__ = __int__
@@ -123,6 +170,11 @@ class SymInt:
         inputs = tuple(int(x) if isinstance(x, SymInt) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
     def __bool__(self): return bool(self != 0)
+
+    def __array__(self, dtype=None, copy=None):
+        # NumPy's own functions of a size that no tracing function takes
+        # (np.round(n)) see its number, an observation like int(n).
+        return np.asarray(int(self), dtype=dtype)
     def __hash__(self): return hash(int(self))
     def __repr__(self): return f"SymInt(v{self._id})"
 

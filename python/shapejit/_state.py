@@ -39,6 +39,8 @@ class TraceState:
         self.writes = []     # (input, block offsets or None for all of it, value): writes into inputs, in order
         self.sources = {}    # id(array) -> where the function reaches it (_captures.swapped)
         self.live = None     # a segmented run's: the tracing values made (a WeakSet)
+        self.reach = None    # where the function finds arrays besides its arguments (_captures.Reach)
+        self.num_inputs = 0  # the call's arrays and its captures
         self.by_source = {}  # _captures.source_key -> the tensor of the capture found there
         self._unlifted = {}  # id(array) -> the _Unlifted standing in for it, not used yet
         self._pending = {}   # id(that _Unlifted) -> (the array, its source)
@@ -128,7 +130,7 @@ class TraceState:
 
     # What needs data: while a call is traced whole, a graph break (the call
     # runs eagerly); a segmented run (_segments.py) cuts the graph instead.
-    def read(self, tensor, convert, why):
+    def read(self, tensor, convert, why, raw=False):
         T._break(self, why)
 
     def call_numpy(self, func, args, kwargs, why):

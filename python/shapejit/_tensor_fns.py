@@ -55,8 +55,19 @@ def where(c, a, b):
         # Two numbers take the dtype NumPy gives them together.
         dt = np.result_type(a, b)
         a, b = T.as_tensor(st, np.asarray(a, dt)), T.as_tensor(st, np.asarray(b, dt))
+    a, b = _wrapped_int(a, b), _wrapped_int(b, a)
     a, b = T.promote(st, a, b)
     return T.emit(st, "where", [c, a, b])
+
+
+def _wrapped_int(v, other):
+    """NumPy's where casts a Python int to the other operand's integer dtype
+    unsafely: it wraps, however far out of range."""
+    if type(v) is int and isinstance(other, T.Tensor) and other._dtype in ("i32", "i64"):
+        bits = 32 if other._dtype == "i32" else 64
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if v >> (bits - 1) else v
+    return v
 
 
 def maximum(a, b): return T.binary("maximum", a, b)

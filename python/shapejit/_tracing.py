@@ -26,7 +26,7 @@ from . import _shapejit
 from ._state import current
 from ._sizes import SymBool, SymInt, SymRange  # noqa: F401 (SymBool, SymRange: the package imports the value types from here)
 # The functions of tensors; the package calls them through this module.
-from ._promotion import _scalar, _weak, conform, numpy_result, promote  # noqa: E402,F401 (the package's names for them)
+from ._promotion import _scalar, _weak, conform, numpy_result, out_of_range_comparison, promote, python_int_fits  # noqa: E402,F401 (the package's names for them)
 from ._tensor_fns import concatenate, expand_dims, matmul, maximum, minimum, stack, unary, where  # noqa: F401
 
 GraphBreak = _shapejit.GraphBreak
@@ -35,6 +35,7 @@ _DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "i32": np.d
            "i64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 _NAMES = {v: k for k, v in _DTYPES.items()}
 _END = 2**62  # a slice bound past any dim ("to the end"; bounds clamp)
+_INT_LIMITS = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1)}
 
 
 def dtype_name(dtype) -> str:
@@ -95,6 +96,8 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
     """x as a tensor: tensors as they are, arrays lifted, SymInts and numbers as
     0-d tensors; lists of numbers only as indices (x[[0, 2]])."""
     if isinstance(x, Tensor):
+        if type(x) is _Unlifted:
+            x._lift()
         return x
     if is_array(x):
         return st.lift(x)
@@ -126,6 +129,16 @@ _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 def binary(op, a, b):
     st = _state_of(a, b)
+    if op in _COMPARISONS:
+        exact = out_of_range_comparison(st, op, a, b)
+        if exact is not None:
+            return exact
+        # A size against an int32 array: compared exactly, in int64 (NumPy 2's
+        # comparison with a Python int out of the array's range).
+        if isinstance(a, SymInt) and isinstance(b, Tensor) and b._dtype == "i32":
+            b = b.astype("i64")
+        elif isinstance(b, SymInt) and isinstance(a, Tensor) and a._dtype == "i32":
+            a = a.astype("i64")
     a, b = promote(st, a, b)
     if op not in _COMPARISONS and all(isinstance(v, bool) or (isinstance(v, Tensor) and v._dtype == "bool") for v in (a, b)):
         if op in _BOOL_BINARY:
@@ -152,6 +165,16 @@ def bitwise(op, a, b):
     return emit(st, op if op in ("left_shift", "right_shift") else "bitwise_" + op, [a, b])
 
 
+def _as_float(st, v):
+    if type(v) is int:
+        return float(v)
+    if isinstance(v, SymInt):
+        t = as_tensor(st, v).astype("f64")
+        t._weak = True  # as the Python number it stands for
+        return t
+    return v
+
+
 def _float(x):
     st = _state_of(x)
     x = as_tensor(st, x)
@@ -160,6 +183,9 @@ def _float(x):
 
 def true_divide(a, b):
     st = _state_of(a, b)
+    # NumPy divides in float64 where an operand is integral: a Python int or
+    # a size meets the array as that float, whatever its magnitude.
+    a, b = (_as_float(st, v) for v in (a, b))
     a, b = promote(st, a, b)
     if any(isinstance(v, Tensor) and v._dtype not in ("f32", "f64") for v in (a, b)):
         a = a.astype("f64") if isinstance(a, Tensor) else float(a)
@@ -185,25 +211,48 @@ def floor_divide(a, b):
     a, b = promote(st, a, b)
     dt = a._dtype if isinstance(a, Tensor) else b._dtype
     if dt in ("f32", "f64"):
-        return floor(emit(st, "div", [a, b]))
+        return _float_divmod(st, a, b, dt)[0]
     return emit(st, "div", [a, b])  # integer div is floor division
 
 
 def remainder(a, b):
     st = _state_of(a, b)
     a, b = promote(st, a, b)
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype
+    if dt in ("f32", "f64"):
+        return _float_divmod(st, a, b, dt)[1]
     q = floor_divide(a, b)
     r = emit(st, "sub", [a, emit(st, "mul", [q, b])])
-    if r._dtype in ("f32", "f64"):
-        # A zero remainder takes the divisor's sign, as NumPy's does
-        # (np.remainder(-2.0, -2.0) is -0.0: 1 / it is -inf).
-        divisor = as_tensor(st, b, r._dtype)
-        negative = emit(st, "lt", [emit(st, "div", [1.0, divisor]), 0.0])  # -0.0 too
-        zero = emit(st, "where", [negative, -0.0, 0.0])
-        r = emit(st, "where", [emit(st, "eq", [r, 0.0]), zero.astype(r._dtype), r])
-    elif r._dtype in ("i32", "i64") and (isinstance(b, Tensor) or b == 0):
+    if isinstance(b, Tensor) or b == 0:
         r = emit(st, "where", [emit(st, "eq", [as_tensor(st, b, r._dtype), 0]), 0, r])  # NumPy: x % 0 is 0 for integers
     return r
+
+
+def _negative(st, x):
+    """Where x is below zero or is -0.0 (1 / x is -inf): its sign bit, but for NaN's."""
+    return emit(st, "or", [emit(st, "lt", [x, 0.0]), emit(st, "lt", [emit(st, "div", [1.0, x]), 0.0])])
+
+
+def _float_divmod(st, a, b, dt):
+    """NumPy's floor division and remainder of floats (npy_divmod): the
+    remainder from C's fmod, exact however large the quotient, moved to the
+    divisor's sign; the quotient from what is left, rounded to the integer
+    it is; signed zeros and infinities as NumPy gives them."""
+    a, b = as_tensor(st, a, dt), as_tensor(st, b, dt)
+    mod = emit(st, "fmod", [a, b])
+    div = emit(st, "div", [emit(st, "sub", [a, mod]), b])
+    signs_differ = emit(st, "ne", [emit(st, "lt", [b, 0.0]), emit(st, "lt", [mod, 0.0])])
+    adjust = emit(st, "and", [emit(st, "ne", [mod, 0.0]), signs_differ])
+    mod = emit(st, "where", [adjust, emit(st, "add", [mod, b]), mod])
+    div = emit(st, "where", [adjust, emit(st, "sub", [div, 1.0]), div])
+    signed_zero = lambda x: emit(st, "where", [_negative(st, x), -0.0, 0.0]).astype(dt)  # noqa: E731 - copysign(0, x)
+    mod = emit(st, "where", [emit(st, "eq", [mod, 0.0]), signed_zero(b), mod])
+    whole = emit(st, "floor", [div])
+    whole = emit(st, "where", [emit(st, "gt", [emit(st, "sub", [div, whole]), 0.5]), emit(st, "add", [whole, 1.0]), whole])
+    quotient = emit(st, "div", [a, b])
+    q = emit(st, "where", [emit(st, "eq", [div, 0.0]), signed_zero(quotient), whole])
+    q = emit(st, "where", [emit(st, "eq", [b, 0.0]), quotient, q])  # x // 0: inf or nan, as a / b is
+    return q, mod
 
 
 def _axes(axis, rank):
@@ -238,10 +287,10 @@ def _operators(op, fn):
     """A Tensor's operator and its reflected form: shapejit's `fn`, giving
     the dtype NumPy's operator gives (conform)."""
     def forward(self, o):
-        return conform(op, (self, o), lambda: fn(self, o))
+        return as_scalar(conform(op, (self, o), lambda: fn(self, o)))
 
     def reflected(self, o):
-        return conform(op, (o, self), lambda: fn(o, self))
+        return as_scalar(conform(op, (o, self), lambda: fn(o, self)))
     return forward, reflected
 
 def _inplace(op, ufunc, fn):
@@ -330,7 +379,7 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         return self._st.read(self, lambda a: a if dtype is None else a.astype(dtype),
-                             "the function converts a tensor to a NumPy array")
+                             "the function converts a tensor to a NumPy array", raw=True)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -449,7 +498,7 @@ class Tensor:
         for a in axes:
             if not -self.ndim <= a < self.ndim:
                 raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {self.ndim}")
-        return emit(self._st, op, [x], {"axes": axes, "keepdim": bool(keepdims)})
+        return as_scalar(emit(self._st, op, [x], {"axes": axes, "keepdim": bool(keepdims)}))
 
     def sum(self, axis=None, dtype=None, keepdims=False):
         return self._reduce("sum", axis, keepdims, dtype)
@@ -465,7 +514,7 @@ class Tensor:
         raised where NumPy raises it, before what follows (each size read
         as a predicate: an entry guards that it is not 0)."""
         for a in (_axes(axis, self.ndim) if self.ndim else []):
-            if self.shape[a % self.ndim] == 0:
+            if self.shape[_in_range(a, self.ndim)] == 0:
                 raise ValueError(message)
 
     def max(self, axis=None, keepdims=False):
@@ -476,19 +525,27 @@ class Tensor:
         self._nonempty(axis, "zero-size array to reduction operation minimum which has no identity")
         return self._reduce("min", axis, keepdims)
 
-    def argmax(self, axis=None, keepdims=False):
+    def argmax(self, axis=None, keepdims=False, *, _name="argmax"):
         x = self
         if axis is None:
             x, axis = self.reshape(-1), 0
-        x._nonempty(axis, "attempt to get argmax of an empty sequence")
-        return emit(self._st, "argmax", [x], {"dim": operator.index(axis), "keepdim": bool(keepdims)})
+        x._nonempty(axis, f"attempt to get {_name} of an empty sequence")
+        return as_scalar(emit(self._st, "argmax", [x], {"dim": _in_range(axis, x.ndim), "keepdim": bool(keepdims)}))
 
     def argmin(self, axis=None, keepdims=False):
         x = self if self._dtype != "bool" else self.astype("i64")
-        return (-x).argmax(axis, keepdims)
+        if axis is not None:
+            _in_range(axis, self.ndim)
+        return (-x).argmax(axis, keepdims, _name="argmin")
 
     def clip(self, a_min=None, a_max=None):
         x = self
+        # A Python int bound past the dtype's range on its own side clips nothing (NumPy 2).
+        lo, hi = _INT_LIMITS.get(self._dtype, (None, None))
+        if type(a_min) is int and lo is not None and a_min < lo:
+            a_min = None
+        if type(a_max) is int and hi is not None and a_max > hi:
+            a_max = None
         if a_min is not None:
             x = maximum(x, a_min)
         if a_max is not None:
@@ -555,7 +612,7 @@ class Tensor:
         if kwargs.get("out") is not None:
             _break(self._st, f"np.{ufunc.__name__} with out=")
         if method == "__call__" and ufunc in _UFUNCS and not kwargs:
-            return _new_array(conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs)), inputs)
+            return as_scalar(_new_array(conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs)), inputs))
         if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
             x = inputs[0]
             op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
@@ -587,7 +644,7 @@ def _new_array(out, inputs):
 _MAY_RETURN_ITS_ARGUMENT = {np.asarray, np.asanyarray, np.ascontiguousarray, np.real, np.atleast_1d, np.atleast_2d,
                             np.atleast_3d, np.squeeze, np.transpose, np.reshape, np.ravel, np.moveaxis, np.rollaxis,
                             np.swapaxes, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
-                            np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit}
+                            np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.diff}
 _MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpose", "permute_dims") if hasattr(np, n)}
 
 
@@ -643,6 +700,35 @@ class _View(Tensor):
         return Tensor(self._st, self._id, self._dtype, self.ndim)
 
 
+class _Scalar(Tensor):
+    """A 0-d value NumPy gives as a scalar, not an array (x[i, j], x.sum(),
+    np.exp of a 0-d array, a 0-d operator result): immutable, so an in-place
+    operator rebinds its name (s += 1 is s = s + 1, in the dtype NumPy's
+    scalar arithmetic gives) and a write into it is NumPy's TypeError.
+    np.array(s) is an array of it again (_fresh)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        raise TypeError(f"'numpy.{self.dtype}' object does not support item assignment")
+
+
+def _rebinds(self, other):
+    return NotImplemented
+
+
+for _name in ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__imatmul__",
+              "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"):
+    setattr(_Scalar, _name, _rebinds)
+
+
+def as_scalar(v):
+    """v, a 0-d result NumPy gives as a scalar, as one (_Scalar)."""
+    if type(v) is Tensor and v.ndim == 0:
+        v.__class__ = _Scalar
+    return v
+
+
 class _Unlifted(Tensor):
     """An array the function can reach (a global, a closure's, an object's
     attribute), swapped in for that array while the function is traced
@@ -666,7 +752,8 @@ class _Unlifted(Tensor):
 
     @_id.setter
     def _id(self, vid):
-        self.become(vid)
+        self._lift()  # a write into it, before it was read: the input it is takes the write
+        _ID.__set__(self, vid)
 
     def _lift(self):
         self._st.lift_unlifted(self)

@@ -48,8 +48,18 @@ ArgList::~ArgList() {
   }
 }
 
+bool is_plain_numpy(PyObject* o) {
+  if (PyArray_CheckExact(o)) return true;
+  if (!PyArray_Check(o)) return false;
+  static PyObject* memmap = [] {
+    nb::object np = nb::module_::import_("numpy");
+    return nb::object(np.attr("memmap")).release().ptr();
+  }();
+  return Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(memmap);
+}
+
 bool ArgList::is_array(PyObject* o) {
-  if (PyArray_Check(o)) return true;
+  if (PyArray_Check(o)) return is_plain_numpy(o);
   if (PyArray_IsScalar(o, Generic) || PyLong_Check(o) || PyFloat_Check(o)) return false;
   static PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
   return PyObject_HasAttr(o, dlpack);

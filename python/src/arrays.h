@@ -20,8 +20,9 @@ class ArgList {
   ArgList(const ArgList&) = delete;
   ArgList& operator=(const ArgList&) = delete;
 
-  // Whether `o` is an array this package takes: a NumPy array, or an object
-  // with `__dlpack__` (PyTorch, JAX, CuPy...). NumPy scalars are values.
+  // Whether `o` is an array this package takes: a NumPy array whose
+  // semantics are NumPy's own (is_plain_numpy), or an object with
+  // `__dlpack__` (PyTorch, JAX, CuPy...). NumPy scalars are values.
   static bool is_array(PyObject* o);
 
   // Appends `o` (an array, see is_array) as argument `index` (for messages).
@@ -53,6 +54,11 @@ class ArgList {
   std::vector<Slot> slots_;
   std::vector<const DLTensor*> ptrs_;
 };
+
+// Whether `o` is an ndarray or a memory map (its data in a file): NumPy's
+// own semantics. A subclass that changes them (a masked array, a matrix,
+// any other) runs in NumPy.
+bool is_plain_numpy(PyObject* o);
 
 // A NumPy array over `t`'s buffer, which it keeps alive (no copy). A tensor
 // borrowed from a caller's memory (an output that is an input) is copied.

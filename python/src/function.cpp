@@ -30,6 +30,7 @@ Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string
       unflatten_(helpers.attr("unflatten")),
       eager_(helpers.attr("eager")),
       segmented_(helpers.attr("segmented")),
+      raised_(helpers.attr("raised")),
       helpers_(std::move(helpers)),
       segments_(std::move(segments)) {}
 
@@ -181,7 +182,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
       // block starts that follow them.
       if (!spec.is_none()) {
         const size_t n = nb::cast<size_t>(spec[2]);
-        for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i) < n;
+        for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i[0]) < n;
         s.results = n;
         for (nb::handle w : nb::iter(spec[3])) {
           Site::WriteSpec write{nb::cast<size_t>(w[0]), std::nullopt};
@@ -191,14 +192,13 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
       }
       s.traced = true;
     } else if (writes_differ(s.out_spec, spec)) {
-      return graph_break("the function writes into its inputs otherwise than on its first trace");
+      return t.break_graph("the function writes into its inputs otherwise than on its first trace");
     } else if (!s.out_spec.equal(spec)) {
-      PyErr_SetString(PyExc_ValueError, ("shapejit: " + name_ + " returns results of another structure than on its first trace (" +
-                                         nb::cast<std::string>(nb::repr(spec)) + ", was " +
-                                         nb::cast<std::string>(nb::repr(s.out_spec)) + "); a jitted function keeps one")
-                                            .c_str());
-      ctx.error.emplace();
-      return invalid("the traced function's results changed structure");
+      // Compiled entries of one site give back one structure; these sizes
+      // give another (a branch that returns a number or an array): NumPy's
+      // to run, for the calls this trace's decisions take.
+      return t.break_graph("the function returns results of another structure than on its first trace (" +
+                           nb::cast<std::string>(nb::repr(spec)) + ", was " + nb::cast<std::string>(nb::repr(s.out_spec)) + ")");
     }
     return Status::ok();
   } catch (nb::python_error& e) {
@@ -206,6 +206,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
     if (const std::optional<Status>& b = pt->declared_break()) return *b;  // a branch on tensor data: cached
     if (e.matches(graph_break_error)) return graph_break(e.what());
     ctx.error.emplace(std::move(e));
+    if (const std::optional<Status>& r = pt->declared_raise()) return *r;  // NumPy's error on these sizes: cached
     return invalid("the traced function raised");
   } catch (...) {
     pt->close();
@@ -283,7 +284,7 @@ std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Te
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   const size_t n = nb::len(args);
   bool fast = nb::len(kwargs) == 0;
-  for (size_t i = 0; fast && i < n; ++i) fast = PyArray_Check(PyTuple_GET_ITEM(args.ptr(), i));
+  for (size_t i = 0; fast && i < n; ++i) fast = PyArray_CheckExact(PyTuple_GET_ITEM(args.ptr(), i));
   // The arrays: the arguments themselves on the fast path, else from the
   // C++ walk of a signature met before, else from the Python flatten.
   TreeWalk walk;
@@ -300,7 +301,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     if (walked) found = tree_sites_.find(walk);
     if (!found) {
       nb::object flat = flatten_(args, kwargs);
-      if (flat.is_none()) return fn_(*args, **kwargs);  // called on tracing values: trace through it
+      if (flat.is_none()) return fn_(*args, **kwargs);  // tracing values: traced through; a masked array: NumPy's
       arrays = flat[0];
       found = &site_for(flat[1], n);
       if (walked) tree_sites_.add(walk, found);
@@ -352,6 +353,21 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       continue;
     }
     if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
+    if (st.code() == Code::kRaised) {  // a cached error: raised again, unless what the function reads changed
+      nb::object error = raised_(nb::str(st.message().c_str()));
+      if (!error.is_none()) {
+        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+        throw nb::python_error();
+      }
+      if (attempt >= 8) raise(internal_error(name_ + ": its cached errors keep being dropped"));
+      s.site->forget_raised();
+      continue;
+    }
+    // A kernel that cannot finish the call (an index out of range, an
+    // integer to a negative power, a size past int64, a tensor too large to
+    // allocate): NumPy runs it, with its own exception, its own writes
+    // before it, and Python's ints, which do not overflow.
+    if (st.code() == Code::kRuntime) return eager_(fn_, args, kwargs);
     raise(st);
   }
 }

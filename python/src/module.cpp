@@ -27,7 +27,13 @@ void raise(const Status& s, bool shape) {
     case Code::kGraphBreak: type = graph_break_error; break;
     case Code::kUnsupported: type = PyExc_TypeError; break;
     case Code::kRuntime:
-      type = s.detail() == Detail::kIndex ? PyExc_IndexError : s.detail() == Detail::kValue ? PyExc_ValueError : PyExc_RuntimeError;
+      switch (s.detail()) {
+        case Detail::kIndex: type = PyExc_IndexError; break;
+        case Detail::kValue: type = PyExc_ValueError; break;
+        case Detail::kOverflow: type = PyExc_OverflowError; break;
+        case Detail::kMemory: type = PyExc_MemoryError; break;
+        default: type = PyExc_RuntimeError;
+      }
       break;
     case Code::kIo: type = PyExc_OSError; break;
     default: break;
@@ -148,7 +154,8 @@ NB_MODULE(_shapejit, m) {
 
   shape_error = PyErr_NewExceptionWithDoc("shapejit.ShapeError", "A shape the traced function cannot take.", PyExc_ValueError, nullptr);
   graph_break_error = PyErr_NewExceptionWithDoc(
-      "shapejit.GraphBreak", "Raised while tracing where the function cannot be traced; the call runs eagerly.", nullptr, nullptr);
+      "shapejit.GraphBreak", "Raised while tracing where the function cannot be traced; the call runs eagerly.",
+      PyExc_BaseException, nullptr);  // not an Exception: the function's `except Exception` must not take it
   m.attr("ShapeError") = nb::handle(shape_error);
   m.attr("GraphBreak") = nb::handle(graph_break_error);
 

@@ -56,6 +56,7 @@ bool TreeWalk::int_leaf(PyObject* o) {
 bool TreeWalk::visit(PyObject* o, int depth) {
   if (depth > kMaxDepth) return false;
   if (PyArray_Check(o)) {
+    if (!PyArray_CheckExact(o)) return false;  // a subclass: the Python flatten says what it is
     leaves.push_back(o);
     tokens.push_back(kArray);
     return true;

@@ -71,6 +71,9 @@ ir::Attrs attrs_of(nb::handle d) {
 
 template <typename T>
 T value_or_raise(Expected<T> e, bool shape = false) {
+  // A size past int64 at this call's sizes: a break the site does not
+  // cache, so that NumPy computes it with Python's ints.
+  if (!e.is_ok() && e.status().detail() == Detail::kOverflow) raise(Status(Code::kGraphBreak, e.status().message()));
   if (!e.is_ok()) raise(e.status(), shape);
   return std::move(e).value();
 }
@@ -114,6 +117,8 @@ void PyTracer::output(int value) {
 }
 
 void PyTracer::break_graph(const std::string& why) { break_ = get().break_graph(why); }
+
+void PyTracer::raise_error(const std::string& label) { raised_ = get().raise_error(label); }
 
 PyTracer::PyTracer(nb::handle arrays, bool specialize_zero_one) : t_(nullptr) {
   const size_t n = nb::len(arrays);
@@ -205,7 +210,8 @@ void bind_tracer(nb::module_& m) {
       .def("guard_int", &PyTracer::guard_int)
       .def("guard_bool", &PyTracer::guard_bool)
       .def("output", &PyTracer::output)
-      .def("break_graph", &PyTracer::break_graph);
+      .def("break_graph", &PyTracer::break_graph)
+      .def("raise_error", &PyTracer::raise_error);
 }
 
 }  // namespace shapejit::python

@@ -37,6 +37,8 @@ class PyTracer {
   trace::Tracer& get() const;
   // The break the Python side declared (a branch on tensor data), if any.
   const std::optional<Status>& declared_break() const { return break_; }
+  // The error of the function's own the Python side declared, if any.
+  const std::optional<Status>& declared_raise() const { return raised_; }
 
   int num_inputs() const { return get().num_inputs(); }
   // An op of TRACE_FORMAT.md by name; operands are value ids (objects with
@@ -49,11 +51,15 @@ class PyTracer {
   void output(int value);
   // Records the break and returns; the caller raises GraphBreak.
   void break_graph(const std::string& why);
+  // Records that the function raised the error `label` names (the site
+  // caches it) and returns; the caller raises the error.
+  void raise_error(const std::string& label);
 
  private:
   trace::Tracer* t_;
   std::unique_ptr<trace::Tracer> owned_;
   std::optional<Status> break_;
+  std::optional<Status> raised_;
 };
 
 void bind_tracer(nb::module_& m);

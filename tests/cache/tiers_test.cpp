@@ -65,13 +65,30 @@ TEST(Record, RoundTripsAndRejectsEveryKindOfDamage) {
     bad[kRecordHeaderBytes + 11 + bit / 8] ^= static_cast<char>(1 << (bit % 8));
     EXPECT_NE(why(bad).find("checksum"), std::string::npos) << bit;
   }
+  // Every bit of the target too, where a check that accepts any target
+  // (the cache command's verify) has nothing else to catch it; and of the
+  // key, read against a key that is none of those.
+  for (size_t bit = 0; bit < 11 * 8; ++bit) {
+    std::string bad = rec;
+    bad[kRecordHeaderBytes + bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    auto any = decode_record(bad, key, "");
+    ASSERT_FALSE(any.is_ok()) << bit;
+    EXPECT_NE(any.status().message().find("checksum"), std::string::npos) << bit << ": " << any.status().message();
+  }
+  for (size_t bit = 0; bit < 16 * 8; ++bit) {
+    std::string bad = rec;
+    bad[16 + bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    auto r = decode_record(bad, decode_header(bad)->key, "");
+    ASSERT_FALSE(r.is_ok()) << bit;
+    EXPECT_NE(r.status().message().find("checksum"), std::string::npos) << bit;
+  }
   std::string foreign = rec;
   foreign[0] = 'X';
   EXPECT_NE(why(foreign).find("not a shapejit cache record"), std::string::npos);
   EXPECT_NE(why("#!/bin/sh\necho hello\n").find("not a shapejit cache record"), std::string::npos);
   std::string version = rec;
   version[8] = 1;
-  EXPECT_NE(why(version).find("format version 1 (this shapejit reads 2)"), std::string::npos);
+  EXPECT_NE(why(version).find("format version 1 (this shapejit reads 3)"), std::string::npos);
   EXPECT_NE(why(rec, key_of(2)).find("holds key " + key.hex()), std::string::npos);
   EXPECT_NE(why(rec, key, "llvm aarch64").find("built for \"llvm x86_64\""), std::string::npos);
   // The header alone, for listings.
@@ -286,7 +303,7 @@ TEST(KernelCacheTiers, ACorruptOrUnloadableFileIsLoggedRemovedAndRecompiled) {
   EXPECT_EQ(text_of(f), "k1");
   EXPECT_EQ(f->origin, Origin::kCompile);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find(path + ": checksum mismatch: the payload is corrupt; removed, the kernel is compiled again"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(path + ": checksum mismatch: the record is corrupt; removed, the kernel is compiled again"), std::string::npos) << lines[0];
   EXPECT_EQ(read_all(path), encode_record(key_of(1), "fake-target", "k1"));  // written again, whole
 
   // A record that passes its checks but that the backend cannot load.
@@ -297,6 +314,26 @@ TEST(KernelCacheTiers, ACorruptOrUnloadableFileIsLoggedRemovedAndRecompiled) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("the backend cannot load it (the backend cannot link it)"), std::string::npos) << lines[0];
   EXPECT_EQ(cache.stats().disk_rejected, 2u);
+}
+
+TEST(KernelCacheTiers, AFolderUnderARecordsNameIsLeftAndTheTierStaysOn) {
+  TempDir tmp;
+  Counting c;
+  std::vector<std::string> lines;
+  KernelCache cache(0, TierOptions{tmp.path(), 1 << 20, {}, {}}, [&](const std::string& l) { lines.push_back(l); });
+  const std::string path = cache.disk()->path_of(key_of(1));
+  fs::create_directory(path);
+  auto f = cache.get(key_of(1), c.maker("k1"));
+  EXPECT_EQ(text_of(f), "k1");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find(path + ": not a regular file; left as it is"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("warning: cache: " + path + " is not a record"), std::string::npos) << lines[1];
+  EXPECT_TRUE(fs::is_directory(path));
+  EXPECT_TRUE(cache.stats().disk_on);
+  ASSERT_TRUE(cache.get(key_of(2), c.maker("k2")).is_ok());  // other keys are written and read
+  EXPECT_EQ(read_all(cache.disk()->path_of(key_of(2))), encode_record(key_of(2), "fake-target", "k2"));
+  ASSERT_TRUE(cache.get(key_of(3), c.maker("k3")).is_ok());  // capacity 0: k2 leaves memory
+  EXPECT_EQ(cache.get(key_of(2), c.maker("k2"))->origin, Origin::kDisk);
 }
 
 TEST(KernelCacheTiers, AFullFolderTurnsTheTierOffWithOneLineAndCallsGoOn) {

@@ -345,7 +345,7 @@ TEST(Tool, TheSecondProcessLoadsFromDiskAndTheCacheCommandShowsIt) {
   for (const std::string& path : paths) EXPECT_NE(verify.out.find(path + ": checksum mismatch"), std::string::npos) << verify.out;
   ToolRun third = tool(run + config("third.json"));
   ASSERT_EQ(third.code, 0) << third.out;
-  EXPECT_NE(third.out.find("checksum mismatch: the payload is corrupt; removed, the kernel is compiled again"), std::string::npos) << third.out;
+  EXPECT_NE(third.out.find("checksum mismatch: the record is corrupt; removed, the kernel is compiled again"), std::string::npos) << third.out;
   EXPECT_EQ(stats_of("third.json")["backend_compiles"], 1u);
   EXPECT_EQ(stats_of("third.json")["cache"]["steps"]["compiles"], steps);
   EXPECT_EQ(testing::values_of<double>(*tools::read_npy(dir + "/out/s.npy")), (std::vector<double>{3}));

@@ -186,13 +186,37 @@ TEST(Jit, AnOutputTooLargeToAllocateIsAnError) {
   auto jit = make_jit("{}");
   ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
     "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_mul", "in": ["n", "n"], "out": "nn"},
-              {"op": "full", "in": ["nn", "nn"], "out": "y", "attrs": {"value": 0, "dtype": "f64"}}], "outputs": ["y"]})");
+              {"op": "full", "in": ["nn", "n"], "out": "y", "attrs": {"value": 0, "dtype": "f64"}}], "outputs": ["y"]})");
   ArgPack p;
-  p.add(testing::zeros(ir::DType::kF32, {100000}));
+  p.add(testing::zeros(ir::DType::kF32, {100000}));  // 10^15 elements: int64 holds the count, no memory the bytes
   std::vector<ir::Tensor> out;
   Status s = jit->call_graph("big", g, {}, p.args(), out);
   EXPECT_EQ(s.code(), Code::kRuntime);
+  EXPECT_EQ(s.detail(), Detail::kMemory);
   EXPECT_NE(s.message().find("out of memory"), std::string::npos) << s.message();
+}
+
+TEST(Jit, ASizePastInt64IsAnOverflowNeverAWrappedValue) {
+  // n * n of an int argument of 2^40, and a tensor of (n * n)^2 elements:
+  // each an overflow error, before any kernel runs; a size that fits runs.
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+    "nodes": [{"op": "sym_size", "in": ["x"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_mul", "in": ["n", "n"], "out": "nn"},
+              {"op": "sym_add", "in": ["nn", 1], "out": "nn1"},
+              {"op": "arange", "in": ["nn", "nn1", 1], "out": "v", "attrs": {"dtype": "i64"}}],
+    "outputs": ["v"]})");
+  for (const int64_t n : {int64_t{1} << 40, int64_t{3037000500}}) {  // just past sqrt(2^63) too
+    ir::Tensor empty = testing::zeros(ir::DType::kF32, {0});
+    DLTensor big = empty.dl();
+    int64_t shape[1] = {n};
+    big.shape = shape;
+    std::vector<ir::Tensor> out;
+    const DLTensor* args[] = {&big};
+    Status s = jit->call_graph("nn", g, {}, args, out);
+    EXPECT_EQ(s.code(), Code::kRuntime) << n << ": " << s.to_string();
+    EXPECT_EQ(s.detail(), Detail::kOverflow) << n;
+    EXPECT_NE(s.message().find("overflows int64"), std::string::npos) << s.message();
+  }
 }
 
 TEST(Jit, RejectsUnavailableBackendsAndBadConfigs) {

@@ -9,9 +9,18 @@ arrays, so that most programs run (a step NumPy refuses there is drawn
 again); later calls change the sizes, and may then fail: NumPy's exception
 is then the answer shapejit must give too.
 
+A program may also hold state, arrays that live across its calls where
+programs keep them (module globals, a closure's cells, an object's
+attributes reached as a global, through `self` of a jitted bound method, or
+from an enclosing function), and write into them and into its arguments:
+blocks, masks, index arrays, in-place operators, through views and aliases.
+Steps may take Python ints from anywhere in the int64 range and past it,
+as operands and as an int argument `n` whose value changes from call to
+call, and arguments may be ndarray subclasses (masked arrays, matrices).
+
 `check(program)` runs every call through NumPy and through @shapejit.jit and
-returns the first difference (value, dtype, shape, pytree, exception type),
-or None.
+returns the first difference (value, dtype, shape, pytree, exception type,
+or an argument or a state array after the call), or None.
 """
 from __future__ import annotations
 
@@ -24,6 +33,13 @@ from hypothesis import strategies as st
 SIZE_VARS = ("s0", "s1", "s2")
 SIZES = (0, 1, 2, 3, 4, 5, 7)
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
+# Where a program keeps its state (see the module's text).
+HOLDERS = ("global", "closure", "attr", "method", "enclosing")
+# Python ints at the edges of int32 and int64 and past them.
+BIG_INTS = (2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**40, -2**40, 2**53 + 1, 2**62, 2**63 - 1, 2**63, -2**63, -2**63 - 1,
+            2**64, 2**70, -2**70)
+# Values of a program's int argument `n`: sizes, negatives, and past what a size can be.
+INT_ARGS = (0, 1, 2, 3, 5, -1, -4, 2**31, 2**40, 2**61 + 3, 2**62, 2**63 - 1, -2**63, 2**64)
 MODES = ("start_dynamic", "start_static", "always_dynamic", "always_static", "bucketed")
 # Masks draw the data-dependent steps too (row masks, nonzero, argwhere,
 # flatnonzero, extract, compress): fuzz_numpy.py --data-dependent. Off, the
@@ -58,6 +74,15 @@ SHAPE = ("{}.T", "{}.reshape(-1)", "{}[None]", "{}[..., None]", "np.expand_dims(
          "np.tril({})", "np.triu({}, 1)", "np.moveaxis({}, 0, -1)", "np.swapaxes({}, 0, -1)", "{}.copy()",
          "np.ravel({})", "np.cumprod({}, axis=0)", "np.diff({}, axis=0)", "np.roll({}, 1, axis=0)",
          "np.atleast_2d({})", "np.broadcast_to({}, (2,) + {}.shape)")
+BIG = ("{0} + {1}", "{0} - {1}", "{0} * {1}", "{0} // {1}", "{0} == {1}", "{0} != {1}", "{0} < {1}", "{0} >= {1}",
+       "{1} > {0}", "np.maximum({0}, {1})", "np.where({0} > 0, {0}, {1})", "np.clip({0}, -{1}, {1})",
+       "{0}.shape[0] * {1}", "len({0}) * {1} % 7", "np.full({0}.shape, {1})", "{0} & {1}")
+INT_ARG = ("n * n", "{0} + n", "{0} * n", "{0}.shape[0] + n", "{0}.shape[0] * n % 7", "n * 2**61 % 7", "{0}[:n]",
+           "{0} == n", "{0} < n", "np.full({0}.shape, n)", "n - {0}.size", "{0}[n % 3:]")
+# Writes: into a block, a mask, index arrays, in place, through a view.
+WRITES = ("{t}[{key}] = {val}", "{t}[{key}] {op}= {val}", "{t} {op}= {val}", "{t}[{t} > 0] = {val}",
+          "{t}[np.array({idx})] = {val}", "{t}.T[{key}] = {val}", "{t}[...] = {val}", "{t}[{key}][...] = {val}")
+INPLACE = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^")
 SIZED = ("np.arange({0}.shape[0])", "np.zeros({0}.shape)", "np.ones_like({0}) * {0}.size",
          "{0} * {0}.shape[0]", "{0} / float({0}.shape[-1]) ** 0.5", "np.full({0}.shape, len({0}))",
          "{0} + np.arange({0}.shape[-1])", "np.eye({0}.shape[0])", "{0}.reshape({0}.shape[0], -1)",
@@ -102,29 +127,55 @@ def programs(draw):
     inputs = []
     for i in range(n_inputs):
         rank = draw(st.integers(0, 3))
+        views = ("plain", "plain", "strided", "transposed", "reversed", "masked") + (("matrix",) if rank == 2 else ())
         inputs.append({
             "name": "abc"[i],
             "dtype": draw(st.sampled_from(DTYPES)),
             "shape": [draw(st.sampled_from(SIZE_VARS + (1,))) for _ in range(rank)],
-            "view": draw(st.sampled_from(("plain", "plain", "strided", "transposed", "reversed"))) if rank else "plain",
+            "view": draw(st.sampled_from(views)) if rank else "plain",
         })
     calls = draw(st.lists(st.fixed_dictionaries({v: st.sampled_from(SIZES) for v in SIZE_VARS}), min_size=1, max_size=4))
     program = {"inputs": inputs, "calls": calls, "mode": draw(st.sampled_from(MODES)),
                "tree": draw(st.sampled_from(("flat", "dict", "list"))), "seed": draw(st.integers(0, 2**16)), "body": []}
+    # State that lives across the calls, in one of the places programs keep it.
+    program["state"] = [{"name": f"g{i}", "dtype": draw(st.sampled_from(DTYPES)),
+                         "shape": draw(st.lists(st.sampled_from((0, 1, 2, 3, 5)), min_size=0, max_size=3))}
+                        for i in range(draw(st.integers(0, 2)))]
+    program["holder"] = draw(st.sampled_from(HOLDERS))
+    if draw(st.booleans()):
+        for c in calls:
+            c["n"] = draw(st.sampled_from(INT_ARGS))
     env = dict(zip((x["name"] for x in inputs), make_args(program, calls[0])))
+    env.update(make_state(program))
+    if "n" in calls[0]:
+        env["n"] = calls[0]["n"]
     inexact = set()
-    for k in range(draw(st.integers(1, 7))):
+    k = 0
+    for _ in range(draw(st.integers(1, 7))):
         for _attempt in range(4):
-            line = draw(steps(env))
-            uses = set(re.findall(r"\b(v\d+|[abc])\b", line))
+            is_write, line = draw(steps(env))
+            uses = set(re.findall(r"\b(v\d+|[abc]|g\d)\b", line))
             if uses & inexact and any(m in line for m in DISCONTINUOUS):
                 continue  # an ulp of difference would flip the result: not a difference worth finding
+            if is_write:
+                target = re.match(r"(\w+)", line).group(1)
+                if uses - {target} & inexact and np.asarray(env[target]).dtype.kind in "iub":
+                    continue  # an inexact value cast to an integer: an ulp may change it
+                if _exec_write(line, env):
+                    break
+                continue
             value = _try(line, env)
             if value is not None:
                 break
         else:
             continue
+        if is_write:
+            program["body"].append(line)
+            if uses & inexact or any(m in line for m in INEXACT) or "/" in line:
+                inexact.update(uses)
+            continue
         name = f"v{k}"
+        k += 1
         program["body"].append(f"{name} = {line}")
         env[name] = value
         if uses & inexact or any(m in line for m in INEXACT):
@@ -134,18 +185,69 @@ def programs(draw):
     # would raise is not raised (docs/python.md); the fuzzer compares what
     # is computed.
     computed = [n for n in env if n.startswith("v")]
-    out = computed + draw(st.lists(st.sampled_from(list(env)), min_size=0 if computed else 1, max_size=2))
+    arrays = [n for n in env if not n.startswith("g") and n != "n"]
+    out = computed + draw(st.lists(st.sampled_from(arrays), min_size=0 if computed else 1, max_size=2))
     program["returns"] = draw(st.sampled_from(("tuple", "dict", "one"))) if len(out) == 1 else draw(st.sampled_from(("tuple", "dict")))
     program["outputs"] = out
     return program
 
 
+def _exec_write(line, env):
+    """Runs a statement (a write) on `env` as NumPy does; False, with env as
+    it was, where NumPy refuses it on these values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            trial = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in env.items()}
+            exec(line, {"np": np}, trial)  # noqa: S102 - our own generated source
+        except Exception:  # noqa: BLE001 - any refusal: draw another step
+            return False
+        try:
+            exec(line, {"np": np}, env)  # noqa: S102 - the same, on the values themselves (views and aliases as they are)
+        except Exception:  # noqa: BLE001 - refused there only (a read-only view): not drawn
+            return False
+    return True
+
+
 @st.composite
 def steps(draw, env):
+    """One line over the values so far: (False, an expression) or (True, a
+    write)."""
+    arrays = [n for n, v in env.items() if isinstance(v, np.ndarray)]
+    kinds = ("unary", "binary", "binary", "scalar", "reduce", "shape", "index", "sized", "branch", "mask", "write", "write",
+             "alias", "big") + (("n", "n") if "n" in env else ())
+    kind = draw(st.sampled_from(kinds))
+    if kind == "write" and arrays:
+        return True, draw(writes(env, arrays))
+    return False, draw(expressions(env, kind))
+
+
+@st.composite
+def writes(draw, env, arrays):
+    """A write into an array the program has: an argument, its state, a
+    value, a view or an alias of one."""
+    t = draw(st.sampled_from(arrays))
+    names = [n for n in env if n != "n"]
+    val = draw(st.one_of(st.sampled_from(("1", "2.5", "-3", "True", "0.25")), st.sampled_from(names),
+                         st.sampled_from(names).map(lambda n: f"{n} * 2"), st.sampled_from(BIG_INTS).map(str)))
+    template = draw(st.sampled_from(WRITES))
+    return template.format(t=t, key=draw(slices(max(1, np.ndim(env[t])))), val=val, op=draw(st.sampled_from(INPLACE)),
+                           idx=draw(st.lists(st.integers(-3, 3), min_size=0, max_size=3)))
+
+
+@st.composite
+def expressions(draw, env, kind):
     """One line's expression over the values so far."""
-    names = list(env)
+    names = [n for n in env if n != "n"]
     pick = lambda: draw(st.sampled_from(names))  # noqa: E731
-    kind = draw(st.sampled_from(("unary", "binary", "binary", "scalar", "reduce", "shape", "index", "sized", "branch", "mask")))
+    if kind == "alias":
+        return pick()  # the same array under a new name: writes through it are writes into it
+    if kind == "big":
+        return draw(st.sampled_from(BIG)).format(pick(), draw(st.sampled_from(BIG_INTS)))
+    if kind == "n":
+        return draw(st.sampled_from(INT_ARG)).format(pick())
+    if kind == "write":
+        kind = "index"
     if kind == "unary":
         return draw(st.sampled_from(UNARY)).format(pick())
     if kind == "binary":
@@ -201,13 +303,15 @@ def _try(line, env):
             value = eval(line, {"np": np}, dict(env))  # noqa: S307 - our own generated source
         except Exception:  # noqa: BLE001 - any refusal: draw another step
             return None
+    if type(value) in (int, bool):
+        return value  # sizes and Python's integers, of any magnitude
     return value if isinstance(value, (np.ndarray, np.generic)) and np.size(value) <= 4096 else None
 
 
 def make_args(program, sizes):
     """The call's arguments for `sizes`, in the program's views: values in
     quarters, so that sums of a few are exact in every float type."""
-    rng = np.random.default_rng(program["seed"] + sum(sizes.values()) * 7919)
+    rng = np.random.default_rng(program["seed"] + sum(sizes[v] for v in SIZE_VARS) * 7919)
     args = []
     for x in program["inputs"]:
         shape = tuple(sizes[d] if isinstance(d, str) else d for d in x["shape"])
@@ -228,19 +332,37 @@ def make_args(program, sizes):
             base = base.T
         elif x["view"] == "reversed":
             base = base[::-1]
+        elif x["view"] == "masked":
+            base = np.ma.masked_array(base, mask=rng.integers(0, 2, size=base.shape).astype(bool))
+        elif x["view"] == "matrix":
+            base = np.asmatrix(base)
         args.append(base)
     return args
 
 
+def make_state(program):
+    """The program's state arrays as they are before its first call."""
+    rng = np.random.default_rng(program["seed"] + 17)
+    out = {}
+    for g in program.get("state", ()):
+        base = rng.integers(-12, 13, size=g["shape"])
+        out[g["name"]] = (base > 0 if g["dtype"] == "bool" else base / 4 if g["dtype"].startswith("float") else base).astype(g["dtype"])
+    return out
+
+
 def source(program):
-    """The function's source, as a NumPy user would write it."""
-    names = [x["name"] for x in program["inputs"]]
+    """The program's source, as a NumPy user would write it: the function
+    `f`, where it keeps its state (HOLDERS), and `state()`, which gives the
+    state arrays as they are bound now."""
+    names = [x["name"] for x in program["inputs"]] + (["n"] if "n" in program["calls"][0] else [])
+    state = [g["name"] for g in program.get("state", ())]
+    holder = program.get("holder", "global")
     if program["tree"] == "flat":
-        head, unpack = f"def f({', '.join(names)}):", []
+        params, unpack = ", ".join(names), []
     elif program["tree"] == "dict":
-        head, unpack = "def f(p):", [f"    {n} = p[{n!r}]" for n in names]
+        params, unpack = "p", [f"{n} = p[{n!r}]" for n in names]
     else:
-        head, unpack = "def f(p):", [f"    {n} = p[1][{i}]" for i, n in enumerate(names)]
+        params, unpack = "p", [f"{n} = p[1][{i}]" for i, n in enumerate(names)]
     outs = program["outputs"]
     if program["returns"] == "one":
         ret = outs[0]
@@ -248,22 +370,61 @@ def source(program):
         ret = "(" + ", ".join(outs) + ",)"
     else:
         ret = "{" + ", ".join(f"'r{i}': {o}" for i, o in enumerate(outs)) + "}"
-    return "\n".join([head, *unpack, *(f"    {line}" for line in program["body"]), f"    return {ret}", ""])
+    # How the body names a state array: itself (with a global or nonlocal
+    # declaration, so that `g0 += x` keeps it), or an object's attribute.
+    prefix = {"attr": "s.", "enclosing": "s.", "method": "self."}.get(holder, "")
+    body = [re.sub(r"\bg(\d)\b", prefix + r"g\1", line) for line in program["body"]]
+    declare = [f"{'global' if holder == 'global' else 'nonlocal'} {', '.join(state)}"] if state and holder in ("global", "closure") else []
+    lines = [*declare, *unpack, *body, f"return {ret}"]
+    listing = ", ".join(f"{g!r}: {prefix}{g}" for g in state)
+    if holder == "method":
+        return "\n".join(["class M:", f"    def __init__(self{''.join(', ' + g for g in state)}):",
+                          *([f"        self.{g} = {g}" for g in state] or ["        pass"]),
+                          f"    def f(self, {params}):", *(f"        {x}" for x in lines),
+                          "    def state(self):", f"        return {{{listing}}}", ""])
+    if holder in ("closure", "enclosing"):
+        inner = ["    class S:", "        pass", "    s = S()", *(f"    s.{g} = {g}" for g in state)] if holder == "enclosing" else []
+        return "\n".join([f"def make({', '.join(state)}):", *inner, f"    def f({params}):", *(f"        {x}" for x in lines),
+                          "    def state():", f"        return {{{listing}}}", "    return f, state", ""])
+    head = ["class S:", "    pass", "s = S()"] if holder == "attr" else []
+    return "\n".join([*head, f"def f({params}):", *(f"    {x}" for x in lines), "def state():", f"    return {{{listing}}}", ""])
 
 
-def _call_args(program, args):
+def world(program):
+    """One run's program: (f, state): the function and what gives its state
+    arrays, made afresh, where the program keeps them."""
+    scope = {"np": np}
+    exec(compile(source(program), "<fuzz program>", "exec"), scope)  # noqa: S102 - our own generated source
+    state = make_state(program)
+    holder = program.get("holder", "global")
+    if holder == "method":
+        m = scope["M"](**state)
+        return m.f, m.state
+    if holder in ("closure", "enclosing"):
+        return scope["make"](**state)
+    if holder == "attr":
+        for k, v in state.items():
+            setattr(scope["s"], k, v)
+    else:
+        scope.update(state)
+    return scope["f"], scope["state"]
+
+
+def _call_args(program, args, sizes):
+    args = list(args) + ([sizes["n"]] if "n" in sizes else [])
+    names = [x["name"] for x in program["inputs"]] + (["n"] if "n" in sizes else [])
     if program["tree"] == "flat":
         return args
     if program["tree"] == "dict":
-        return [{x["name"]: a for x, a in zip(program["inputs"], args)}]
-    return [("unused", list(args))]
+        return [dict(zip(names, args))]
+    return [("unused", args)]
 
 
-def _run(fn, program, args):
+def _run(fn, program, args, sizes):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return fn(*_call_args(program, args)), None
+            return fn(*_call_args(program, args, sizes)), None
         except Exception as e:  # noqa: BLE001 - the exception is the answer to compare
             return None, e
 
@@ -294,6 +455,14 @@ def _differs(path, got, want, single):
     numeric = (np.ndarray, np.generic)
     if not (isinstance(got, numeric) and isinstance(want, numeric)) and type(got) is not type(want):
         return f"{path}: a {type(got).__name__}, NumPy gives a {type(want).__name__}"
+    special = (np.ma.MaskedArray, np.matrix)  # subclasses whose type is part of the answer
+    if (isinstance(got, special) or isinstance(want, special)) and type(got) is not type(want):
+        return f"{path}: a {type(got).__name__}, NumPy gives a {type(want).__name__}"
+    if isinstance(want, np.ma.MaskedArray):
+        if not np.array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want)):
+            return f"{path}: mask {np.ma.getmaskarray(got).ravel()[:6]}, NumPy's {np.ma.getmaskarray(want).ravel()[:6]}"
+        got, want = np.ma.getdata(got), np.ma.getdata(want)
+        got, want = np.where(np.ma.getmaskarray(want), 0, got), np.where(np.ma.getmaskarray(want), 0, want)
     g, w = np.asarray(got), np.asarray(want)
     if g.dtype != w.dtype:
         return f"{path}: dtype {g.dtype}, NumPy gives {w.dtype}"
@@ -315,19 +484,20 @@ def _differs(path, got, want, single):
 
 def check(program, jit):
     """The first difference between NumPy and `jit` (shapejit.jit) on every
-    call of `program`, as a line that says where; None when they agree."""
+    call of `program`, as a line that says where; None when they agree:
+    results, exceptions, and the arguments and state arrays after each call."""
     text = source(program)
-    single = "float32" in text or any(x["dtype"] == "float32" for x in program["inputs"])
-    scope = {"np": np}
-    exec(compile(text, "<fuzz program>", "exec"), scope)  # noqa: S102 - our own generated source
-    plain = scope["f"]
+    single = "float32" in text or any(x["dtype"] == "float32" for x in program["inputs"] + program.get("state", []))
+    plain, plain_state = world(program)
+    mine, mine_state = world(program)
     config = {"policy": {"mode": program["mode"]}, "log": {"recompiles": False}, "cache": {"disk": {"max_mb": 0}}}
     if ASYNC_COMPILE:
         config["compile"] = {"async": True}
-    jitted = jit(plain, config=config)
+    jitted = jit(mine, config=config)
     for k, sizes in enumerate(program["calls"]):
-        want, want_error = _run(plain, program, make_args(program, sizes))
-        got, got_error = _run(jitted, program, make_args(program, sizes))
+        want_args, got_args = make_args(program, sizes), make_args(program, sizes)
+        want, want_error = _run(plain, program, want_args, sizes)
+        got, got_error = _run(jitted, program, got_args, sizes)
         where = f"call {k} (sizes {sizes})"
         if want_error is not None or got_error is not None:
             if want_error is None:
@@ -336,11 +506,21 @@ def check(program, jit):
                 return f"{where}: NumPy raised {type(want_error).__name__}: {want_error}; shapejit did not"
             if not isinstance(got_error, type(want_error)):
                 return f"{where}: shapejit raised {type(got_error).__name__}: {got_error}; NumPy {type(want_error).__name__}: {want_error}"
-            continue
-        if _structure(got) != _structure(want):
-            return f"{where}: the result's structure {_structure(got)}, NumPy's {_structure(want)}"
-        for (path, g), (_, w) in zip(_leaves(got), _leaves(want)):
-            why = _differs(path, g, w, single)
+        else:
+            if _structure(got) != _structure(want):
+                return f"{where}: the result's structure {_structure(got)}, NumPy's {_structure(want)}"
+            for (path, g), (_, w) in zip(_leaves(got), _leaves(want)):
+                why = _differs(path, g, w, single)
+                if why:
+                    return f"{where}: {why}"
+        # What the call wrote: its arguments, and the state it keeps.
+        for x, g, w in zip(program["inputs"], got_args, want_args):
+            why = _differs(f"argument {x['name']} after the call", g, w, single)
+            if why:
+                return f"{where}: {why}"
+        got_state, want_state = mine_state(), plain_state()
+        for name in want_state:
+            why = _differs(f"state {name} after the call", got_state[name], want_state[name], single)
             if why:
                 return f"{where}: {why}"
     return None
