@@ -33,7 +33,7 @@ from . import _tracing as T
 
 _NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
-GLOBAL_DEPTH = 3   # a closure's or a global's: params["w"], P.blocks[0]
+GLOBAL_DEPTH = 6   # a closure's or a global's: params["layers"][3]["attn"]["wq"]
 MAX_FUNCTIONS = 32  # the functions a trace looks into for what they name, the jitted one first
 _SKIPPED_MODULES = ("numpy", "shapejit", "builtins")
 
@@ -141,6 +141,7 @@ class Reach:
                 if callable(value) and not isinstance(value, type):
                     todo.append(value)
             g = f.__globals__
+            objects = list(self.roots)
             for name in sorted(names):
                 if name.startswith("__") or name not in g:
                     continue
@@ -151,11 +152,14 @@ class Reach:
                         todo.extend(v for k in sorted(names) if isinstance(v := getattr(value, k, None), types.FunctionType))
                 elif callable(value) and not isinstance(value, type):
                     todo.append(value)
-            # Methods of the objects it reads through that its code names (self.block(x)).
-            for obj in self.roots:
+                elif hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED):
+                    objects.append(value)
+            # Methods of the objects it reads through that its code names
+            # (self.block(x), sim.step()): what they read, it reads.
+            for obj in objects:
                 for name in sorted(names):
                     method = getattr(type(obj), name, None)
-                    if isinstance(method, types.FunctionType):
+                    if isinstance(method, types.FunctionType) and not _skipped(method):
                         todo.append(method)
 
     def places(self):
@@ -200,6 +204,61 @@ class Reach:
             except ValueError:
                 state.append((cell, None, _GONE))
         return state
+
+    def snapshot(self):
+        """What the function can read besides its arguments, by identity: the
+        names its code can bind, and what their dicts, lists and objects
+        hold, to GLOBAL_DEPTH. A cached error holds it, and is raised again
+        only while nothing in it was rebound (changed)."""
+        out = []
+        seen = set()
+
+        def walk(obj, depth):
+            if depth == 0 or id(obj) in seen or T.is_array(obj):
+                return
+            seen.add(id(obj))
+            if isinstance(obj, dict):
+                holder = obj
+            elif isinstance(obj, list):
+                holder = dict(enumerate(obj))
+                out.append((obj, len, len(obj)))  # a list that grows or shrinks
+            elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+                holder = vars(obj)
+            else:
+                return
+            for k, v in list(holder.items()):
+                out.append((obj, k, v))
+                walk(v, depth - 1)
+
+        for holder, name, value in self.bound():
+            out.append((holder, name, value))
+            walk(value, GLOBAL_DEPTH)
+        for obj in self.roots:
+            walk(obj, GLOBAL_DEPTH)
+        return out
+
+    @staticmethod
+    def changed(snapshot) -> bool:
+        """Whether anything in `snapshot` holds another object now."""
+        for holder, key, value in snapshot:
+            if key is len:
+                if len(holder) != value:
+                    return True
+                continue
+            if key is None:
+                try:
+                    now = holder.cell_contents
+                except ValueError:
+                    now = _GONE
+            elif isinstance(holder, dict):
+                now = holder.get(key, _GONE)
+            elif isinstance(holder, list):
+                now = holder[key] if key < len(holder) else _GONE
+            else:
+                now = vars(holder).get(key, _GONE)
+            if now is not value:
+                return True
+        return False
 
     @staticmethod
     def rebound(state):

@@ -224,7 +224,7 @@ class Callbacks:
                 T._break(st, f"the function raises {type(e).__name__} after writing into arrays it did not make")
             if st.reach is not None and _numpys_error(e):
                 label = f"{type(e).__name__}#{len(self._raised)}"
-                self._raised[label] = (e, st.reach.bound())
+                self._raised[label] = (e, st.reach.snapshot())
                 tracer.raise_error(label)
             raise
         if st.found:
@@ -238,8 +238,8 @@ class Callbacks:
         that tracebacks do not pile up on one object); None when what the
         function read when it raised it (its globals, its closure) is bound
         to other objects now: the call traces again."""
-        e, state = self._raised[label]
-        if Reach.rebound(state) is not None:
+        e, snapshot = self._raised[label]
+        if Reach.changed(snapshot):
             return None
         try:
             again = copy.copy(e)

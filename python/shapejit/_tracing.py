@@ -82,13 +82,17 @@ _VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "u
 
 def emit(st, op, operands, attrs=None):
     """Adds one node; returns its value."""
-    for o in operands:
-        if type(o) is _Unlifted:
-            o._lift()  # before the node: lifting may cut the graph (_segments)
+    for o in operands:  # before the node: lifting may cut the graph (_segments), a view be made again
+        kind = type(o)
+        if kind is _Unlifted:
+            o._lift()
+        elif kind is _View:
+            o._id  # noqa: B018 - read for its effect
     v = _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
     if op in _VIEW_OPS and isinstance(operands[0], Tensor):
         rest = operands[1:]
-        return _View.of(v, operands[0], op, lambda p: _value(st, st.tr.op(op, [p, *rest], attrs)), (rest, attrs))
+        derive = None if op == "reshape" else lambda p: _value(st, st.tr.op(op, [p, *rest], attrs))
+        return _View.of(v, operands[0], op, derive, (rest, attrs))
     return v
 
 

@@ -374,16 +374,30 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
 
 bool Function::writes_overlap(const Site& s, const ArgList& in, const std::function<PyObject*(size_t)>& input) {
   if (!s.writes) return false;
+  // Every input's bytes, sorted by where they begin; a sweep finds a pair
+  // that overlaps with a written one among them: n log n, for a model's
+  // hundreds of inputs and tens of cache writes.
+  struct Bytes {
+    uintptr_t begin, end;
+    bool written;
+  };
+  thread_local std::vector<Bytes> spans;
+  spans.clear();
   const std::span<const DLTensor* const> dl = in.span();
+  std::vector<bool> written(dl.size(), false);
   for (const Site::WriteSpec& w : s.write_specs) {
-    if (w.input >= dl.size()) continue;
-    const ir::ByteSpan target = argument_span(input(w.input), *dl[w.input]);
-    if (target.begin == target.end) continue;
-    for (size_t j = 0; j < dl.size(); ++j) {
-      if (j == w.input) continue;
-      const ir::ByteSpan other = argument_span(input(j), *dl[j]);
-      if (other.begin < target.end && target.begin < other.end) return true;
-    }
+    if (w.input < dl.size()) written[w.input] = true;
+  }
+  for (size_t i = 0; i < dl.size(); ++i) {
+    const ir::ByteSpan b = argument_span(input(i), *dl[i]);
+    if (b.begin != b.end) spans.push_back({b.begin, b.end, written[i]});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Bytes& a, const Bytes& b) { return a.begin < b.begin; });
+  uintptr_t any_end = 0, written_end = 0;  // the furthest end of those before, all and written ones
+  for (const Bytes& b : spans) {
+    if (b.begin < (b.written ? any_end : written_end)) return true;
+    any_end = std::max(any_end, b.end);
+    if (b.written) written_end = std::max(written_end, b.end);
   }
   return false;
 }

@@ -23,6 +23,7 @@ trace::Tracer::Arg operand(nb::handle o) {
   static PyObject* id = PyUnicode_InternFromString("_id");
   nb::object v = nb::steal(PyObject_GetAttr(p, id));
   if (!v.is_valid()) {
+    if (PyErr_ExceptionMatches(graph_break_error)) throw nb::python_error();  // the value could not be read: a break
     PyErr_Clear();
     raise(Status(Code::kUnsupported, std::string("an operand of type '") + Py_TYPE(p)->tp_name +
                                          "' is not a traced value or a number"));

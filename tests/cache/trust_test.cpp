@@ -52,9 +52,10 @@ void write_all(const std::string& path, const std::string& bytes) {
 // made right again (the payload re-encoded, the old signature kept).
 std::vector<std::pair<std::string, std::string>> forgeries(const Hash128& key, const std::string& target) {
   const std::string good = encode_record(key, target, "the real kernel", signer_of({kKeyA}));
-  std::string altered = encode_record(key, target, "an evil kernel!");  // same length
-  altered += good.substr(good.size() - Signer::kSignatureBytes);
-  altered[48] = static_cast<char>(Signer::kSignatureBytes);  // the header says signed
+  // Another payload of the same length with the good record's signature in
+  // place of its own (its checksum, which anyone can compute, made right).
+  std::string altered = encode_record(key, target, "an evil kernel!", signer_of({kKeyC}));
+  altered.replace(altered.size() - Signer::kSignatureBytes, Signer::kSignatureBytes, good.substr(good.size() - Signer::kSignatureBytes));
   return {{"unsigned", encode_record(key, target, "an evil kernel!")},
           {"foreign key", encode_record(key, target, "an evil kernel!", signer_of({kKeyC}))},
           {"altered", altered}};

@@ -247,3 +247,71 @@ def test_a_global_also_passed_as_an_argument_is_one_array():
     for _ in range(2):  # a strided view of the written global: NumPy runs it
         np.testing.assert_array_equal(g(ms["G"][::2]), n.f(ns["G"][::2]))
         np.testing.assert_array_equal(ms["G"], ns["G"])
+
+
+GRAY_SCOTT = """
+n = 40
+Z = np.zeros((n + 2, n + 2), [("U", np.double), ("V", np.double)])
+U, V = Z["U"], Z["V"]
+u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+r = 6
+u[...] = 1.0
+U[n // 2 - r:n // 2 + r, n // 2 - r:n // 2 + r] = 0.50
+V[n // 2 - r:n // 2 + r, n // 2 - r:n // 2 + r] = 0.25
+u += 0.05 * np.random.default_rng(0).random((n, n))
+v += 0.05 * np.random.default_rng(1).random((n, n))
+Du, Dv, F, k = 0.16, 0.08, 0.060, 0.062
+
+
+def update(frame):
+    global U, V, u, v
+    for i in range(10):
+        Lu = U[0:-2, 1:-1] + U[1:-1, 0:-2] - 4 * U[1:-1, 1:-1] + U[1:-1, 2:] + U[2:, 1:-1]
+        Lv = V[0:-2, 1:-1] + V[1:-1, 0:-2] - 4 * V[1:-1, 1:-1] + V[1:-1, 2:] + V[2:, 1:-1]
+        uvv = u * v * v
+        u += Du * Lu - uvv + F * (1 - u)
+        v += Dv * Lv + uvv - (F + k) * v
+    return V
+"""
+
+LIFE = """
+Z = (np.random.default_rng(2).random((32, 32)) > 0.6).astype(np.int64)
+
+
+def update(frame):
+    N = (Z[0:-2, 0:-2] + Z[0:-2, 1:-1] + Z[0:-2, 2:] + Z[1:-1, 0:-2] + Z[1:-1, 2:] + Z[2:, 0:-2] + Z[2:, 1:-1] + Z[2:, 2:])
+    birth = (N == 3) & (Z[1:-1, 1:-1] == 0)
+    survive = ((N == 2) | (N == 3)) & (Z[1:-1, 1:-1] == 1)
+    Z[...] = 0
+    Z[1:-1, 1:-1][birth | survive] = 1
+    return Z
+"""
+
+
+@pytest.mark.parametrize("program", [GRAY_SCOTT, LIFE], ids=["gray-scott", "game-of-life"])
+def test_animation_callbacks_that_advance_module_arrays_in_place(program):
+    # The issue's public programs: update(frame) advances module-level
+    # arrays in place, as a FuncAnimation callback does; 100 frames.
+    mine, theirs = module_with(program), module_with(program)
+    step = jit(mine.update)
+    for frame in range(100):
+        np.testing.assert_allclose(step(frame), theirs.update(frame), rtol=1e-12, atol=1e-12)
+    for name in ("Z", "U", "V", "u", "v"):
+        if hasattr(theirs, name):
+            np.testing.assert_allclose(getattr(mine, name).view(np.float64) if name == "Z" and program is GRAY_SCOTT
+                                       else getattr(mine, name),
+                                       getattr(theirs, name).view(np.float64) if name == "Z" and program is GRAY_SCOTT
+                                       else getattr(theirs, name), rtol=1e-12, atol=1e-12)
+
+
+def test_a_method_of_a_global_object_writes_its_module():
+    src = ("class Sim:\n    def __init__(self):\n        self.x = np.arange(4.0)\n"
+           "    def step(self, dt):\n        self.x += dt * G\n        G[...] = self.x.sum()\n"
+           "sim = Sim()\nG = np.ones(4)\n"
+           "def frame(dt):\n    sim.step(dt)\n    return sim.x\n")
+
+    def make():
+        m = module_with(src)
+        return m.frame, {"G": m.G, "x": m.sim.x}
+    s = same_on_every_call(make, (0.5,), (0.25,))
+    assert s["graph_breaks"] == 0

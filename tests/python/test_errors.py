@@ -143,3 +143,104 @@ def test_slices_with_huge_steps_are_numpys(step):
     f = jit(lambda x: (x[0:3:step], x[1::step, ::step], x[::-step]))
     for got, want in zip(f(x), (x[0:3:step], x[1::step, ::step], x[::-step])):
         np.testing.assert_array_equal(got, want)
+
+
+# -- NumPy's errors, as NumPy raises them --------------------------------------
+
+def test_numpys_error_is_cached_per_entry_and_raised_again_without_a_trace():
+    f = jit(lambda x, i: x[i])
+    x = np.arange(4.0)
+    for i in (5, 5, 6, 5):
+        with pytest.raises(IndexError, match=f"index {i} is out of bounds"):
+            f(x, i)
+    assert f.stats()["traces"] == 2 and f(x, 2) == 2.0  # one per index past the end; the site still works
+    e1, e2 = None, None
+    for _ in range(2):
+        try:
+            f(x, 5)
+        except IndexError as e:
+            e1, e2 = e2, e
+    assert e1 is not e2 and e2.__traceback__ is not None  # a new error each time
+
+
+def test_a_cached_error_is_dropped_when_what_the_function_reads_is_rebound():
+    g = {"W": None}
+    f = jit(lambda x: x @ g["W"])
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            f(np.ones((2, 3)))
+    g["W"] = np.ones((3, 2))
+    np.testing.assert_array_equal(f(np.ones((2, 3))), np.full((2, 2), 3.0))
+
+
+def test_the_functions_own_raise_is_not_cached():
+    # It may depend on any Python state: it traces again.
+    state = {"strict": True}
+
+    def f(x):
+        if state["strict"] and x.shape[0] > 3:
+            raise ValueError("too long")
+        return x * 2
+    g = jit(f)
+    with pytest.raises(ValueError, match="too long"):
+        g(np.ones(5))
+    state["strict"] = False
+    np.testing.assert_array_equal(g(np.ones(5)), np.full(5, 2.0))
+
+
+def test_writes_before_an_error_are_made_as_numpy_makes_them():
+    def f(x, i):
+        x[0] = 7.0
+        return x[i]
+    for _ in range(2):
+        mine, theirs = np.zeros(3), np.zeros(3)
+        with pytest.raises(IndexError):
+            f(theirs, 5)
+        with pytest.raises(IndexError):
+            jit(f)(mine, 5)
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_an_axis_out_of_range_is_an_axis_error_and_argmin_says_argmin():
+    for fn in (lambda b: b.max(axis=1), lambda b: b.argmin(axis=1), lambda b: b.argmax(axis=-2)):
+        with pytest.raises(np.exceptions.AxisError):
+            jit(fn)(np.ones(0, np.float32))
+    with pytest.raises(ValueError, match="attempt to get argmin of an empty sequence"):
+        jit(lambda b: b.argmin(axis=0))(np.ones(0, np.float32))
+
+
+def test_a_result_too_large_to_allocate_is_a_memory_error():
+    with pytest.raises(MemoryError):
+        jit(lambda x: np.zeros((x.shape[0], 2**20, 2**20)))(np.ones(4))
+
+
+def test_generators_and_coroutines_run_as_python_runs_them():
+    import asyncio
+
+    def gen(x):
+        yield x * 2
+        yield x + 1
+
+    async def co(x):
+        return x * 3
+
+    g = sj.jit(gen)
+    np.testing.assert_array_equal(list(g(np.ones(2)))[1], np.full(2, 2.0))
+    np.testing.assert_array_equal(asyncio.run(sj.jit(co)(np.ones(2))), np.full(2, 3.0))
+    assert "not compiled" in g.explain() and g.stats()["calls"] == 1
+    # A generator or a closure made while traced: NumPy's, on every call.
+    f = jit(lambda x: ((y * 2 for y in x), lambda z: x + z))
+    for _ in range(2):
+        it, add = f(np.ones(2))
+        assert [float(v) for v in it] == [2.0, 2.0]
+        np.testing.assert_array_equal(add(1), np.full(2, 2.0))
+
+
+def test_a_graph_break_is_not_an_exception_the_function_can_catch():
+    def f(x):
+        try:
+            y = np.partition(x, 1)  # no op: a cut, or the call in NumPy
+        except Exception:  # noqa: BLE001 - the user's: must not swallow shapejit's break
+            y = None
+        return y * 2
+    np.testing.assert_array_equal(jit(f)(np.array([3.0, 1.0, 2.0])), np.partition(np.array([3.0, 1.0, 2.0]), 1) * 2)

@@ -114,7 +114,7 @@ TEST(Llvm, BinaryOpsEveryDtypeWithBroadcasting) {
     }
   }
   for (const char* t : {"i32", "i64"}) expect_agrees(one_op("invert", {{t, {9}}}), {random_tensor(dt(t), {9}, rng, -50, 50)}, "invert");
-  for (const char* op : {"atan2", "hypot"}) {
+  for (const char* op : {"atan2", "hypot", "fmod"}) {
     for (const char* t : kFloats) {
       expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng), random_tensor(dt(t), {4, 1}, rng)},
                     std::string(op) + " " + t);

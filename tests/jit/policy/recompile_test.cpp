@@ -246,6 +246,41 @@ TEST(Recompile, ACachedGraphBreakNeedsNoRetrace) {
   EXPECT_EQ(stats["entries"], 1u);
 }
 
+// An interpreter whose function raises an error of its own past 8
+// elements (as NumPy's IndexError for an index past a size), decided by a
+// predicate on the size.
+struct RaisesPastEight {
+  int traces = 0;
+  runtime::TraceFn fn = [this](trace::Tracer& t) -> Status {
+    ++traces;
+    auto x = t.input(0);
+    auto n = SJ_TRY(t.size(x, 0));
+    if (SJ_TRY(t.guard_bool(trace::Cmp::kGt, n, int64_t{8}))) return t.raise_error("IndexError#" + std::to_string(traces));
+    return t.output(SJ_TRY(t.op(ir::Op::kNeg, {x})));
+  };
+};
+
+TEST(Recompile, ACachedErrorNeedsNoRetraceUntilItIsForgotten) {
+  auto jit = make_jit("{}");
+  RaisesPastEight site;
+  Status s = call_1d(*jit, site.fn, 9);
+  EXPECT_EQ(s.code(), Code::kRaised) << s.to_string();
+  EXPECT_EQ(s.message(), "IndexError#1");  // the interpreter's label, as it gave it
+  for (int64_t n : {10, 50, 9}) EXPECT_EQ(call_1d(*jit, site.fn, n).message(), "IndexError#1") << n;
+  EXPECT_EQ(site.traces, 1);
+  EXPECT_TRUE(call_1d(*jit, site.fn, 4).is_ok());  // the other side of the predicate compiles
+  EXPECT_EQ(site.traces, 2);
+  jit->site("f").forget_raised();  // what the function reads changed: traced again, once
+  EXPECT_EQ(call_1d(*jit, site.fn, 12).message(), "IndexError#3");
+  EXPECT_EQ(call_1d(*jit, site.fn, 13).message(), "IndexError#3");
+  EXPECT_TRUE(call_1d(*jit, site.fn, 5).is_ok());  // the compiled entry stays
+  EXPECT_EQ(site.traces, 3);
+  auto stats = jit->stats_json()["sites"]["f"];
+  EXPECT_EQ(stats["compiles"], 1u);
+  EXPECT_EQ(stats["entries"], 1u);
+  EXPECT_NE(jit->site("f").explain().find("raises (IndexError#3)"), std::string::npos) << jit->site("f").explain();
+}
+
 TEST(Recompile, PolicyOnlyFailureDoesNotRetrace) {
   std::vector<std::string> log;
   auto jit = make_jit(config_with(R"({"mode": "start_static", "backoff_after": 3})"), &log);
