@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import types
 
 import numpy as np
@@ -110,8 +111,8 @@ def _unwrapped(f, roots):
 class Reach:
     """Where one trace of `fn` finds arrays besides its arguments; `roots`
     are the objects its call passes by identity. `places()` walks them;
-    `bound()` and `rebound()` tell whether a trace rebound a name the code
-    can bind."""
+    `snapshot()`, `changed()` and `restore()` tell whether a trace changed
+    the Python state it can reach, and undo it."""
 
     def __init__(self, fn, roots=()):
         self.roots = list(roots)
@@ -208,8 +209,9 @@ class Reach:
     def snapshot(self):
         """What the function can read besides its arguments, by identity: the
         names its code can bind, and what their dicts, lists and objects
-        hold, to GLOBAL_DEPTH. A cached error holds it, and is raised again
-        only while nothing in it was rebound (changed)."""
+        hold (and how many), to GLOBAL_DEPTH, the first SNAPSHOT_ITEMS of
+        each. A trace is checked against it (changed), and a cached error
+        raised again only while nothing in it changed."""
         out = []
         seen = set()
 
@@ -218,15 +220,15 @@ class Reach:
                 return
             seen.add(id(obj))
             if isinstance(obj, dict):
-                holder = obj
+                items = obj.items()
             elif isinstance(obj, list):
-                holder = dict(enumerate(obj))
-                out.append((obj, len, len(obj)))  # a list that grows or shrinks
+                items = enumerate(obj)
             elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
-                holder = vars(obj)
+                items = vars(obj).items()
             else:
                 return
-            for k, v in list(holder.items()):
+            out.append((obj, len, len(obj) if isinstance(obj, (dict, list)) else len(vars(obj))))
+            for k, v in itertools.islice(list(items), SNAPSHOT_ITEMS):
                 out.append((obj, k, v))
                 walk(v, depth - 1)
 
@@ -238,46 +240,75 @@ class Reach:
         return out
 
     @staticmethod
-    def changed(snapshot) -> bool:
-        """Whether anything in `snapshot` holds another object now."""
+    def changed(snapshot):
+        """The first place of `snapshot` that holds another object now (its
+        key), or None."""
         for holder, key, value in snapshot:
             if key is len:
-                if len(holder) != value:
-                    return True
-                continue
-            if key is None:
-                try:
-                    now = holder.cell_contents
-                except ValueError:
-                    now = _GONE
-            elif isinstance(holder, dict):
-                now = holder.get(key, _GONE)
-            elif isinstance(holder, list):
-                now = holder[key] if key < len(holder) else _GONE
-            else:
-                now = vars(holder).get(key, _GONE)
-            if now is not value:
-                return True
-        return False
+                if _size(holder) != value:
+                    return f"the size of a {type(holder).__name__} of {value}"
+            elif _now(holder, key) is not value:
+                return key if key is not None else "a variable of an enclosing function"
+        return None
 
     @staticmethod
-    def rebound(state):
-        """The first name of `state` (bound()) that holds another object now;
-        None when none does."""
-        for holder, name, before in state:
-            if name is None:
-                try:
-                    now = holder.cell_contents
-                except ValueError:
-                    now = _GONE
+    def restore(snapshot):
+        """Puts back what `snapshot` saw: a trace leaves the function's
+        Python state as it found it, for NumPy to run the call after it.
+        A container the snapshot holds whole loses what the trace added to it."""
+        sizes = {id(h): n for h, k, n in snapshot if k is len}
+        places = {}  # id(holder) -> (holder, [(key, value)])
+        for holder, key, value in snapshot:
+            entry = places.setdefault(id(holder), (holder, []))
+            if key is not len:
+                entry[1].append((key, value))
+        for holder, items in places.values():
+            whole = sizes.get(id(holder), SNAPSHOT_ITEMS + 1) <= SNAPSHOT_ITEMS
+            if isinstance(holder, types.CellType):
+                for _, value in items:
+                    if _now(holder, None) is value:
+                        continue
+                    if value is _GONE:
+                        del holder.cell_contents
+                    else:
+                        holder.cell_contents = value
+            elif isinstance(holder, list):
+                holder[:len(items)] = [v for _, v in items]
+                del holder[sizes.get(id(holder), len(holder)):]
             else:
-                now = holder.get(name, _GONE)
-            if now is not before:
-                return name or "a variable of an enclosing function"
-        return None
+                mapping = holder if isinstance(holder, dict) else vars(holder)
+                if whole:
+                    for k in [k for k in mapping if k not in {key for key, _ in items}]:
+                        del mapping[k]  # added by the trace
+                for k, v in items:
+                    if v is _GONE:
+                        mapping.pop(k, None)
+                    elif mapping.get(k, _GONE) is not v:
+                        mapping[k] = v
+
+
+SNAPSHOT_ITEMS = 4096  # the items of one dict, list or object a snapshot holds
+
+
+def _size(holder):
+    return len(holder) if isinstance(holder, (dict, list)) else len(vars(holder))
 
 
 _GONE = object()
+
+
+def _now(holder, key):
+    """What a snapshot's place holds now (_GONE where it is gone)."""
+    if key is None:
+        try:
+            return holder.cell_contents
+        except ValueError:
+            return _GONE
+    if isinstance(holder, dict):
+        return holder.get(key, _GONE)
+    if isinstance(holder, list):
+        return holder[key] if key < len(holder) else _GONE
+    return vars(holder).get(key, _GONE)
 
 
 class _CellHolder:
@@ -338,8 +369,11 @@ def swapped(st, reach):
     """While the function is traced on `st`, each array it can reach
     (reach.places()) stands in its holder as its tracing value, and is put
     back after; the sources of all go to st.sources. A trace that rebinds
-    one of them, or a name its code binds, is a graph break."""
-    state = reach.bound()
+    one of them, or changes other Python state it can reach (a name its code
+    binds, `self.t += 1`, a list it appends to), is a graph break, with that
+    state put back as it was, for NumPy to run the call from it; so is one
+    that raises after such a change."""
+    snapshot = reach.snapshot()
     swaps = []
     for source, holder, key, array in reach.places():
         st.sources.setdefault(id(array), source)
@@ -351,13 +385,28 @@ def swapped(st, reach):
     rebound = None
     try:
         yield
-    finally:
-        for holder, key, array, t in reversed(swaps):
-            if holder[key] is not t:
-                rebound = key
-            holder[key] = array
+    except BaseException:  # an error, or a break: the arrays go back first
+        _put_back(swaps)
+        if Reach.changed(snapshot) is not None:  # NumPy makes those changes before its error
+            Reach.restore(snapshot)
+            T._break(st, "the function raises after it changed Python state, which NumPy changes before its error")
+        raise
+    rebound = _put_back(swaps)
     if rebound is not None:
+        Reach.restore(snapshot)
         T._break(st, f"the function rebinds an array it reads ({rebound!r}), which a compiled call would not rebind")
-    name = Reach.rebound(state)
-    if name is not None:
-        T._break(st, f"the function rebinds {name!r}, Python state that a compiled call would not change")
+    what = Reach.changed(snapshot)
+    if what is not None:
+        Reach.restore(snapshot)
+        T._break(st, f"the function changes {what!r}, Python state that a compiled call would not change")
+
+
+def _put_back(swaps):
+    """Puts each swapped array back in its holder; the key of one the
+    function rebound, or None."""
+    rebound = None
+    for holder, key, array, t in reversed(swaps):
+        if holder[key] is not t:
+            rebound = key
+        holder[key] = array
+    return rebound

@@ -300,7 +300,10 @@ def _put_unsqueeze(st, view, new, offsets, block):
     _, attrs = view._how
     d = attrs["dim"] % view.ndim
     del offsets[d]
-    return emit(st, "squeeze", [new], {"dims": [d]}), (tuple(offsets), emit(st, "squeeze", [block], {"dims": [d]}))
+    parent_new = emit(st, "squeeze", [new], {"dims": [d]})
+    if not bool(block.shape[d] == 1):  # a block over none of the view's new dim: an empty write, made whole
+        return parent_new, (None, parent_new)
+    return parent_new, (tuple(offsets), emit(st, "squeeze", [block], {"dims": [d]}))
 
 
 def _put_permute(st, view, new, offsets, block):

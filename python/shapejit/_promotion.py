@@ -90,6 +90,7 @@ def out_of_range_comparison(st, op, a, b):
 
 def promote(st, a, b):
     """The operands of a binary op, cast as NumPy would promote them."""
+    a, b = (bool(v) if isinstance(v, T.SymBool) else v for v in (a, b))  # a comparison of sizes: its truth, a Python bool
     a, b = _strong(st, a), _strong(st, b)
     # A size meets a tensor as a Python int would: it takes the tensor's dtype.
     if isinstance(a, SymInt):

@@ -30,6 +30,24 @@ class SymBool:
 
     __index__ = __int__
 
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(bool(self), dtype=dtype)  # NumPy's functions of it: its truth, guarded
+
+    # Arithmetic as Python's bool has it (True + 1 is 2), on its truth.
+    def __add__(self, o): return bool(self) + o
+    def __radd__(self, o): return o + bool(self)
+    def __sub__(self, o): return bool(self) - o
+    def __rsub__(self, o): return o - bool(self)
+    def __mul__(self, o): return bool(self) * o
+    def __rmul__(self, o): return o * bool(self)
+    def __truediv__(self, o): return bool(self) / o
+    def __rtruediv__(self, o): return o / bool(self)
+    def __neg__(self): return -bool(self)
+    def __invert__(self): return ~bool(self)
+    def __eq__(self, o): return bool(self) == o
+    def __ne__(self, o): return bool(self) != o
+    def __hash__(self): return hash(bool(self))
+
     def __float__(self):
         return float(bool(self))
 

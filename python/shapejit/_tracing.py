@@ -242,7 +242,8 @@ def _float_divmod(st, a, b, dt):
     remainder from C's fmod, exact however large the quotient, moved to the
     divisor's sign; the quotient from what is left, rounded to the integer
     it is; signed zeros and infinities as NumPy gives them."""
-    a, b = as_tensor(st, a, dt), as_tensor(st, b, dt)
+    a, b = (as_tensor(st, v, dt) for v in (a, b))
+    a, b = (v if v._dtype == dt else v.astype(dt) for v in (a, b))  # a bool scalar's tensor is bool
     mod = emit(st, "fmod", [a, b])
     div = emit(st, "div", [emit(st, "sub", [a, mod]), b])
     signs_differ = emit(st, "ne", [emit(st, "lt", [b, 0.0]), emit(st, "lt", [mod, 0.0])])

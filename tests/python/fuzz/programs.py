@@ -141,6 +141,8 @@ def programs(draw):
     program["state"] = [{"name": f"g{i}", "dtype": draw(st.sampled_from(DTYPES)),
                          "shape": draw(st.lists(st.sampled_from((0, 1, 2, 3, 5)), min_size=0, max_size=3))}
                         for i in range(draw(st.integers(0, 2)))]
+    if draw(st.integers(0, 3)) == 0:  # a Python int the program counts with (a step, an optimizer's t)
+        program["state"].append({"name": "g2", "dtype": "pyint", "shape": []})
     program["holder"] = draw(st.sampled_from(HOLDERS))
     if draw(st.booleans()):
         for c in calls:
@@ -159,7 +161,7 @@ def programs(draw):
                 continue  # an ulp of difference would flip the result: not a difference worth finding
             if is_write:
                 target = re.match(r"(\w+)", line).group(1)
-                if uses - {target} & inexact and np.asarray(env[target]).dtype.kind in "iub":
+                if uses - {target} & inexact and np.asarray(env[target]).dtype.kind in "iub" and target != "g2":
                     continue  # an inexact value cast to an integer: an ulp may change it
                 if _exec_write(line, env):
                     break
@@ -215,10 +217,12 @@ def steps(draw, env):
     write)."""
     arrays = [n for n, v in env.items() if isinstance(v, np.ndarray)]
     kinds = ("unary", "binary", "binary", "scalar", "reduce", "shape", "index", "sized", "branch", "mask", "write", "write",
-             "alias", "big") + (("n", "n") if "n" in env else ())
+             "alias", "big") + (("n", "n") if "n" in env else ()) + (("count",) if "g2" in env else ())
     kind = draw(st.sampled_from(kinds))
     if kind == "write" and arrays:
         return True, draw(writes(env, arrays))
+    if kind == "count":
+        return True, draw(st.sampled_from(("g2 += 1", "g2 = g2 * 3 % 7 + 1", "g2 -= 2")))
     return False, draw(expressions(env, kind))
 
 
@@ -345,6 +349,9 @@ def make_state(program):
     rng = np.random.default_rng(program["seed"] + 17)
     out = {}
     for g in program.get("state", ()):
+        if g["dtype"] == "pyint":
+            out[g["name"]] = 0
+            continue
         base = rng.integers(-12, 13, size=g["shape"])
         out[g["name"]] = (base > 0 if g["dtype"] == "bool" else base / 4 if g["dtype"].startswith("float") else base).astype(g["dtype"])
     return out
