@@ -224,7 +224,7 @@ class Callbacks:
                 T._break(st, f"the function raises {type(e).__name__} after writing into arrays it did not make")
             if st.reach is not None and _numpys_error(e):
                 label = f"{type(e).__name__}#{len(self._raised)}"
-                self._raised[label] = (e, st.reach.snapshot())
+                self._raised[label] = (_detached(e), st.reach.snapshot())
                 tracer.raise_error(label)
             raise
         if st.found:
@@ -241,12 +241,7 @@ class Callbacks:
         e, snapshot = self._raised[label]
         if Reach.changed(snapshot):
             return None
-        try:
-            again = copy.copy(e)
-        except Exception:  # noqa: BLE001 - an error that does not copy is raised as it is
-            return e
-        again.__traceback__ = None
-        return again
+        return _detached(e)
 
     def segmented(self, fn, args, kwargs, captures, sources):
         """The call after a graph break, as compiled segments (_segments.py):
@@ -296,6 +291,17 @@ def eager(fn, args, kwargs):
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def _detached(e):
+    """A copy of an error without its traceback (whose frames hold a trace's
+    values), or the error itself where it does not copy."""
+    try:
+        again = copy.copy(e)
+    except Exception:  # noqa: BLE001 - an error that does not copy is kept as it is
+        return e
+    again.__traceback__ = None
+    return again
 
 
 def _numpys_error(e) -> bool:

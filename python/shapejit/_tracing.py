@@ -26,7 +26,7 @@ from . import _shapejit
 from ._state import current
 from ._sizes import SymBool, SymInt, SymRange  # noqa: F401 (SymBool, SymRange: the package imports the value types from here)
 # The functions of tensors; the package calls them through this module.
-from ._promotion import _scalar, _weak, conform, numpy_result, out_of_range_comparison, promote, python_int_fits  # noqa: E402,F401 (the package's names for them)
+from ._promotion import _INT_RANGE, _scalar, _weak, conform, numpy_result, out_of_range_comparison, promote, python_int_fits  # noqa: E402,F401 (the package's names for them)
 from ._tensor_fns import concatenate, expand_dims, matmul, maximum, minimum, stack, unary, where  # noqa: F401
 
 GraphBreak = _shapejit.GraphBreak
@@ -35,7 +35,6 @@ _DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "i32": np.d
            "i64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 _NAMES = {v: k for k, v in _DTYPES.items()}
 _END = 2**62  # a slice bound past any dim ("to the end"; bounds clamp)
-_INT_LIMITS = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1)}
 
 
 def dtype_name(dtype) -> str:
@@ -546,7 +545,7 @@ class Tensor:
     def clip(self, a_min=None, a_max=None):
         x = self
         # A Python int bound past the dtype's range on its own side clips nothing (NumPy 2).
-        lo, hi = _INT_LIMITS.get(self._dtype, (None, None))
+        lo, hi = _INT_RANGE.get(self._dtype, (None, None))
         if type(a_min) is int and lo is not None and a_min < lo:
             a_min = None
         if type(a_max) is int and hi is not None and a_max > hi:
