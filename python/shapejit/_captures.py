@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import sysconfig
 import types
 
 import numpy as np
@@ -79,10 +80,25 @@ def _code_names(code, out):
     return out
 
 
-def _skipped(obj):
-    """Code of NumPy's, shapejit's or Python's own: not looked into."""
+def _package(obj):
     name = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None) or ""
-    return name.split(".")[0] in _SKIPPED_MODULES
+    return name.split(".")[0]
+
+
+def _skipped(obj, own=None):
+    """Code of NumPy's, shapejit's, Python's or an installed library's (its
+    module state is its own, never the program's): not looked into, but
+    for the program's own package (`own`), installed or not."""
+    package = _package(obj)
+    if package in _SKIPPED_MODULES:
+        return True
+    if package == own:
+        return False
+    path = getattr(obj, "__file__", None) if isinstance(obj, types.ModuleType) else getattr(getattr(obj, "__code__", None), "co_filename", None)
+    return bool(path) and (any(part in path for part in ("site-packages", "dist-packages")) or path.startswith(_STDLIB))
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
 
 
 def _unwrapped(f, roots):
@@ -119,16 +135,19 @@ class Reach:
         self._names = set()    # every name the functions' code loads
         self._cells = []       # their closure cells
         self._named = []       # (globals dict, name) of each global they name
+        self._own = None       # the program's package: the jitted function's
         self._find_functions(fn)
 
     def _find_functions(self, fn):
         seen = set()
         todo = [fn]
         count = 0
+        own = None
         while todo and count < MAX_FUNCTIONS:
             f = _unwrapped(todo.pop(0), self.roots)
-            if f is None or id(f) in seen or (count and _skipped(f)):
+            if f is None or id(f) in seen or (count and _skipped(f, own)):
                 continue
+            own = self._own = own or _package(f)
             seen.add(id(f))
             count += 1
             names = _code_names(f.__code__, set())
@@ -149,7 +168,7 @@ class Reach:
                 self._named.append((g, name))
                 value = g[name]
                 if isinstance(value, types.ModuleType):
-                    if not _skipped(value):
+                    if not _skipped(value, own):
                         todo.extend(v for k in sorted(names) if isinstance(v := getattr(value, k, None), types.FunctionType))
                 elif callable(value) and not isinstance(value, type):
                     todo.append(value)
@@ -160,7 +179,7 @@ class Reach:
             for obj in objects:
                 for name in sorted(names):
                     method = getattr(type(obj), name, None)
-                    if isinstance(method, types.FunctionType) and not _skipped(method):
+                    if isinstance(method, types.FunctionType) and not _skipped(method, own):
                         todo.append(method)
 
     def places(self):
@@ -181,7 +200,7 @@ class Reach:
         for g, name in self._named:
             value = g.get(name)
             if isinstance(value, types.ModuleType):
-                if _skipped(value) or id(value) in seen:
+                if _skipped(value, self._own) or id(value) in seen:
                     continue
                 seen.add(id(value))
                 attrs = vars(value)
