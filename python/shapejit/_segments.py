@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _pytree, _shapejit
 from . import _tracing as T
-from ._state import TraceState, same_value, same_view
+from ._state import TraceState
 from ._tracing import SymInt, Tensor
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -234,33 +234,17 @@ class SegmentState(TraceState):
             return out
         return self.cut(why, leaves, run)
 
-    def lift(self, array, into=None, source=None):
-        """An array the function reads that is not an input yet: an input of
-        the next segment from here on (and, through `found`, a capture of
-        the function's next calls); `into`, the _Unlifted standing in for it
-        at `source`, becomes its tensor."""
-        if into is None:
-            t = self.by_id.get(id(array))
-            if t is not None:
-                return t
-        a = self._checked(array)
-        if into is None:
-            source = self.source_of(array)
-            if source is None or len(source) == 3:  # made while it ran: matched as a whole trace does
-                for c in self.captures:
-                    if same_value(c, a) if source is None else same_view(c, a):
-                        return self.by_id[id(c)]
-        self.found.append((array, source))
+    def _found_input(self, a, into):
+        """An array found as the call ran: an input of the next segment from
+        here on (and, through `found`, a capture of the function's next
+        calls), whose writes go to it after the call's own arrays and its
+        captures'."""
         (t,) = self.cut(None, then=lambda _: [a])
         if into is not None:
             self.live.discard(t)
             into.become(t._id)
             t = into
-        # Found as the call ran, it is not among the call's inputs: its
-        # writes go to it after the call's own and its captures'.
         t._input = self.num_inputs + len(self.found) - 1
-        self.by_id.setdefault(id(array), t)
-        self.keep.append(array)
         return t
 
     def finish(self, results):

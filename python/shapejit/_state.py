@@ -90,29 +90,33 @@ class TraceState:
         a = self._checked(array)
         if into is None:
             source = self.source_of(array)
-        if into is None and (source is None or len(source) == 3):
-            # Made by the function (np.array([2, 0]), or a view of a captured
-            # array NumPy made from it): a new object on every trace, matched
-            # by value (a view: as the same view of the same memory).
-            for c in self.captures:
-                if same_value(c, a) if source is None else same_view(c, a):
-                    t = self.by_id[id(c)]
-                    self.by_id[id(array)] = t
-                    self.keep.append(array)
-                    return t
-        # Not an input yet: note it, and stand in a tensor of its dtype and
-        # shape so the trace goes on and finds the others in one pass; the
-        # call is made again with all of them as inputs.
+            if source is None or len(source) == 3:
+                # Made by the function (np.array([2, 0]), or a view of a
+                # captured array NumPy made from it): a new object on every
+                # trace, matched by value (a view: as the same view of the
+                # same memory).
+                for c in self.captures:
+                    if same_value(c, a) if source is None else same_view(c, a):
+                        t = self.by_id[id(c)]
+                        self.by_id[id(array)] = t
+                        self.keep.append(array)
+                        return t
         self.found.append((array, source))
-        vid = self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": T.dtype_name(a.dtype)})
-        if into is not None:
-            into.become(vid)
-            t = into
-        else:
-            t = T.Tensor(self, vid)
+        t = self._found_input(a, into)
         self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t
+
+    def _found_input(self, a, into):
+        """The tensor of an array found as the trace ran (`into`, an
+        _Unlifted, becomes it): here a stand-in of its dtype and shape, so
+        the trace goes on and finds the others in one pass; the call is made
+        again with all of them as inputs."""
+        vid = self.tr.op("full", [int(d) for d in a.shape], {"value": 0, "dtype": T.dtype_name(a.dtype)})
+        if into is None:
+            return T.Tensor(self, vid)
+        into.become(vid)
+        return into
 
     def _checked(self, array):
         """The array as NumPy's own, or a graph break where NumPy's methods
