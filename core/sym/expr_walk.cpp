@@ -81,6 +81,10 @@ Expr rewrite(Expr e, const std::function<std::optional<Expr>(Expr)>& f) {
 }
 
 namespace {
+
+// |c|, of INT64_MIN too.
+uint64_t magnitude(int64_t c) { return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c); }
+
 void print(const Node* n, const std::vector<std::string>* names, std::string& out) {
   auto sub = [&](const Node* a) { print(a, names, out); };
   switch (n->kind) {
@@ -95,14 +99,14 @@ void print(const Node* n, const std::vector<std::string>* names, std::string& ou
         int64_t c = n->coeffs[i];
         if (!first) out += c < 0 ? " - " : " + ";
         else if (c < 0) out += "-";
-        int64_t mag = c < 0 ? -c : c;
+        const uint64_t mag = magnitude(c);
         if (mag != 1) out += std::to_string(mag) + "*";
         sub(n->args[i]);
         first = false;
       }
       if (n->value != 0) {
         out += n->value < 0 ? " - " : " + ";
-        out += std::to_string(n->value < 0 ? -n->value : n->value);
+        out += std::to_string(magnitude(n->value));
       }
       return;
     }

@@ -78,7 +78,7 @@ def signbit(x):
 
 def copysign(a, b):
     st = _st(a, b)
-    a, b = _float(_t(st, a)), _float(_t(st, b))
+    a, b = (_float(_t(st, T._as_float(st, v))) for v in (a, b))
     a, b = T.promote(st, a, b)
     mag = abs(a)
     return T.where(signbit(b), -mag, mag)
@@ -140,6 +140,7 @@ fmin = _ignoring_nan(T.minimum)
 def _float_binary(op):
     def f(a, b):
         st = _st(a, b)
+        a, b = T._as_float(st, a), T._as_float(st, b)  # an int or a size: the float NumPy makes of it
         a, b = T.promote(st, a, b)
         a = _float(a) if isinstance(a, Tensor) else float(a)
         b = _float(b) if isinstance(b, Tensor) else float(b)
@@ -162,7 +163,7 @@ def float_power(a, b):
 
 def logaddexp(a, b):
     st = _st(a, b)
-    a, b = _float(_t(st, a)), _float(_t(st, b))
+    a, b = (_float(_t(st, T._as_float(st, v))) for v in (a, b))
     a, b = T.promote(st, a, b)
     m = T.maximum(a, b)
     d = -abs(a - b)
@@ -171,7 +172,7 @@ def logaddexp(a, b):
 
 def logaddexp2(a, b):
     st = _st(a, b)
-    a, b = _float(_t(st, a)), _float(_t(st, b))
+    a, b = (_float(_t(st, T._as_float(st, v))) for v in (a, b))
     a, b = T.promote(st, a, b)
     m = T.maximum(a, b)
     d = -abs(a - b)

@@ -158,7 +158,7 @@ _originals = []
 def _wrapped(name, original, traced, takes):
     def f(*args, **kwargs):
         if current() is not None and takes(args, kwargs):
-            return traced(*args, **kwargs)
+            return T.as_array(traced(*args, **kwargs))  # NumPy's creation gives arrays
         return original(*args, **kwargs)
     f.__name__ = name
     f.__doc__ = original.__doc__

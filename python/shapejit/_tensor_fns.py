@@ -56,6 +56,9 @@ def where(c, a, b):
         dt = np.result_type(a, b)
         a, b = T.as_tensor(st, np.asarray(a, dt)), T.as_tensor(st, np.asarray(b, dt))
     a, b = _wrapped_int(a, b), _wrapped_int(b, a)
+    for v, other in ((a, b), (b, a)):
+        if type(v) is int and not -2**63 <= v < 2**63 and not (isinstance(other, T.Tensor) and other._dtype in ("f32", "f64")):
+            T._break(st, f"np.where of {v} and a {getattr(other, 'dtype', type(other).__name__)} (NumPy gives an unsigned or object array)")
     a, b = T.promote(st, a, b)
     return T.emit(st, "where", [c, a, b])
 

@@ -88,7 +88,7 @@ def emit(st, op, operands, attrs=None):
         elif kind is _View:
             o._id  # noqa: B018 - read for its effect
     v = _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
-    if op in _VIEW_OPS and isinstance(operands[0], Tensor):
+    if op in _VIEW_OPS and isinstance(operands[0], Tensor) and type(operands[0]) is not _Scalar:  # a scalar's is a copy
         rest = operands[1:]
         derive = None if op == "reshape" else lambda p: _value(st, st.tr.op(op, [p, *rest], attrs))
         return _View.of(v, operands[0], op, derive, (rest, attrs))
@@ -111,6 +111,9 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
     if isinstance(x, (bool, np.bool_)):
         return emit(st, "full", [], {"value": int(x), "dtype": "bool"})
     if isinstance(x, (int, np.integer)):
+        if like in ("f32", "f64"):
+            return emit(st, "full", [], {"value": float(x), "dtype": like})
+        python_int_fits(int(x), like or "i64")
         return emit(st, "full", [], {"value": int(x), "dtype": like or "i64"})
     if isinstance(x, (float, np.floating)):
         return emit(st, "full", [], {"value": float(x), "dtype": like if like in ("f32", "f64") else "f64"})
@@ -629,6 +632,8 @@ class Tensor:
         if impl is None:
             return self._st.call_numpy(func, args, kwargs, f"np.{func.__name__} has no shapejit op")
         out = impl(*args, **kwargs)
+        if func not in _GIVES_SCALARS:
+            as_array(out)
         return out if func in _MAY_RETURN_ITS_ARGUMENT else _new_array(out, args)
 
 
@@ -650,6 +655,13 @@ _MAY_RETURN_ITS_ARGUMENT = {np.asarray, np.asanyarray, np.ascontiguousarray, np.
                             np.swapaxes, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
                             np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.diff}
 _MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpose", "permute_dims") if hasattr(np, n)}
+# NumPy's functions whose 0-d results are scalars (reductions, products of
+# vectors); the others give arrays, even where shapejit computes them with
+# operators, whose 0-d results are scalars.
+_GIVES_SCALARS = {np.sum, np.prod, np.mean, np.std, np.var, np.min, np.max, np.amin, np.amax, np.ptp, np.median,
+                  np.average, np.any, np.all, np.count_nonzero, np.argmax, np.argmin, np.dot, np.vdot, np.inner, np.trace,
+                  np.linalg.norm, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.round, np.around, np.clip,
+                  np.searchsorted, np.isclose}
 
 
 _ID = Tensor._id  # the slot itself: a view and an unlifted array keep their value's id there
@@ -730,6 +742,18 @@ def as_scalar(v):
     """v, a 0-d result NumPy gives as a scalar, as one (_Scalar)."""
     if type(v) is Tensor and v.ndim == 0:
         v.__class__ = _Scalar
+    return v
+
+
+def as_array(v):
+    """v, or the arrays in a tuple or list of them, an array where it is a
+    scalar: what a NumPy function that gives arrays gives, computed with
+    operators (np.full of a 0-d shape is an array, not a scalar)."""
+    if type(v) is _Scalar:
+        v.__class__ = Tensor
+    elif isinstance(v, (tuple, list)):
+        for e in v:
+            as_array(e)
     return v
 
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <memory>
 #include <random>
 #include <utility>
@@ -55,6 +57,10 @@ TEST(SymExpr, PrintsReadably) {
   std::vector<std::string> names = {"b", "t"};
   EXPECT_EQ((Expr(2) * s(0) * s(1) - Expr(3)).str(&names), "2*b*t - 3");
   EXPECT_EQ(floordiv(s(1), Expr(2)).str(&names), "(t // 2)");
+  // int64's least, as a constant and as a coefficient (no negation of it).
+  const int64_t least = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((s(0) + Expr(least)).str(&names), "b - 9223372036854775808");
+  EXPECT_EQ((Expr(least) * s(1) + Expr(1)).str(&names), "-9223372036854775808*t + 1");
 }
 
 // A plain expression tree, evaluated directly: the property test's oracle.

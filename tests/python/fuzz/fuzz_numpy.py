@@ -48,6 +48,7 @@ def main():
     P.DATA_DEPENDENT_STEPS = a.data_dependent
     P.ASYNC_COMPILE = a.async_
     start_seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
+    print(f"fuzz_numpy: seed {start_seed}", flush=True)  # before any program: a crash can be run again
     counts = {"programs": 0, "calls": 0}
     failures = []
     deadline = time.monotonic() + a.seconds
