@@ -249,6 +249,11 @@ def assign(x: Tensor, new: Tensor, region):
     `new`) for all of it."""
     if type(x) is _Unlifted:  # written before it was read (a 0-d array): the input it is takes the write
         x._lift()
+    # The values as they are now: a view among them (x[...] = x.T) would be
+    # made again from what the write changes.
+    new = new._fresh() if isinstance(new, _View) else new
+    offsets, block = region
+    region = (offsets, block._fresh() if isinstance(block, _View) else block)
     if isinstance(x, _View):
         parent_new, parent_region = _put_back(x, new, region)
         assign(x._parent, parent_new, parent_region)
@@ -259,7 +264,7 @@ def assign(x: Tensor, new: Tensor, region):
     x._writes += 1
     if x._input is not None:
         offsets, block = region
-        x._st.writes.append((x._input, offsets, block._fresh()))  # the value now: a view of it may change after
+        x._st.writes.append((x._input, offsets, block._fresh()))
 
 
 def _put_back(view, new, region):

@@ -29,7 +29,8 @@ log = logging.getLogger("shapejit")
 # -- results ---------------------------------------------------------------------
 
 _NUMBERS = {bool: ("leaf", "bool"), int: ("leaf", "int"), float: ("leaf", "float")}
-_CONVERT = {"bool": bool, "int": int, "float": float}
+_SCALAR = ("leaf", "scalar")  # NumPy's scalar of the 0-d result's dtype (x.sum(), np.float32(2))
+_CONVERT = {"bool": bool, "int": int, "float": float, "scalar": lambda a: a[()]}
 
 
 def _result_leaf(x):
@@ -37,6 +38,8 @@ def _result_leaf(x):
     so that a number the trace computed from sizes (1 / n, an int read off a
     shape) is each entry's own; a number's spec says its type, which the
     call gives back (an int past int64 stays a constant)."""
+    if type(x) is T._Scalar:
+        return _SCALAR
     if isinstance(x, (Tensor, SymInt)) or T.is_array(x):
         return True
     if isinstance(x, T.SymBool):  # a comparison of sizes: its truth, guarded
@@ -44,7 +47,7 @@ def _result_leaf(x):
     spec = _NUMBERS.get(type(x))
     if spec is not None:
         return spec if type(x) is not int or -2**63 <= x < 2**63 else False
-    return isinstance(x, np.generic) and x.dtype in T._NAMES  # a 0-d array, as a traced value gives it
+    return _SCALAR if isinstance(x, np.generic) and x.dtype in T._NAMES else False
 
 
 class _Constant:

@@ -145,6 +145,8 @@ def _probe(x):
         return 1.0 if x._weak else np.ones(1, x.dtype)
     if isinstance(x, SymInt):
         return 1  # a size meets arrays as a Python int does
+    if isinstance(x, T.SymBool):
+        return True  # a comparison of sizes, as the Python bool it is
     if isinstance(x, (bool, int, float, np.generic)):
         return x
     if T.is_array(x):

@@ -122,8 +122,10 @@ class SymInt:
     def __rpow__(self, o): return _scalar_of(o) ** int(self)
 
     def _cmp(self, cmp, o):
-        if isinstance(o, (float, np.floating)) and not isinstance(o, bool):
-            return self._cmp_float(cmp, float(o))
+        if isinstance(o, np.generic):  # NumPy's scalar comparison gives its bool
+            return np.bool_(bool(self._cmp(cmp, o.item())))
+        if isinstance(o, float):
+            return self._cmp_float(cmp, o)
         o = _sym_operand(o)
         if o is None:
             return NotImplemented

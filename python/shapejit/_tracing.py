@@ -104,6 +104,8 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
         return x
     if is_array(x):
         return st.lift(x)
+    if isinstance(x, SymBool):  # a comparison of sizes: its truth
+        x = bool(x)
     if isinstance(x, SymRange):
         return emit(st, "arange", [x.start, x.stop, x.step], {"dtype": "i64"})
     if isinstance(x, SymInt):  # [n] from arange(n, n + 1), reshaped to 0-d
@@ -113,6 +115,8 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
     if isinstance(x, (int, np.integer)):
         if like in ("f32", "f64"):
             return emit(st, "full", [], {"value": float(x), "dtype": like})
+        if like is None and not -2**63 <= int(x) < 2**63:
+            _break(st, f"the Python int {int(x)} as an array (NumPy makes an object array of it)")
         python_int_fits(int(x), like or "i64")
         return emit(st, "full", [], {"value": int(x), "dtype": like or "i64"})
     if isinstance(x, (float, np.floating)):
@@ -172,7 +176,12 @@ def bitwise(op, a, b):
 
 
 def _as_float(st, v):
-    if type(v) is int:
+    """An operand of a float function: a Python int or bool (or a comparison
+    of sizes) as the weak float NumPy makes of it, a size as a weak float
+    tensor; others as they are."""
+    if isinstance(v, SymBool):
+        v = bool(v)
+    if type(v) in (int, bool):
         return float(v)
     if isinstance(v, SymInt):
         t = as_tensor(st, v).astype("f64")

@@ -184,7 +184,8 @@ def test_in_place_operators_on_read_only_arrays_raise_as_numpy():
     lambda x: (np.diagonal(x), x.__setitem__((0, 0), 7))[0] * 1,       # a read-only view
     lambda x: (np.flip(x, 1), x.__setitem__((1, 2), -1))[0] + 0,
     lambda x: (x[1:], x[1:].__setitem__(0, 7))[0] * 1 + x[1],          # a write through one view seen by another
-], ids=["row", "transpose", "reversed", "diagonal", "flip", "two-views"])
+    lambda x: (x.T.__setitem__(slice(None), x), x)[1] * 1,             # a view written from what it views
+], ids=["row", "transpose", "reversed", "diagonal", "flip", "two-views", "transpose-from-itself"])
 def test_views_follow_writes_into_what_they_view(fn):
     x0 = np.arange(9.0).reshape(3, 3)
     mine, theirs = x0.copy(), x0.copy()

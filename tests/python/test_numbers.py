@@ -106,6 +106,15 @@ def test_sizes_where_python_needs_the_number():
     same(lambda x, n: np.round(n) + x, np.ones(2), 7)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x: x + (x.shape[0] > 2), lambda x: np.exp(x.shape[0] == 3) * x, lambda x: np.full(2, x.shape[0] > 1) & (x > 0),
+    lambda x: (x.shape[0] < np.int64(5)) + 0 * x, lambda x: x * np.array(2**70 // 2**60),
+], ids=["bool-operand", "float-function", "full-of-bool", "against-numpy-int", "big-int-divided"])
+def test_comparisons_of_sizes_are_the_bools_numpy_sees(fn):
+    same(fn, np.arange(3.0))
+    assert type(jit(lambda x: x.shape[0] < np.int64(5))(np.ones(3))) is np.bool_
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_float_floor_division_and_remainder_are_numpys(dtype):
     v = np.array([-0.5, 0.5, -0.0, 0.0, 2147483649.0, 7.0, -7.0, np.inf, -np.inf, np.nan, 1e30, 3.0, -3.0, 1e-30], dtype)
