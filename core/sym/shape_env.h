@@ -98,6 +98,9 @@ class ShapeEnv {
   Expected<Expr> input_dim(const std::string& name, int input, int dim, std::optional<int64_t> hint);
   // A data-dependent size in [0, bound].
   Expr new_unbacked(Expr bound);
+  // Before inferring the same graph again over this env: its data-dependent
+  // ops, met in the same order, get this env's unbacked symbols back.
+  void rewind_unbacked() { next_unbacked_ = 0; }
 
   // Substitutes bindings and simplifies with ranges. On an env that is not
   // const (one being built: its owner's alone), answers are remembered

@@ -7,7 +7,8 @@
 //                  compile the generic entry, run eagerly, or break
 //   3. trace       reuse the chosen trace, or run the interpreter's function
 //   4. specialize  the policy's choices on the trace's env, the layout,
-//                  then ir::specialize (inference, once) and the entry's guards
+//                  inference with the call's sizes (deciding what the choices
+//                  left open), then ir::specialize and the entry's guards
 //   5. compile     through the kernel cache (the backend with its fallback);
 //                  with compile.async, a stand-in while it compiles
 //   6. install     the entry, in a new snapshot
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <set>
 
+#include "core/ir/infer.h"
 #include "jit/runtime/background.h"
 #include "jit/runtime/call_site.h"
 #include "jit/runtime/entry.h"
@@ -226,6 +228,14 @@ Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args
     for (size_t i = 0; i < args.size(); ++i) contiguous[i] = ir::Tensor::borrow(*args[i], ir::DType::kF32).is_contiguous();
   }
   env.set_contiguous(contiguous);
+  // The policy's choices change what the trace's decisions were taken under
+  // (a bucket's range makes min(2^62, n) plain n), so inference may now ask
+  // what no recorded fact answers. Asked here, with the call's sizes as
+  // hints, each such question is decided on them and recorded as a fact:
+  // the entry is then built for, and guarded by, what this call satisfies,
+  // and the inference without hints that follows meets no undecidable one.
+  env.rewind_unbacked();
+  if (auto settled = ir::infer(*st.graph, env, nullptr); !settled.is_ok()) return settled.status().with_context("site " + name_);
   auto graph = ir::specialize(st.graph, env.specialization());
   if (!graph.is_ok()) return graph.status().with_context("site " + name_);
   sp.graph = std::move(graph).value();

@@ -73,7 +73,9 @@ void Function::next_generation(Site& s) {
 }
 
 void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source) {
-  Capture c{nb::borrow(array), nb::borrow(source)};
+  Capture c;
+  c.array = nb::borrow(array);
+  c.source = nb::borrow(source);
   if (!source.is_none()) {
     c.root = source[0];
     for (nb::handle step : nb::cast<nb::tuple>(source[1])) c.steps.emplace_back(nb::cast<bool>(step[0]), nb::borrow(step[1]));

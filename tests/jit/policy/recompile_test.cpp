@@ -314,6 +314,35 @@ TEST(Recompile, BucketedCompilesOncePerBucket) {
   EXPECT_EQ(reasons["policy bucket"], 5u);
 }
 
+// A bucket narrows the range the trace decided under: min(2^62, n), which
+// the trace compared on its hint, is plain n in [2, 16], so the entry's
+// inference asks a question (is n - min(3, n) a size?) that no recorded
+// fact answers. The call's sizes answer it, and the answer is guarded.
+TEST(Recompile, ABucketsNarrowerRangeIsDecidedOnTheCallsSizes) {
+  auto jit = make_jit(config_with(R"({"mode": "bucketed", "buckets": {"kind": "pow2", "min": 16, "max": 1024}})"));
+  int traces = 0;
+  runtime::TraceFn fn = [&traces](trace::Tracer& t) -> Status {
+    ++traces;
+    ir::Attrs dim0;
+    dim0.present = ir::kAttrDim;
+    dim0.dim = 0;
+    auto tail = SJ_TRY(t.op(ir::Op::kSlice, {t.input(0), int64_t{3}, int64_t{1} << 62, int64_t{1}}, dim0));  // x[3:]
+    auto n = SJ_TRY(t.size(tail, 0));
+    auto total = SJ_TRY(t.op(ir::Op::kSum, {t.input(0)}));
+    return t.output(SJ_TRY(t.op(ir::Op::kExpand, {total, n})));  // the sum, once per element of x[3:]
+  };
+  for (int64_t n : {2, 5, 9, 2, 17}) {
+    ArgPack p;
+    p.add(testing::from_values(ir::DType::kF32, {n}, std::vector<float>(n, 1.0f)));
+    std::vector<ir::Tensor> out;
+    ASSERT_TRUE(jit->call("tail", p.args(), fn, out).is_ok()) << "n = " << n;
+    ASSERT_EQ(out.at(0).shape(), std::vector<int64_t>{std::max<int64_t>(n - 3, 0)}) << "n = " << n;
+    for (float v : testing::values_of<float>(out[0])) EXPECT_EQ(v, static_cast<float>(n));
+  }
+  // n - min(3, n) >= 0 holds for every n: one entry a bucket.
+  EXPECT_EQ(compiles(*jit, "tail"), 2u);
+}
+
 TEST(Recompile, SitePinsOverrideTheMode) {
   auto jit = make_jit(config_with(R"({"mode": "start_dynamic", "sites": {"mul": {"static": [[0, 0]]}}})"));
   MulSite site;
