@@ -4,7 +4,6 @@ the function, rebuild its results, run it as segments or eagerly."""
 from __future__ import annotations
 
 import atexit
-import copy
 import functools
 import inspect
 import itertools
@@ -220,15 +219,18 @@ class Callbacks:
             spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
         except T.GraphBreak:
             raise
-        except Exception as e:  # noqa: BLE001 - the function's error, raised to its caller
-            if st.found:  # traced again with them as inputs, its error guarded on their shapes too
+        except Exception as e:  # noqa: BLE001 - NumPy runs the call, and says what it raises
+            if st.found:  # traced again with them as inputs
                 return None, st.found, False
-            if st.writes:  # NumPy makes the writes before the error: it runs such a call
-                T._break(st, f"the function raises {type(e).__name__} after writing into arrays it did not make")
-            if st.reach is not None and _numpys_error(e):
-                label = f"{type(e).__name__}#{len(self._raised)}"
-                self._raised[label] = (_detached(e), st.reach.snapshot())
-                tracer.raise_error(label)
+            # Whatever raised (NumPy's error on these shapes, the function's
+            # own, a tracing value that NumPy's code or the program's did not
+            # take), NumPy runs the call: it raises its own error, with its
+            # writes before it, or gives the answer shapejit could not. So do
+            # the calls this trace's decisions take, without a trace, until
+            # what the function reads is bound to other objects.
+            label = f"{type(e).__name__}: {_first_line(e)} (#{len(self._raised)})"
+            self._raised[label] = st.reach.snapshot() if st.reach is not None else None
+            tracer.raise_error(label)
             raise
         if st.found:
             return None, st.found, False
@@ -236,15 +238,13 @@ class Callbacks:
             tracer.output(leaf._id)
         return spec, [], bool(spec and spec[3])
 
-    def raised(self, label):
-        """The error a site cached as `label`, to raise again (a copy, so
-        that tracebacks do not pile up on one object); None when what the
-        function read when it raised it (its globals, its closure) is bound
-        to other objects now: the call traces again."""
-        e, snapshot = self._raised[label]
-        if Reach.changed(snapshot):
-            return None
-        return _detached(e)
+    def still_raises(self, label):
+        """Whether a call that hit the entry cached as `label` still runs in
+        NumPy: False when what the function read when its trace raised (its
+        globals, its closure) is bound to other objects now, and it traces
+        again."""
+        snapshot = self._raised[label]
+        return snapshot is None or not Reach.changed(snapshot)
 
     def segmented(self, fn, args, kwargs, captures, sources):
         """The call after a graph break, as compiled segments (_segments.py):
@@ -292,37 +292,9 @@ def eager(fn, args, kwargs):
     return fn(*args, **kwargs)
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
-
-
-def _detached(e):
-    """A copy of an error without its traceback (whose frames hold a trace's
-    values), or the error itself where it does not copy."""
-    try:
-        again = copy.copy(e)
-    except Exception:  # noqa: BLE001 - an error that does not copy is kept as it is
-        return e
-    again.__traceback__ = None
-    return again
-
-
-def _numpys_error(e) -> bool:
-    """Whether an error that a trace raised is NumPy's on these shapes and
-    dtypes (an IndexError for an index past a size, a broadcast that
-    fails), raised by shapejit's NumPy or NumPy's own: the decisions the
-    trace took guard it, and the site caches it. An error the function's own
-    code raised may depend on any Python state, and is not cached; nor are
-    shapejit's internal errors (RuntimeError) or the interpreter's own."""
-    if not isinstance(e, Exception) or isinstance(e, (RuntimeError, MemoryError, RecursionError)):
-        return False
-    tb = e.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    path = os.path.abspath(tb.tb_frame.f_code.co_filename)
-    return path.startswith((_PACKAGE, _NUMPY))
+def _first_line(e, limit=160):
+    text = str(e).split("\n", 1)[0]
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # -- Jits, one per config -----------------------------------------------------------

@@ -111,10 +111,8 @@ class Segments:
             spec, arrays = traced_call(st, fn, args, kwargs, st.begin, st.finish)
         except T.GraphBreak:
             raise
-        except Exception as e:
-            if st.writes:  # NumPy makes the writes before the error: it runs the call
-                raise T.GraphBreak(f"the function raises {type(e).__name__} after writing into arrays it did not make") from None
-            raise
+        except Exception as e:  # noqa: BLE001 - NumPy runs the call (as a whole trace's error)
+            raise T.GraphBreak(f"the function raises {type(e).__name__} when run as segments; NumPy runs the call") from None
         finally:
             st.close()
         self.calls += 1

@@ -30,7 +30,7 @@ Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string
       unflatten_(helpers.attr("unflatten")),
       eager_(helpers.attr("eager")),
       segmented_(helpers.attr("segmented")),
-      raised_(helpers.attr("raised")),
+      still_raises_(helpers.attr("still_raises")),
       helpers_(std::move(helpers)),
       segments_(std::move(segments)) {}
 
@@ -344,7 +344,15 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       if (writes_overlap(s, in, input)) return eager_(fn_, args, kwargs);
       return results(s, outputs, own + nb::len(ctx.captures), input);
     }
-    if (ctx.error) throw std::move(*ctx.error);
+    if (ctx.error) {
+      // The trace raised (NumPy's error on these shapes, the function's own,
+      // or a tracing value that NumPy's code or the program's did not take):
+      // the site keeps a raised entry, and NumPy runs the call, raising its
+      // own error or giving what the trace could not.
+      if (st.code() != Code::kRaised) throw std::move(*ctx.error);
+      ctx.error.reset();
+      return eager_(fn_, args, kwargs);
+    }
     if (st.code() == Code::kRetry) {
       ++retries_;
       if (attempt >= 8) raise(internal_error(name_ + ": the arrays it captures keep changing while it is traced"));
@@ -355,13 +363,9 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       continue;
     }
     if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
-    if (st.code() == Code::kRaised) {  // a cached error: raised again, unless what the function reads changed
-      nb::object error = raised_(nb::str(st.message().c_str()));
-      if (!error.is_none()) {
-        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
-        throw nb::python_error();
-      }
-      if (attempt >= 8) raise(internal_error(name_ + ": its cached errors keep being dropped"));
+    if (st.code() == Code::kRaised) {  // a raised entry: NumPy's call, unless what the function reads changed
+      if (nb::cast<bool>(still_raises_(nb::str(st.message().c_str())))) return eager_(fn_, args, kwargs);
+      if (attempt >= 8) raise(internal_error(name_ + ": its raised entries keep being dropped"));
       s.site->forget_raised();
       continue;
     }

@@ -30,7 +30,7 @@ namespace shapejit::python {
 class Function {
  public:
   // `helpers` is the function's shapejit._jit.Callbacks: flatten, trace,
-  // unflatten, eager, segmented, raised, dynamic_floats; `segments` its
+  // unflatten, eager, segmented, still_raises, dynamic_floats; `segments` its
   // _segments.Segments.
   Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments);
   Function(const Function&) = delete;
@@ -110,7 +110,7 @@ class Function {
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;
   std::string name_;
-  nb::object flatten_, trace_, unflatten_, eager_, segmented_, raised_;
+  nb::object flatten_, trace_, unflatten_, eager_, segmented_, still_raises_;
   nb::object helpers_;   // the function's Callbacks: whether its floats are inputs
   nb::object segments_;  // the segmented runs after graph breaks: their stats and breaks
   std::vector<std::unique_ptr<Site>> sites_;

@@ -21,28 +21,26 @@ def test_a_dtype_shapejit_does_not_take():
     assert f(np.ones(3, np.float32)).tolist() == [2, 2, 2]
 
 
-def test_a_list_instead_of_an_array():
+def test_a_list_instead_of_an_array_is_what_the_function_makes_of_it():
     f = jit(lambda x: sj.exp(x))
-    with pytest.raises(TypeError, match="list"):
-        f([1.0, 2.0])
+    np.testing.assert_allclose(f([1.0, 2.0]), np.exp([1.0, 2.0]))  # NumPy's call: sj.exp outside a trace is np.exp
     np.testing.assert_allclose(f(np.zeros(2, np.float32)), [1, 1])
 
 
-def test_a_shape_the_graph_cannot_take():
+def test_a_shape_the_graph_cannot_take_is_numpys_error():
     f = jit(lambda x, y: x + y)
-    with pytest.raises(sj.ShapeError, match="broadcast"):
+    with pytest.raises(ValueError, match="could not be broadcast together with shapes"):
         f(np.ones((3, 4), np.float32), np.ones((5,), np.float32))
-    assert issubclass(sj.ShapeError, ValueError)
     np.testing.assert_array_equal(f(np.ones((3, 4), np.float32), np.ones((4,), np.float32)), np.full((3, 4), 2, np.float32))
     g = jit(lambda x: x.reshape(5, -1))
-    with pytest.raises(sj.ShapeError, match="reshape"):
+    with pytest.raises(ValueError, match="cannot reshape array of size 12"):
         g(np.ones(12, np.float32))
     assert g(np.ones(10, np.float32)).shape == (5, 2)
 
 
 def test_mixed_dtypes_where_the_op_set_has_none():
     f = jit(lambda x, i: sj.embedding(x, i))
-    with pytest.raises(TypeError, match="i32 or i64"):
+    with pytest.raises(IndexError, match="integer"):  # the function's own error, as NumPy runs it
         f(np.ones((3, 2), np.float32), np.zeros(2, np.float32))
 
 
@@ -102,7 +100,7 @@ def test_writes_out_of_range_or_of_the_wrong_shape():
     def g(x, v):
         x[:1] = v
         return x
-    with pytest.raises(ValueError, match="cannot expand"):
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(2,\) into shape \(1,\)"):
         jit(g)(x, np.ones(2, np.float32))
     np.testing.assert_array_equal(x, np.ones(2))
 
@@ -170,14 +168,25 @@ def test_a_cached_error_is_dropped_when_what_the_function_reads_is_rebound():
     g = {"W": None}
     f = jit(lambda x: x @ g["W"])
     for _ in range(2):
-        with pytest.raises(TypeError):
+        with pytest.raises(ValueError, match="matmul"):  # NumPy's: None is a 0-d object array
             f(np.ones((2, 3)))
     g["W"] = np.ones((3, 2))
     np.testing.assert_array_equal(f(np.ones((2, 3))), np.full((2, 2), 3.0))
 
 
-def test_the_functions_own_raise_is_not_cached():
-    # It may depend on any Python state: it traces again.
+@pytest.mark.parametrize("fn", [
+    lambda x, n: np.pad(n * n, 1) + x,                                   # NumPy's own code reads .flags of what it made
+    lambda x, n: x * 2 if isinstance(x, np.ndarray) else 1 / 0,         # the program checks the type
+    lambda x, n: x + np.frombuffer(x.tobytes(), x.dtype)[n % 2],       # bytes of the data
+], ids=["numpys-code", "isinstance", "tobytes"])
+def test_what_a_tracing_value_cannot_do_runs_in_numpy(fn):
+    x = np.arange(3.0)
+    for n in (3, 4, 3):
+        np.testing.assert_array_equal(jit(fn)(x, n), fn(x, n))
+
+
+def test_the_functions_own_raise_depends_on_the_state_it_reads():
+    # The raised entry runs the call in NumPy, which reads the state again.
     state = {"strict": True}
 
     def f(x):
