@@ -98,7 +98,7 @@ class LlvmKernel final : public Kernel {
         steps_(std::move(steps)),
         pool_(std::move(pool)),
         arena_(temp_lifetimes(p_)),
-        may_defer_(!p_.empty_checks.empty() || p_.has_checks()),
+        may_defer_(p_.may_defer()),
         phases_(phases) {
     const std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p_);
     for (size_t i = 0; i < p_.buffers.size(); ++i) {
@@ -192,7 +192,7 @@ class LlvmKernel final : public Kernel {
   size_t code_bytes_ = 0;
   std::shared_ptr<pool::BlockPool> pool_;
   pool::ArenaPlanner arena_;
-  bool may_defer_;  // empty-axis checks, or steps with runtime checks
+  bool may_defer_;  // LoopProgram::may_defer
   CompilePhases phases_;
   // Buffers sized by a data-dependent count, with the first step that
   // uses them: allocated there, once the compact steps before it ran.

@@ -280,6 +280,9 @@ struct LoopProgram {
     }
     return false;
   }
+  // Whether a call may end with the reference interpreter running it: a
+  // check above, or a loop step's own.
+  bool may_defer() const { return !empty_checks.empty() || !unread_indices.empty() || has_checks(); }
   // Whether `e` reads a data-dependent size (a symbol a compact step sets).
   bool is_data_dependent(const sym::Expr& e) const;
   // Whether a check above fails on a call's symbol values: of those on

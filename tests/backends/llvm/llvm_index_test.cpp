@@ -228,6 +228,15 @@ TEST(Llvm, GathersAndTheirRangeErrors) {
     Tensor wide = Tensor::empty(DType::kF32, {3, 0});
     expect_agrees(one_op("index_select", {{"f32", {3, 0}}, {it, {1}}}, "", R"({"dim": 0})"), {wide, zero}, "an empty row gathered");
   }
+  // Only the gather's shape is read (x[[0]][...] = 1 is traced so): no step
+  // gathers, and its indices are checked all the same, by the reference.
+  const std::string shape_only = R"({"inputs": [{"name": "t", "dtype": "f32", "shape": ["r", "c"]}, {"name": "i", "dtype": "i64", "shape": [1]}],
+      "nodes": [{"op": "index_select", "in": ["t", "i"], "out": "g", "attrs": {"dim": 0}},
+                {"op": "sym_size", "in": ["g"], "out": "n", "attrs": {"dim": 0}}, {"op": "sym_size", "in": ["g"], "out": "m", "attrs": {"dim": 1}},
+                {"op": "full", "in": ["n", "m"], "out": "y", "attrs": {"value": 1, "dtype": "f32"}}], "outputs": ["y"]})";
+  const Tensor row_of_nothing = Tensor::empty(DType::kF32, {1, 0});
+  expect_agrees(shape_only, {row_of_nothing, from_values(DType::kI64, {1}, std::vector<int>{0})}, "a gather's shape alone");
+  expect_agrees(shape_only, {row_of_nothing, from_values(DType::kI64, {1}, std::vector<int>{3})}, "a gather's shape alone, out of range");
   // A gather folded into a reduction's step (an embedding feeding a
   // layer_norm, as a BERT embedding does): its bounds check still defers.
   const std::string gather_norm = R"({"inputs": [{"name": "t", "dtype": "f32", "shape": [10, 7]}, {"name": "i", "dtype": "i64", "shape": [2, 3]}],
