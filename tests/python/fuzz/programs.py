@@ -196,10 +196,13 @@ def programs(draw):
 
 
 def _powers_a_python_int(line, env):
-    """Whether `line` takes a power with a Python int in it: with another
-    call's n (2**62), 2 ** n or n ** v is a number no memory holds, which
-    Python works out square by square until the machine runs out."""
-    return "**" in line and any(type(env.get(name)) is int for name in re.findall(r"[A-Za-z_]\w*", line))
+    """Whether `line` takes a power with a Python int in it (or an array of
+    them): with another call's n (2**62), 2 ** n or n ** v is a number no
+    memory holds, which Python works out square by square until the machine
+    runs out."""
+    def unbounded(v):  # a Python int, or an object array of them (NumPy's of 2**70)
+        return type(v) is int or (isinstance(v, np.ndarray) and v.dtype == object)
+    return "**" in line and any(unbounded(env.get(name)) for name in re.findall(r"[A-Za-z_]\w*", line))
 
 
 def _exec_write(line, env):
