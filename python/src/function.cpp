@@ -208,7 +208,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
     if (const std::optional<Status>& b = pt->declared_break()) return *b;  // a branch on tensor data: cached
     if (e.matches(graph_break_error)) return graph_break(e.what());
     ctx.error.emplace(std::move(e));
-    if (const std::optional<Status>& r = pt->declared_raise()) return *r;  // NumPy's error on these sizes: cached
+    if (const std::optional<Status>& r = pt->declared_raise()) return *r;  // a raised entry: NumPy runs such calls
     return invalid("the traced function raised");
   } catch (...) {
     pt->close();

@@ -51,8 +51,9 @@ class PyTracer {
   void output(int value);
   // Records the break and returns; the caller raises GraphBreak.
   void break_graph(const std::string& why);
-  // Records that the function raised the error `label` names (the site
-  // caches it) and returns; the caller raises the error.
+  // Records that the trace raised the error `label` names (the site keeps
+  // a raised entry, whose calls NumPy runs) and returns; the caller raises
+  // the error, which Function::call drops to run the call in NumPy.
   void raise_error(const std::string& label);
 
  private:
