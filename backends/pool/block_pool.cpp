@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/support/guarded_memory.h"
+
 namespace shapejit::backends::pool {
 
 std::shared_ptr<BlockPool> BlockPool::create(size_t max_retained_bytes, AllocFn alloc, FreeFn free) {
@@ -11,8 +13,10 @@ std::shared_ptr<BlockPool> BlockPool::create(size_t max_retained_bytes, AllocFn 
 }
 
 std::shared_ptr<BlockPool> BlockPool::host(size_t max_retained_bytes) {
-  return create(
+  std::shared_ptr<BlockPool> pool = create(
       max_retained_bytes, [](size_t bytes) { return std::aligned_alloc(64, bytes); }, [](void* p) { std::free(p); });
+  pool->guarded_ = support::guard_pages();
+  return pool;
 }
 
 BlockPool::~BlockPool() {
@@ -27,6 +31,11 @@ size_t BlockPool::size_class(size_t bytes) {
 }
 
 std::shared_ptr<void> BlockPool::take(size_t bytes) {
+  if (guarded_) {  // the exact size, its own mapping, never reused
+    void* p = support::guarded_alloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return std::shared_ptr<void>(p, [bytes](void* q) { support::guarded_free(q, bytes); });
+  }
   const size_t cls = size_class(bytes);
   void* p = nullptr;
   {

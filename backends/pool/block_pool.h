@@ -24,7 +24,8 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   using FreeFn = void (*)(void* p);
 
   static std::shared_ptr<BlockPool> create(size_t max_retained_bytes, AllocFn alloc, FreeFn free);
-  // Host memory, 64-byte aligned.
+  // Host memory, 64-byte aligned; under SHAPEJIT_GUARD_PAGES, each block
+  // its own guarded mapping (core/support/guarded_memory.h).
   static std::shared_ptr<BlockPool> host(size_t max_retained_bytes);
   ~BlockPool();
 
@@ -46,6 +47,7 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   const size_t max_retained_;
   const AllocFn alloc_;
   const FreeFn free_;
+  bool guarded_ = false;
   mutable std::mutex mu_;
   std::multimap<size_t, void*> blocks_;  // free, by class
   Stats stats_;

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/ir/strided.h"
+#include "core/support/guarded_memory.h"
 
 namespace shapejit::ir {
 
@@ -45,6 +46,12 @@ size_t Tensor::dense_bytes(DType dtype, const std::vector<int64_t>& shape) {
 
 Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   const size_t bytes = dense_bytes(dtype, shape);
+  if (support::guard_pages()) {
+    void* p = support::guarded_alloc(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+    return over(dtype, std::move(shape), std::shared_ptr<void>(p, [bytes](void* q) { support::guarded_free(q, bytes); }));
+  }
   size_t padded = (bytes + 63) / 64 * 64;
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);

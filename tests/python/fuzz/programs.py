@@ -205,10 +205,23 @@ def _powers_a_python_int(line, env):
     return "**" in line and any(unbounded(env.get(name)) for name in re.findall(r"[A-Za-z_]\w*", line))
 
 
+def _stacks_a_matrix(line, env):
+    """Whether `line` stacks an np.matrix: NumPy 2.4's np.stack of a matrix
+    and an array of another dtype writes past the array it makes (the heap
+    of the process that ran it is corrupt, and a later free aborts)."""
+    return "np.stack(" in line and any(isinstance(env.get(name), np.matrix) for name in re.findall(r"[A-Za-z_]\w*", line))
+
+
+def _numpy_cannot(line, env):
+    """Whether NumPy cannot run `line` on `env` and stay well: a power that
+    no memory holds, or a stack that corrupts NumPy's heap."""
+    return _powers_a_python_int(line, env) or _stacks_a_matrix(line, env)
+
+
 def _exec_write(line, env):
     """Runs a statement (a write) on `env` as NumPy does; False, with env as
     it was, where NumPy refuses it on these values."""
-    if _powers_a_python_int(line, env):
+    if _numpy_cannot(line, env):
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -314,7 +327,7 @@ def expressions(draw, env, kind):
 
 def _try(line, env):
     """NumPy's value of `line` on `env`, or None where NumPy refuses it."""
-    if _powers_a_python_int(line, env):
+    if _numpy_cannot(line, env):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
