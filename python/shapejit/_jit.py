@@ -217,6 +217,9 @@ class Callbacks:
         st = TraceState(tracer, fn)
         try:
             spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
+            if not st.made_unchanged():
+                st.found.clear()  # not inputs to trace again with: NumPy runs the calls
+                raise RuntimeError("the function writes into an array it made from untraced values after the trace read it")
         except T.GraphBreak:
             raise
         except Exception as e:  # noqa: BLE001 - NumPy runs the call, and says what it raises

@@ -35,6 +35,7 @@ class TraceState:
         self.by_id = {}      # id(array) -> Tensor, for arrays that are inputs
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
+        self.made = []       # (array, its value when lifted) for arrays the function made outside the trace
         self.captures = []   # the arrays that are inputs after the call's own
         self.writes = []     # (input, block offsets or None for all of it, value): writes into inputs, in order
         self.sources = {}    # id(array) -> where the function reaches it (_captures.swapped)
@@ -95,6 +96,8 @@ class TraceState:
                 # captured array NumPy made from it): a new object on every
                 # trace, matched by value (a view: as the same view of the
                 # same memory).
+                if source is None:
+                    self.made.append((array, a.copy()))
                 for c in self.captures:
                     if same_value(c, a) if source is None else same_view(c, a):
                         t = self.by_id[id(c)]
@@ -106,6 +109,13 @@ class TraceState:
         self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t
+
+    def made_unchanged(self) -> bool:
+        """Whether the arrays the function made outside the trace (from
+        NumPy scalars, from Python values) hold what they held when the trace
+        read them: a write into one after that is NumPy's own, which the
+        graph, reading its value as it was, would not see."""
+        return all(same_value(array, value) for array, value in self.made)
 
     def _found_input(self, a, into):
         """The tensor of an array found as the trace ran (`into`, an

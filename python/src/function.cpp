@@ -355,7 +355,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     }
     if (st.code() == Code::kRetry) {
       ++retries_;
-      if (attempt >= 8) raise(internal_error(name_ + ": the arrays it captures keep changing while it is traced"));
+      if (attempt >= 8) return eager_(fn_, args, kwargs);  // the arrays it reads keep changing as it is traced
       if (&site == s.site) {  // another thread has not moved the site on already
         for (nb::handle f : ctx.found) add_found(s.captures, f);
         next_generation(s);
@@ -365,7 +365,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
     if (st.code() == Code::kRaised) {  // a raised entry: NumPy's call, unless what the function reads changed
       if (nb::cast<bool>(still_raises_(nb::str(st.message().c_str())))) return eager_(fn_, args, kwargs);
-      if (attempt >= 8) raise(internal_error(name_ + ": its raised entries keep being dropped"));
+      if (attempt >= 8) return eager_(fn_, args, kwargs);  // its raised entries keep being dropped
       s.site->forget_raised();
       continue;
     }
