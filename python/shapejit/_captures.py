@@ -124,6 +124,14 @@ def _unwrapped(f, roots):
     return None
 
 
+def _functions_named(module, names, own):
+    """The Python functions of a module of the program's that code names
+    (`helpers.positions(x)`); none of a library's."""
+    if _skipped(module, own):
+        return []
+    return [v for k in sorted(names) if isinstance(v := getattr(module, k, None), types.FunctionType)]
+
+
 class Reach:
     """Where one trace of `fn` finds arrays besides its arguments; `roots`
     are the objects its call passes by identity. `places()` walks them;
@@ -158,7 +166,9 @@ class Reach:
                     value = cell.cell_contents
                 except ValueError:
                     continue
-                if callable(value) and not isinstance(value, type):
+                if isinstance(value, types.ModuleType):
+                    todo.extend(_functions_named(value, names, own))
+                elif callable(value) and not isinstance(value, type):
                     todo.append(value)
             g = f.__globals__
             objects = list(self.roots)
@@ -168,8 +178,7 @@ class Reach:
                 self._named.append((g, name))
                 value = g[name]
                 if isinstance(value, types.ModuleType):
-                    if not _skipped(value, own):
-                        todo.extend(v for k in sorted(names) if isinstance(v := getattr(value, k, None), types.FunctionType))
+                    todo.extend(_functions_named(value, names, own))
                 elif callable(value) and not isinstance(value, type):
                     todo.append(value)
                 elif hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED):
@@ -213,6 +222,38 @@ class Reach:
                 continue
             for steps, holder, key, array in reachable(value, GLOBAL_DEPTH, seen):
                 yield (g, ((False, name), *steps)), holder if steps else g, key if steps else name, array
+
+    def functions_held(self, replacements):
+        """(holder, key, function) for each place the functions hold one of
+        `replacements`' originals under a name of their own: a global (`from
+        numpy import arange`), a closure cell, an attribute of an object or
+        a module of the program's that the code names (`npx.zeros` of a
+        namespace of NumPy's functions)."""
+        def held(value):
+            try:
+                return id(value) in replacements
+            except TypeError:
+                return False
+        for cell in self._cells:
+            try:
+                if held(cell.cell_contents):
+                    yield _CellHolder(cell), None, cell.cell_contents
+            except ValueError:
+                continue
+        for g, name in self._named:
+            value = g.get(name)
+            if held(value):
+                yield g, name, value
+            elif isinstance(value, types.ModuleType) and _skipped(value, self._own):
+                continue
+            elif not isinstance(value, (type, types.FunctionType, types.MethodType)):
+                try:
+                    attrs = vars(value)
+                except Exception:  # noqa: BLE001 - no __dict__ (or one a __getattr__ refuses): holds none
+                    continue
+                for k in sorted(self._names):
+                    if held(attrs.get(k)):
+                        yield attrs, k, attrs[k]
 
     def bound(self):
         """What the names the code can bind hold now, to compare by identity
@@ -384,23 +425,34 @@ _Opaque.__hash__ = object.__hash__
 
 
 @contextlib.contextmanager
-def swapped(st, reach):
+def swapped(st, reach, replacements=None):
     """While the function is traced on `st`, each array it can reach
     (reach.places()) stands in its holder as its tracing value, and is put
-    back after; the sources of all go to st.sources. A trace that rebinds
+    back after; the sources of all go to st.sources. So does the function
+    that traces sizes for each of NumPy's creation functions the code holds
+    under a name of its own (`replacements`: _numpy.size_functions). A trace that rebinds
     one of them, or changes other Python state it can reach (a name its code
     binds, `self.t += 1`, a list it appends to), is a graph break, with that
     state put back as it was, for NumPy to run the call from it; so is one
     that raises after such a change."""
     snapshot = reach.snapshot()
+    functions = list(reach.functions_held(replacements or {}))  # before arrays' stand-ins are in their holders
     swaps = []
-    for source, holder, key, array in reach.places():
-        st.sources.setdefault(id(array), source)
-        if holder is None or not isinstance(array, np.ndarray):
-            continue
-        t = st.stand_in(array, source) if swappable(array) else _Opaque(st, array.dtype)
-        holder[key] = t
-        swaps.append((holder, key, array, t))
+    try:
+        for source, holder, key, array in reach.places():
+            st.sources.setdefault(id(array), source)
+            if holder is None or not isinstance(array, np.ndarray):
+                continue
+            t = st.stand_in(array, source) if swappable(array) else _Opaque(st, array.dtype)
+            holder[key] = t
+            swaps.append((holder, key, array, t))
+        for holder, key, original in functions:
+            replacement = replacements[id(original)]
+            holder[key] = replacement
+            swaps.append((holder, key, original, replacement))
+    except BaseException:  # a holder that refuses: the program's objects as they were
+        _put_back(swaps)
+        raise
     rebound = None
     try:
         yield

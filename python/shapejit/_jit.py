@@ -186,7 +186,7 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
             st.by_source[source_key(source)] = t
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
     st.reach = Reach(fn, objects(key))
-    with st, _numpy.size_functions(), swapped(st, st.reach):
+    with st, _numpy.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
             return end((None, [T.as_tensor(st, out)]))

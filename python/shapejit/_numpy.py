@@ -153,6 +153,7 @@ def _patches():
 _lock = threading.Lock()
 _active = 0
 _originals = []
+_replacements = {}  # id(an original) -> what stands in for it while traces are recorded
 
 
 def _wrapped(name, original, traced, takes):
@@ -171,16 +172,21 @@ def size_functions():
     """While a trace is recorded, numpy's creation functions take SymInts
     (np.arange(n), np.zeros((n, d)), np.tri(n)) and trace symbolic ops, and
     len() and range() of sizes stay sizes. A thread that is not tracing
-    still gets NumPy's and Python's own behaviour."""
+    still gets NumPy's and Python's own behaviour. Yields what stands in
+    for each original, by id, for the trace to swap in where the program
+    holds NumPy's function under another name (`from numpy import arange`,
+    a namespace of NumPy's functions): _captures.swapped."""
     global _active
     with _lock:
         if _active == 0:
             for module, name, replacement in _patches():
-                _originals.append((module, name, getattr(module, name)))
+                original = getattr(module, name)
+                _originals.append((module, name, original))
+                _replacements[id(original)] = replacement
                 setattr(module, name, replacement)
         _active += 1
     try:
-        yield
+        yield _replacements
     finally:
         with _lock:
             _active -= 1
@@ -188,3 +194,4 @@ def size_functions():
                 for module, name, original in _originals:
                     setattr(module, name, original)
                 _originals.clear()
+                _replacements.clear()
