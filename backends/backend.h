@@ -163,6 +163,19 @@ class Backend {
   }
 };
 
+// The graph's size checks on the call's symbols: those before the kernel
+// runs, or (`after_run`) those that read the data-dependent sizes it wrote.
+inline Status check_sizes(const ir::SpecializedGraph& graph, std::span<const int64_t> symbols, bool after_run) {
+  const auto symbol = [&](int32_t id, int32_t) { return symbols[id]; };
+  for (const ir::SizeCheck& c : graph.size_checks) {
+    if (c.after_run == after_run && !c.program.run(symbol)) {
+      return Status(Code::kRuntime, c.what + " overflows int64 at this call (a size, or an integer computed from sizes)",
+                    Detail::kOverflow);
+    }
+  }
+  return Status::ok();
+}
+
 // Sizes the call's outputs from the specialized graph's shape functions:
 // a tensor already in `outputs` is reused when nothing else holds it, its
 // shape, dtype and device match, and no input is it; others are allocated.
@@ -172,13 +185,8 @@ class Backend {
 template <typename B>
 Status prepare_outputs(B& backend, const RunContext& ctx, const ir::SpecializedGraph& graph, std::span<const DLTensor* const> args,
                        std::span<const int64_t> symbols, std::vector<ir::Tensor>& outputs) {
+  SJ_TRY(check_sizes(graph, symbols, false));
   const auto symbol = [&](int32_t id, int32_t) { return symbols[id]; };
-  for (const ir::SizeCheck& c : graph.size_checks) {
-    if (!c.program.run(symbol)) {
-      return Status(Code::kRuntime, c.what + " overflows int64 at this call (a size, or an integer computed from sizes)",
-                    Detail::kOverflow);
-    }
-  }
   const size_t n = graph.outputs.size();
   if (outputs.size() != n) outputs.resize(n);
   for (size_t i = 0; i < n; ++i) {

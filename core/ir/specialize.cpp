@@ -12,12 +12,12 @@ namespace {
 // integers computed from sizes (SymInt values: an int argument squared) and
 // each tensor's dims and element count, each distinct expression once. A
 // constant, or a single symbol (an input's dim, an int argument), fits.
-std::vector<SizeCheck> size_checks(const std::vector<ValueType>& types) {
+std::vector<SizeCheck> size_checks(const std::vector<ValueType>& types, const sym::ShapeEnv& env) {
   std::vector<SizeCheck> out;
   std::unordered_set<const sym::Node*> seen;
   const auto add = [&](const sym::Expr& e) {
     if (e.depth() <= 1 || !seen.insert(e.node()).second) return;
-    out.push_back({sym::Program::compile(e, [](int id) { return std::make_pair(int32_t{id}, int32_t{0}); }), e.str()});
+    out.push_back({sym::Program::compile(e, [](int id) { return std::make_pair(int32_t{id}, int32_t{0}); }), e.str(), env.has_unbacked(e)});
   };
   for (const ValueType& t : types) {
     if (!t.is_tensor) {
@@ -59,7 +59,8 @@ Expected<SpecializedGraphPtr> specialize(std::shared_ptr<const Graph> graph, sym
     }
     sg->outputs.push_back(std::move(out));
   }
-  sg->size_checks = size_checks(sg->types);
+  sg->size_checks = size_checks(sg->types, env);
+  for (const SizeCheck& c : sg->size_checks) sg->size_checks_after_run |= c.after_run;
   sg->spec_hash = spec.hash();
   sg->spec = std::move(spec);
   sg->graph = std::move(graph);

@@ -30,11 +30,13 @@ struct OutputType {
 
 // A size the call's symbols decide that must fit in int64 (an integer
 // computed from sizes, a tensor's element count), checked before the kernel
-// runs: int64 wraps where Python's ints would not, so a call past it is an
-// overflow error (Detail::kOverflow), never a wrapped value.
+// runs (after it, where it reads a data-dependent size, which the kernel
+// computes): int64 wraps where Python's ints would not, so a call past it
+// is an overflow error (Detail::kOverflow), never a wrapped value.
 struct SizeCheck {
   sym::Program program;  // over symbol ids, as OutputType's
   std::string what;      // the expression, for the message
+  bool after_run = false;  // reads an unbacked symbol
 };
 
 struct SpecializedGraph {
@@ -44,6 +46,7 @@ struct SpecializedGraph {
   std::vector<ValueType> types;  // every value's, under `spec`
   std::vector<OutputType> outputs;
   std::vector<SizeCheck> size_checks;  // each distinct expression once; none is constant
+  bool size_checks_after_run = false;  // any of them
 
   int num_symbols() const { return static_cast<int>(spec.symbols.size()); }
 };

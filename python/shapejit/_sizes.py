@@ -89,13 +89,18 @@ class SymInt:
             st.live.add(self)
 
     def _sym(self, op, other, reverse=False):
+        if isinstance(other, np.generic):
+            # A NumPy scalar (n * np.int32(2), n + flag): NumPy's arithmetic,
+            # whose result is a NumPy scalar of its promotion, on the number.
+            a, b = (other, int(self)) if reverse else (int(self), other)
+            return _PY_OPS[op](a, b)
         o = _sym_operand(other)
         if isinstance(o, int) and not _I64_MIN <= o <= _I64_MAX:
             # A constant past int64 (n * 2**70): Python's arithmetic, on the number.
             a, b = (o, int(self)) if reverse else (int(self), o)
             return _PY_OPS[op](a, b)
         if o is None:
-            if isinstance(other, (float, np.floating)):  # a float result needs the number (a NumPy one stays NumPy's)
+            if isinstance(other, float):  # a float result needs the number
                 a, b = (other, int(self)) if reverse else (int(self), other)
                 return _PY_OPS[op](a, b)
             return NotImplemented

@@ -456,12 +456,15 @@ def _call_args(program, args, sizes):
 
 
 def _run(fn, program, args, sizes):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    """(result, exception, whether NumPy cast a NaN or an infinity to an
+    integer on the way: a value the platform chooses, not NumPy)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         try:
-            return fn(*_call_args(program, args, sizes)), None
+            out = fn(*_call_args(program, args, sizes)), None
         except Exception as e:  # noqa: BLE001 - the exception is the answer to compare
-            return None, e
+            out = None, e
+    return (*out, any("invalid value encountered in cast" in str(w.message) for w in seen))
 
 
 def _leaves(tree, path="out"):
@@ -537,9 +540,11 @@ def check(program, jit):
     jitted = jit(mine, config=config)
     for k, sizes in enumerate(program["calls"]):
         want_args, got_args = make_args(program, sizes), make_args(program, sizes)
-        want, want_error = _run(plain, program, want_args, sizes)
-        got, got_error = _run(jitted, program, got_args, sizes)
+        want, want_error, platforms = _run(plain, program, want_args, sizes)
+        got, got_error, _ = _run(jitted, program, got_args, sizes)
         where = f"call {k} (sizes {sizes})"
+        if platforms and (want_error is None) == (got_error is None):
+            return None  # a NaN cast to an int (`g[g > 0] = a // a` at a = 0): no answer to compare, now or after
         if want_error is not None or got_error is not None:
             if want_error is None:
                 return f"{where}: shapejit raised {type(got_error).__name__}: {got_error}; NumPy did not"
@@ -547,6 +552,8 @@ def check(program, jit):
                 return f"{where}: NumPy raised {type(want_error).__name__}: {want_error}; shapejit did not"
             if not isinstance(got_error, type(want_error)):
                 return f"{where}: shapejit raised {type(got_error).__name__}: {got_error}; NumPy {type(want_error).__name__}: {want_error}"
+            if "negative integer powers" in str(want_error):
+                return None  # `a **= -8` raises with its buffer's bytes, uninitialized, written into a: nothing to compare after
         else:
             if _structure(got) != _structure(want):
                 return f"{where}: the result's structure {_structure(got)}, NumPy's {_structure(want)}"
