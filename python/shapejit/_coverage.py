@@ -59,13 +59,13 @@ NDARRAY = [
     "x.reshape", "x.transpose", "x.swapaxes", "x.squeeze", "x.flatten", "x.ravel", "x.astype", "x.copy",
     "x.sum", "x.mean", "x.max", "x.min", "x.argmax", "x.argmin", "x.var", "x.std", "x.any", "x.all",
     "x.clip", "x.round", "x.repeat", "x.take", "x.dot", "x.diagonal", "x.trace", "x.cumsum", "x.cumprod", "x.prod",
-    "x.nonzero", "x.sort", "x.argsort", "x[i] = v", "x[mask] = v",
+    "x.nonzero", "x.sort", "x.argsort", "x[i] = v", "x[mask] = v", "x.mT", "x.conj", "x.fill", "x.searchsorted",
 ]
 
 _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",
               "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "~x", "x[i]", "x[a:b]", "x[::-1]",
               "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]", "x.T", "x.shape", "x.ndim", "x.size",
-              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y", "x[i] = v", "x[mask] = v"}
+              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y", "x[i] = v", "x[mask] = v", "x.mT"}
 _PARTIAL = {"argsort": "equal elements keep their order, as kind='stable' (NumPy's default kind leaves it unspecified)",
             "x.argsort": "equal elements keep their order, as kind='stable'",
             "median": "over one axis or all of them", "searchsorted": "without sorter=",

@@ -365,6 +365,53 @@ class Tensor:
     def T(self):
         return self.transpose()
 
+    @property
+    def mT(self):  # noqa: N802 - NumPy's name
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def real(self):
+        return self  # every dtype shapejit has is real
+
+    @property
+    def imag(self):
+        return _np_fns().imag(self)
+
+    def conj(self):
+        return self
+
+    conjugate = conj
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    def fill(self, value):
+        self[...] = value
+
+    def nonzero(self):
+        return _np_fns().nonzero(self)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return _np_fns().searchsorted(self, v, side, sorter)
+
+    def __getattr__(self, name):
+        # An ndarray attribute the tensor lacks: its memory (strides, flags,
+        # base), a view as another dtype... is the concrete array's, read as
+        # data is (a cut between segments); a method that writes in place
+        # would write a copy, so the call is NumPy's.
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+        if name in _NDARRAY_WRITES:
+            _break(self._st, f"the function calls ndarray.{name}, which writes in place and which shapejit does not trace")
+        return self._st.read(self, lambda a: getattr(a, name), f"the function reads ndarray.{name}, which shapejit does not trace")
+
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -805,6 +852,9 @@ class _Unlifted(Tensor):
 
 # The methods that read tensor data: a graph break, whatever the arguments.
 BREAKING_METHODS = {"item", "tolist", "__array__", "__bool__", "__float__", "__int__", "__index__"}
+
+
+_NDARRAY_WRITES = frozenset(("partition", "put", "resize", "setfield", "setflags", "byteswap", "itemset", "sort"))
 
 
 def _np_fns():

@@ -343,6 +343,19 @@ RECIPES["x.take"] = lambda: [(lambda x, i: x.take(i, axis=1), (A, np.array([1, 3
 RECIPES["x.dot"] = lambda: [(lambda x, y: x.dot(y), (A, B))]
 RECIPES["x.diagonal"] = lambda: [(lambda x: x.diagonal(), (A,))]
 RECIPES["x.trace"] = lambda: [(lambda x: x.trace(), (A,))]
+RECIPES["x.nonzero"] = lambda: [(lambda x: (x > 0).nonzero(), (A,))]
+RECIPES["x.mT"] = lambda: [(lambda x: x.mT @ x, (A,)), (lambda x: x[None].mT + 1, (A,))]
+RECIPES["x.conj"] = lambda: [(lambda x: x.conj() * x.real + x.imag, (A,))]
+RECIPES["x.searchsorted"] = lambda: [(lambda x: np.sort(x[0]).searchsorted(x[1]), (A,))]
+
+
+def _filled(x):
+    y = x.copy()
+    y.fill(2.5)
+    return y * x
+
+
+RECIPES["x.fill"] = lambda: [(_filled, (A,))]
 
 # Data-dependent shapes: the result's size is the mask's count.
 RECIPES["nonzero"] = lambda: [(lambda x: np.nonzero(x > 0), (A,)), (lambda x: np.nonzero(x), (AI,))]

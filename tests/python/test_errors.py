@@ -256,3 +256,27 @@ def test_a_graph_break_is_not_an_exception_the_function_can_catch():
             y = None
         return y * 2
     np.testing.assert_array_equal(jit(f)(np.array([3.0, 1.0, 2.0])), np.partition(np.array([3.0, 1.0, 2.0]), 1) * 2)
+
+
+def _strided(x):
+    return x * (x.strides[0] // x.itemsize)
+
+
+def _partitioned(x):
+    y = x * 2
+    y.partition(1)
+    return y
+
+
+def test_an_ndarray_attribute_a_tensor_lacks_is_numpys():
+    # Its memory (strides) is the concrete array's, read at a cut; a method
+    # that writes in place (partition) makes the call NumPy's.
+    for f in (_strided, _partitioned):
+        g = jit(f)
+        for x in (np.array([3.0, 1.0, 2.0]), np.arange(8.0)[::-2]):
+            np.testing.assert_array_equal(g(x), f(x))
+
+
+def test_an_attribute_no_ndarray_has_raises_numpys_error():
+    with pytest.raises(AttributeError, match="'numpy.ndarray' object has no attribute 'no_such'"):
+        jit(lambda x: x.no_such)(np.ones(2))
