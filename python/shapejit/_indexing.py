@@ -70,6 +70,9 @@ def getitem(x: Tensor, key):
     items = _normalize_index(key, x.ndim)
     if sum(1 for k in items if k is not None) > x.ndim:
         raise IndexError(f"too many indices for a tensor of rank {x.ndim}")
+    arrays = sum(1 for k in items if _is_index_array(k))
+    if arrays and arrays + sum(1 for k in items if k is not None and not isinstance(k, slice) and not _is_index_array(k)) >= 2:
+        return _advanced(x, items)
     dim = 0
     squeeze = []
     for k in items:
@@ -116,6 +119,62 @@ def getitem(x: Tensor, key):
         if x.ndim == 0 and all(k is not None and not isinstance(k, slice) for k in items):
             return as_scalar(x._fresh())  # an element: NumPy's scalar, a copy
     return x
+
+
+def _is_index_array(k):
+    return isinstance(k, (Tensor, np.ndarray, list, range, SymRange))
+
+
+def _advanced(x, items):
+    """x[key] for a key with two index arrays or more, or one and integers:
+    NumPy broadcasts them (the integers as 0-d arrays) into one index, and
+    puts its dims where the first of them stood if they are adjacent in the
+    key, else first. The slices and new axes are taken first; then x's
+    advanced dims, moved to the front and flattened, are gathered at the
+    index made linear, an index out of its own dim made out of range of all
+    (the gather's check: NumPy's IndexError)."""
+    st = x._st
+    at = [i for i, k in enumerate(items) if k is not None and not isinstance(k, slice)]
+    y = getitem(x, tuple(slice(None) if i in at else k for i, k in enumerate(items)))
+    dims = at  # every item is one dim of y: a slice, a new axis, an advanced one kept whole
+    indices = []
+    for i in at:
+        k = items[i]
+        if isinstance(k, (bool, np.bool_)) or (is_array(k) and np.dtype(getattr(k, "dtype", None) or "i8") == np.bool_):
+            _break(st, "a boolean mask among several advanced indices")
+        if isinstance(k, (range, SymRange)):
+            idx = _arange_of(st, k)
+        elif isinstance(k, list):
+            idx = _index_list(y, i, k)
+        elif _is_index_array(k):
+            idx = as_tensor(st, k, "i64", index=True)
+        else:
+            _integer_index(y, i, k)  # NumPy's bounds check of an integer, as a predicate
+            idx = as_tensor(st, _shape_operand(k), "i64")
+        if idx._dtype == "bool":
+            _break(st, "a boolean mask among several advanced indices")
+        _check_constant_indices(y, i, k)
+        indices.append(_from_the_end(y, i, k, idx))
+    from ._numpy import broadcast_arrays
+    indices = broadcast_arrays(*indices)
+    sizes = [y.shape[d] for d in dims]
+    rest = [d for d in range(y.ndim) if d not in dims]
+    linear, valid, total = None, None, 1
+    for idx, n in zip(indices, sizes):
+        linear = idx if linear is None else linear * n + idx
+        inside = (idx >= 0) & (idx < n)
+        valid = inside if valid is None else valid & inside
+        total = total * n
+    linear = emit(st, "where", [valid, linear, as_tensor(st, total).astype("i64")])
+    flat = y.transpose(dims + rest).reshape(total, *[y.shape[d] for d in rest])
+    out = emit(st, "index_select", [flat, linear.reshape(-1)], {"dim": 0}).reshape(*linear.shape, *[y.shape[d] for d in rest])
+    b = linear.ndim
+    if at == list(range(at[0], at[-1] + 1)) and at[0] > 0 and rest:
+        before = sum(1 for d in rest if d < at[0])
+        out = out.transpose([b + j for j in range(before)] + list(range(b)) + [b + j for j in range(before, len(rest))])
+    if out.ndim == 0:
+        return as_scalar(out._fresh())
+    return out
 
 
 def _reversed_view(x, dim, idx):

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from . import _numpy, _pytree, _segments, _shapejit
+from . import _einops, _numpy, _pytree, _segments, _shapejit
 from . import _tracing as T
 from ._arguments import Arguments, describe_inputs, objects
 from ._captures import Reach, source_key, swapped
@@ -185,6 +185,7 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
         if source is not None and len(source) == 2:
             st.by_source[source_key(source)] = t
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
+    _einops.register()
     st.reach = Reach(fn, objects(key))
     with st, _numpy.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)

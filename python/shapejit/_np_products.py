@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import _tracing as T
-from ._np_base import _FLOAT, _axis, _count, _emit, _float, _no, _st, _t
+from ._np_base import _FLOAT, _axis, _count, _emit, _float, _full_like, _no, _smax, _smin, _st, _t, _zero
 
 
 def outer(a, b, out=None):
@@ -200,3 +200,39 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if isinstance(ord, (int, float)):
         return T.binary("pow", T.binary("pow", a, float(ord)).sum(axis=axis, keepdims=keepdims), 1.0 / ord)
     T._break(st, f"np.linalg.norm with ord={ord!r}")
+
+
+_CONVOLVE_MODES = {"full": "full", "same": "same", "valid": "valid", 2: "full", 1: "same", 0: "valid"}
+
+
+def convolve(a, v, mode="full"):
+    """NumPy's convolve of two 1-D arrays: the full convolution is a gather
+    of a's zero-padded values at i - j (a row per output, a column per tap)
+    times v, a matrix-vector product; 'same' and 'valid' cut it, centred on
+    the longer operand, as NumPy does (which swaps them when v is longer)."""
+    st = _st(a, v)
+    a, v = T.promote(st, _t(st, a), _t(st, v))
+    if a.ndim > 1 or v.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    a, v = a.reshape(-1), v.reshape(-1)
+    try:
+        mode = _CONVOLVE_MODES[mode]
+    except (KeyError, TypeError):
+        T._break(st, f"np.convolve with mode={mode!r}")  # NumPy says what it takes
+    n, m = a.shape[0], v.shape[0]
+    if n == 0:
+        raise ValueError("a cannot be empty")
+    if m == 0:
+        raise ValueError("v cannot be empty")
+    zeros = _full_like(v[:m - 1], _zero(a), a._dtype)
+    padded = T.concatenate([zeros, a, zeros])
+    rows = T.expand_dims(_emit(st, "arange", [0, n + m - 1, 1], {"dtype": "i64"}), 1)
+    taps = T.expand_dims(_emit(st, "arange", [0, m, 1], {"dtype": "i64"}), 0)
+    full = T.matmul(padded[rows - taps + (m - 1)], v)
+    if mode == "full":
+        return full
+    short, long = _smin(n, m), _smax(n, m)
+    if mode == "same":
+        start = (short - 1) // 2
+        return full[start:start + long]
+    return full[short - 1:long]

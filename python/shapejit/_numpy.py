@@ -30,7 +30,7 @@ from ._np_creation import array, asarray, empty, empty_like, linspace, meshgrid
 from ._np_elementwise import (_float_binary, _float_unary, _rounding, around, arctan2, copysign, deg2rad, float_power, fmax, fmin,
                               fabs, hypot, imag, isclose, isfinite, isinf, isnan, logaddexp, logaddexp2, nan_to_num, rad2deg,
                               reciprocal, rint, sign, signbit)
-from ._np_products import einsum, inner, norm, outer, take_along_axis, tensordot, vdot, vecdot
+from ._np_products import convolve, einsum, inner, norm, outer, take_along_axis, tensordot, vdot, vecdot
 from ._np_shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, diag, diagonal, diff,
                          dsplit, dstack, eye, flip, fliplr, flipud, hsplit, hstack, identity, matrix_transpose, moveaxis, pad,
                          repeat, roll, rollaxis, split, tile, trace, tri, tril, triu, unstack, vsplit, vstack)
@@ -69,7 +69,7 @@ FUNCTIONS = {
     np.moveaxis: moveaxis, np.rollaxis: rollaxis, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
     np.roll: roll, np.repeat: repeat, np.tile: tile, np.pad: pad, np.broadcast_arrays: broadcast_arrays,
     np.tril: tril, np.triu: triu, np.diagonal: diagonal, np.diag: diag, np.trace: trace, np.outer: outer,
-    np.inner: inner, np.vdot: vdot, np.tensordot: tensordot, np.einsum: einsum,
+    np.inner: inner, np.vdot: vdot, np.convolve: convolve, np.tensordot: tensordot, np.einsum: einsum,
     np.take_along_axis: take_along_axis, np.linalg.norm: norm, np.diff: diff, np.meshgrid: meshgrid,
     np.empty_like: empty_like,
     np.sort: sort, np.argsort: argsort, np.median: median, np.searchsorted: searchsorted,

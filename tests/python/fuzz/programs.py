@@ -299,12 +299,18 @@ def expressions(draw, env, kind):
         return draw(st.sampled_from(SHAPE)).format(*([pick()] * 2))
     if kind == "index":
         x = pick()
-        choice = draw(st.sampled_from(("slices", "array", "take")))
+        choice = draw(st.sampled_from(("slices", "array", "take", "pair")))
         if choice == "slices":
             return f"{x}[{draw(slices(np.ndim(env[x])))}]"
         idx = draw(st.lists(st.integers(-4, 4), min_size=0, max_size=4))
         if choice == "take":
             return f"np.take({x}, {idx}, axis=0)"
+        if choice == "pair":  # index arrays broadcast together, with integers and slices between
+            other = draw(st.lists(st.integers(-4, 4), min_size=len(idx), max_size=len(idx)) | st.integers(-4, 4).map(str))
+            other = other if isinstance(other, str) else f"np.array({other}, dtype=np.int64)"
+            between = draw(st.sampled_from(("", ":, ", "..., ")))
+            first = f"np.array({idx}, dtype=np.int64)"
+            return f"{x}[{first}, {between}{other}]" if draw(st.booleans()) else f"{x}[{other}, {between}{first}]"
         return f"{x}[np.array({idx}, dtype=np.int64)]"
     if kind == "sized":
         return draw(st.sampled_from(SIZED)).format(pick())
