@@ -106,8 +106,15 @@ def _results(st, out):
             leaves.extend(offsets[d] for d in dims)
         leaves.append(value)
     numbers = tuple((i, k) for i, k in enumerate(kinds) if k) + tuple(
-        (i, "int") for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt) and (i >= n or not kinds[i]))
+        (i, "int") for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt) and (i >= n or not kinds[i])) + tuple(
+        (i, ("input", leaf._input)) for i, leaf in enumerate(leaves[:n]) if _is_input(leaf))
     return (tree, tuple(sorted(numbers)), n, tuple(writes)), [_tensor_of(st, leaf) for leaf in leaves]
+
+
+def _is_input(leaf):
+    """Whether a result is one of the call's arrays (written or not), which
+    NumPy gives back as the object itself: `return x` after `x += 1`."""
+    return type(leaf) in (Tensor, T._Unlifted) and leaf._input is not None
 
 
 def _leaf_kinds(tree):
@@ -141,7 +148,7 @@ def unflatten(spec, arrays, inputs=None):
     tree, numbers, n, writes = spec
     arrays = list(arrays)
     for i, kind in numbers:
-        arrays[i] = _CONVERT[kind](arrays[i])
+        arrays[i] = inputs[kind[1]] if isinstance(kind, tuple) else _CONVERT[kind](arrays[i])  # ("input", k): the caller's array
     for input_index, _ in writes:  # all or none: NumPy refuses before it writes
         target = inputs[input_index]
         if isinstance(target, np.ndarray) and not target.flags.writeable:
@@ -189,7 +196,7 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
     st.reach = Reach(fn, objects(key))
     with st, _numpy.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)
-        if isinstance(out, Tensor) and not st.writes:  # the common case, which the extension returns directly
+        if isinstance(out, Tensor) and not st.writes and not _is_input(out):  # the common case, which the extension returns directly
             return end((None, [T.as_tensor(st, out)]))
         return end(_results(st, out))
 

@@ -232,8 +232,7 @@ nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, si
   }
   nb::list list;
   for (nb::object& a : arrays) list.append(std::move(a));
-  if (!s.writes) return unflatten_(s.out_spec, list);
-  nb::list inputs;
+  nb::list inputs;  // a result that is one of them is given back as itself
   for (size_t i = 0; i < num_inputs; ++i) inputs.append(nb::handle(input(i)));
   return unflatten_(s.out_spec, list, inputs);
 }
