@@ -253,7 +253,7 @@ class Lowering {
   std::vector<int> buffer_of_;  // per value, once materialized
   std::vector<std::vector<int>> readers_;  // per value: the nodes that read it, once each (lower.cpp)
   std::vector<bool> is_output_;  // per value: the graph returns it
-  sym::ShapeEnv env_;  // the specialization's: what unread() proves with
+  mutable sym::ShapeEnv env_;  // the specialization's: what unread() proves with (remembering its proofs)
   AttentionPlan attention_;
   int task_symbol_ = -1;  // the first of the attention steps' task symbols
   LoopProgram p_;

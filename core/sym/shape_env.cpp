@@ -244,8 +244,8 @@ Expr ShapeEnv::simplify_node(Expr e, Memo* memo) const {
 //     Python's bounds clamp both ends, is min(n - min(s, n), s + 1 - min(s, n)),
 //     and each of those is at least 0 by the first rule.
 // Up to kTries substitutions a level, `depth` levels deep.
-int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
-  int64_t best = range(e).lo;
+int64_t ShapeEnv::sign_bound(Expr e, int depth, std::unordered_map<const Node*, Range>* ranges) const {
+  int64_t best = (ranges ? range_of(e, *ranges) : range(e)).lo;
   if (depth <= 0 || e.kind() != Kind::kAdd || best >= 0) return best;
   constexpr int kTries = 6;
   int tries = 0;
@@ -258,7 +258,7 @@ int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
     int64_t split = Range::kInf;  // the smaller of the two halves' bounds
     for (size_t k = 0; k < 2 && tries < kTries; ++k, ++tries) {
       const std::optional<Expr> replaced = probe([&] { return e - Expr(c) * (t - t.arg(k)); });
-      const int64_t bound = replaced ? sign_bound(*replaced, depth - 1) : Range::kNegInf;
+      const int64_t bound = replaced ? sign_bound(*replaced, depth - 1, ranges) : Range::kNegInf;
       if (lowers) best = std::max(best, bound);
       else split = std::min(split, bound);
       if (best >= 0) return best;
@@ -270,11 +270,28 @@ int64_t ShapeEnv::sign_bound(Expr e, int depth) const {
 }
 
 Range ShapeEnv::range(Expr e) const {
+  // Memoized per node: an expression is a DAG (hash-consed), and slices of
+  // slices nest mins and maxes that share their operands; walked as a tree
+  // it costs twice as much per level (a fluid solver's graph: minutes).
+  std::unordered_map<const Node*, Range> memo;
+  return range_of(e, memo);
+}
+
+Range ShapeEnv::range_of(Expr e, std::unordered_map<const Node*, Range>& memo) const {
+  if (e.kind() != Kind::kConst && e.kind() != Kind::kSymbol) {
+    if (auto it = memo.find(e.node()); it != memo.end()) return it->second;
+  }
+  const Range r = range_uncached(e, memo);
+  if (e.kind() != Kind::kConst && e.kind() != Kind::kSymbol) memo.emplace(e.node(), r);
+  return r;
+}
+
+Range ShapeEnv::range_uncached(Expr e, std::unordered_map<const Node*, Range>& memo) const {
   switch (e.kind()) {
     case Kind::kConst: return {e.const_value(), e.const_value()};
     case Kind::kSymbol: {
       const Symbol& s = symbols_[e.symbol_id()];
-      if (s.binding) return range(resolve(*s.binding));
+      if (s.binding) return range_of(resolve(*s.binding), memo);
       return s.range;
     }
     case Kind::kAdd: {
@@ -295,40 +312,40 @@ Range ShapeEnv::range(Expr e) const {
           if (j == i || done[j]) continue;
           const auto [xj, cj] = quotient(e.arg(j));
           if (!(xj == x) || cj >= c || c % cj != 0) continue;
-          r = add(r, floor_pair(range(e.arg(j)), e.coeff(j), e.coeff(i), c / cj));
+          r = add(r, floor_pair(range_of(e.arg(j), memo), e.coeff(j), e.coeff(i), c / cj));
           done[i] = done[j] = true;
           break;
         }
       }
       for (size_t i = 0; i < e.num_args(); ++i) {
-        if (!done[i]) r = add(r, scale(range(e.arg(i)), e.coeff(i)));
+        if (!done[i]) r = add(r, scale(range_of(e.arg(i), memo), e.coeff(i)));
       }
       return r;
     }
     case Kind::kMul: {
       Range r{1, 1};
-      for (size_t i = 0; i < e.num_args(); ++i) r = mul(r, range(e.arg(i)));
+      for (size_t i = 0; i < e.num_args(); ++i) r = mul(r, range_of(e.arg(i), memo));
       return r;
     }
     case Kind::kFloorDiv: {
-      Range a = range(e.arg(0));
+      Range a = range_of(e.arg(0), memo);
       auto c = e.arg(1).as_const();
       if (!c || *c <= 0) return {};
       return {floordiv_i64(a.lo, *c), floordiv_i64(a.hi, *c)};
     }
     case Kind::kMod: {
-      Range a = range(e.arg(0));
+      Range a = range_of(e.arg(0), memo);
       auto c = e.arg(1).as_const();
       if (!c || *c <= 0) return {};
       if (a.lo >= 0 && a.hi < *c) return a;
       return {0, *c - 1};
     }
     case Kind::kMin: {
-      Range a = range(e.arg(0)), b = range(e.arg(1));
+      Range a = range_of(e.arg(0), memo), b = range_of(e.arg(1), memo);
       return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
     }
     case Kind::kMax: {
-      Range a = range(e.arg(0)), b = range(e.arg(1));
+      Range a = range_of(e.arg(0), memo), b = range_of(e.arg(1), memo);
       return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
     }
   }
@@ -402,11 +419,21 @@ void ShapeEnv::record(Expr e, Rel rel, bool outcome, Origin origin, const std::s
     f.rel = is_eq ? Rel::kEq : Rel::kNe;
   }
   facts_.push_back(std::move(f));
+  memo_.nonneg.clear();  // a fact proves what the ranges could not
 }
 
 bool ShapeEnv::proves_nonneg(Expr e) const {
   e = resolve(e);
   return sign_bound(e, kProofDepth) >= 0 || known(e, Rel::kGe).value_or(false);
+}
+
+bool ShapeEnv::proves_nonneg(Expr e) {
+  if (e.is_const()) return e.const_value() >= 0;
+  if (auto it = memo_.nonneg.find(e.node()); it != memo_.nonneg.end()) return it->second;
+  const Expr r = resolve(e);
+  const bool proven = sign_bound(r, kProofDepth, &memo_.ranges) >= 0 || known(r, Rel::kGe).value_or(false);
+  memo_.nonneg.emplace(e.node(), proven);
+  return proven;
 }
 
 Expected<bool> ShapeEnv::decide(Expr e, Rel rel, Origin origin, const std::string& label) {

@@ -117,6 +117,10 @@ class ShapeEnv {
   // and maxes in e, as resolve simplifies them) or facts; false when they
   // cannot tell. Decides and records nothing.
   bool proves_nonneg(Expr e) const;
+  // The same, on an env of its owner's alone, remembered (with the ranges
+  // it reads) until a binding, a range or a fact changes: a lowering asks
+  // it of the same slices' bounds for every step that reads them.
+  bool proves_nonneg(Expr e);
   // Answers `e REL 0`: by ranges or facts, else by hints, recording the
   // decision with `origin`. GraphBreak when it depends on data.
   Expected<bool> decide(Expr e, Rel rel, Origin origin, const std::string& label = {});
@@ -137,12 +141,14 @@ class ShapeEnv {
   std::string str(Expr e) const;
 
  private:
+  Range range_of(Expr e, std::unordered_map<const Node*, Range>& memo) const;
+  Range range_uncached(Expr e, std::unordered_map<const Node*, Range>& memo) const;
   using Memo = std::unordered_map<const Node*, Expr>;
   // `memo`, when given, keeps what each subexpression simplified to.
   Expr simplify(Expr e, Memo* memo) const;
   Expr simplify_node(Expr e, Memo* memo) const;
   // A lower bound of e (see shape_env.cpp): -inf when none is known.
-  int64_t sign_bound(Expr e, int depth) const;
+  int64_t sign_bound(Expr e, int depth, std::unordered_map<const Node*, Range>* ranges = nullptr) const;
   std::optional<bool> known(Expr e, Rel rel) const;
   void record(Expr e, Rel rel, bool outcome, Origin origin, const std::string& label);
 
@@ -166,8 +172,12 @@ class ShapeEnv {
     void clear() {
       resolved.clear();
       simplified.clear();
+      ranges.clear();
+      nonneg.clear();
     }
     Memo resolved, simplified;
+    std::unordered_map<const Node*, Range> ranges;
+    std::unordered_map<const Node*, bool> nonneg;
   };
   Resolved memo_;
 };
