@@ -60,7 +60,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         m = T.where(isnan(last), last, m)
     if keepdims:
         return m.reshape(*[1] * len(shape)) if axis is None else m
-    return m.reshape(()) if axis is None else m.squeeze(ax)
+    m = m.reshape(()) if axis is None else m.squeeze(ax)
+    return T.as_scalar(m._fresh()) if m.ndim == 0 else m  # a 0-d median is NumPy's scalar
 
 
 def searchsorted(a, v, side="left", sorter=None):

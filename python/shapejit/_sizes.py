@@ -51,13 +51,13 @@ class SymBool:
     def __float__(self):
         return float(bool(self))
 
-    def __and__(self, other):
-        return bool(self) and bool(other)
-
-    def __or__(self, other):
-        return bool(self) or bool(other)
-
-    __rand__, __ror__ = __and__, __or__
+    # Bitwise, as Python's bool (True & 2 is 0) and NumPy's (True & array is an array).
+    def __and__(self, o): return bool(self) & o
+    def __rand__(self, o): return o & bool(self)
+    def __or__(self, o): return bool(self) | o
+    def __ror__(self, o): return o | bool(self)
+    def __xor__(self, o): return bool(self) ^ o
+    def __rxor__(self, o): return o ^ bool(self)
 
     def __repr__(self):
         return f"SymBool({self._a!r} {self._cmp} {self._b!r})"

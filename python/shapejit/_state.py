@@ -135,6 +135,8 @@ class TraceState:
         if isinstance(array, np.ndarray):
             if type(array) not in (np.ndarray, np.memmap):
                 T._break(self, f"the function reads a {type(array).__name__}, whose NumPy semantics are its own")
+            if array.dtype not in T._NAMES:  # made by NumPy in the body (np.round of a bool is float16)
+                T._break(self, f"the function computes with a {array.dtype} array, a dtype shapejit lacks")
             return array
         return np.from_dlpack(array)
 
