@@ -79,6 +79,7 @@ class Segments:
         self.graphs = set()
         self.unsettled = 0   # calls past SETTLED_AFTER that met a new graph
         self.breaks = {}  # (where, why) -> count
+        self.reruns = {}  # why -> count: calls NumPy ran whole after a break no cut takes
         self.calls = 0
         self.segments = 0
         self.kernel_ms = 0.0
@@ -87,38 +88,50 @@ class Segments:
 
     def stats(self):
         return {"segmented_calls": self.calls, "segments": self.segments, "segment_graphs": len(self.graphs),
-                "outside_ms": self.total_ms - self.kernel_ms, "segment_kernel_ms": self.kernel_ms,
-                "break_numpy_ms": self.numpy_ms}
+                "outside_ms": max(0.0, self.total_ms - self.kernel_ms), "segment_kernel_ms": self.kernel_ms,
+                "break_numpy_ms": self.numpy_ms, "numpy_reruns": sum(self.reruns.values())}
 
     def explain(self):
-        if not self.breaks:
-            return ""
-        lines = [f"graph breaks, each a cut between compiled segments ({len(self.graphs)} segment graphs):"]
-        for (where, why), n in sorted(self.breaks.items(), key=lambda kv: -kv[1]):
-            lines.append(f"  {where}: {why} ({n} times)")
-        return "\n".join(lines) + "\n"
+        lines = []
+        if self.breaks:
+            lines.append(f"graph breaks, each a cut between compiled segments ({len(self.graphs)} segment graphs):")
+            for (where, why), n in sorted(self.breaks.items(), key=lambda kv: -kv[1]):
+                lines.append(f"  {where}: {why} ({n} times)")
+        if self.reruns:
+            lines.append("calls NumPy ran whole, after a break no cut takes:")
+            for why, n in sorted(self.reruns.items(), key=lambda kv: -kv[1]):
+                lines.append(f"  {why} ({n} times)")
+        return "\n".join(lines) + "\n" if lines else ""
+
+    def rerun(self, why):
+        self.reruns[why] = self.reruns.get(why, 0) + 1
 
     def run(self, fn, args, kwargs, traced_call):
         """fn(*args, **kwargs) as segments: (its results' spec, their arrays,
         the arrays it read that were not captures yet). `traced_call` runs
         fn on tracing values as a whole trace does (_jit.traced_call)."""
         if len(self.graphs) >= MAX_GRAPHS or self.unsettled > MAX_UNSETTLED:
-            raise T.GraphBreak(f"{self.name} keeps meeting new segment graphs; its breaks run eagerly")
+            why = f"{self.name} keeps meeting new segment graphs; its breaks run eagerly"
+            self.rerun(why)
+            raise T.GraphBreak(why)
         t0 = time.perf_counter()
         st = SegmentState(self, fn)
         graphs = len(self.graphs)
         try:
             spec, arrays = traced_call(st, fn, args, kwargs, st.begin, st.finish)
-        except T.GraphBreak:
+        except T.GraphBreak as e:
+            self.rerun(str(e).split("\n", 1)[0])
             raise
         except Exception as e:  # noqa: BLE001 - NumPy runs the call (as a whole trace's error)
-            raise T.GraphBreak(f"the function raises {type(e).__name__} when run as segments; NumPy runs the call") from None
+            why = f"the function raises {type(e).__name__} when run as segments; NumPy runs the call"
+            self.rerun(why)
+            raise T.GraphBreak(why) from None
         finally:
             st.close()
+            self.total_ms += (time.perf_counter() - t0) * 1e3  # the segments a re-run threw away too
         self.calls += 1
         if self.calls > SETTLED_AFTER and len(self.graphs) > graphs:
             self.unsettled += 1
-        self.total_ms += (time.perf_counter() - t0) * 1e3
         return spec, arrays, st.found
 
 
@@ -163,6 +176,9 @@ class SegmentState(TraceState):
             self.tr.output((v if isinstance(v, Tensor) else T.as_tensor(self, v))._id)
         held = self.tr.finish()
         seg = self.segments
+        if held.hash not in seg.graphs and len(seg.graphs) >= MAX_GRAPHS:
+            # The bound holds within a call too (a loop of breaks): the call is NumPy's, whole.
+            raise T.GraphBreak(f"{seg.name} met {MAX_GRAPHS} segment graphs; its breaks run eagerly")
         seg.graphs.add(held.hash)
         t0 = time.perf_counter()
         try:

@@ -396,7 +396,8 @@ class Tensor:
         self[...] = value
 
     def nonzero(self):
-        return _np_fns().nonzero(self)
+        from ._ops import nonzero
+        return nonzero(self)
 
     def searchsorted(self, v, side="left", sorter=None):
         return _np_fns().searchsorted(self, v, side, sorter)

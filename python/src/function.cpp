@@ -340,7 +340,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       };
       // The kernel took the inputs as apart; NumPy would read the writes
       // through the other names. Nothing is written yet: NumPy runs it.
-      if (writes_overlap(s, in, input)) return eager_(fn_, args, kwargs);
+      if (writes_overlap(s, in, input)) return numpy_runs(args, kwargs);
       return results(s, outputs, own + nb::len(ctx.captures), input);
     }
     if (ctx.error) {
@@ -350,11 +350,11 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       // own error or giving what the trace could not.
       if (st.code() != Code::kRaised) throw std::move(*ctx.error);
       ctx.error.reset();
-      return eager_(fn_, args, kwargs);
+      return numpy_runs(args, kwargs);
     }
     if (st.code() == Code::kRetry) {
       ++retries_;
-      if (attempt >= 8) return eager_(fn_, args, kwargs);  // the arrays it reads keep changing as it is traced
+      if (attempt >= 8) return numpy_runs(args, kwargs);  // the arrays it reads keep changing as it is traced
       if (&site == s.site) {  // another thread has not moved the site on already
         for (nb::handle f : ctx.found) add_found(s.captures, f);
         next_generation(s);
@@ -363,8 +363,8 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     }
     if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
     if (st.code() == Code::kRaised) {  // a raised entry: NumPy's call, unless what the function reads changed
-      if (nb::cast<bool>(still_raises_(nb::str(st.message().c_str())))) return eager_(fn_, args, kwargs);
-      if (attempt >= 8) return eager_(fn_, args, kwargs);  // its raised entries keep being dropped
+      if (nb::cast<bool>(still_raises_(nb::str(st.message().c_str())))) return numpy_runs(args, kwargs);
+      if (attempt >= 8) return numpy_runs(args, kwargs);  // its raised entries keep being dropped
       s.site->forget_raised();
       continue;
     }
@@ -372,7 +372,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     // integer to a negative power, a size past int64, a tensor too large to
     // allocate): NumPy runs it, with its own exception, its own writes
     // before it, and Python's ints, which do not overflow.
-    if (st.code() == Code::kRuntime) return eager_(fn_, args, kwargs);
+    if (st.code() == Code::kRuntime) return numpy_runs(args, kwargs);
     raise(st);
   }
 }
@@ -405,6 +405,11 @@ bool Function::writes_overlap(const Site& s, const ArgList& in, const std::funct
     if (b.written) written_end = std::max(written_end, b.end);
   }
   return false;
+}
+
+nb::object Function::numpy_runs(nb::args args, nb::kwargs kwargs) {
+  ++numpy_runs_;
+  return eager_(fn_, args, kwargs);
 }
 
 nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources) {
@@ -471,6 +476,10 @@ nb::dict Function::stats() const {
   d["steps"] = steps;
   d["run_ms"] = total.run_ms;
   d.update(segments_.attr("stats")());
+  // NumPy's runs of whole calls: the runtime's, this function's (a raised
+  // entry, a kernel that cannot finish the call), and those after a break
+  // that no cut takes (the segments').
+  d["eager_calls"] = total.eager_calls + numpy_runs_ + nb::cast<uint64_t>(d["numpy_reruns"]);
   return d;
 }
 

@@ -92,6 +92,8 @@ class Function {
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   // A call the site breaks on, run as compiled segments; the arrays it read
   // that were not captures become captures (a new generation).
+  // The call run by NumPy, counted.
+  nb::object numpy_runs(nb::args args, nb::kwargs kwargs);
   nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources);
   // `input(i)` gives the call's array i of `num_inputs` (captures after its
   // own), for the writes.
@@ -118,6 +120,7 @@ class Function {
   nb::dict by_key_;             // the other calls: flatten's key -> index in sites_
   TreeSites<Site> tree_sites_;  // the signatures of their calls met so far -> their sites
   uint64_t retries_ = 0;
+  uint64_t numpy_runs_ = 0;  // calls run whole by NumPy (numpy_runs)
 };
 
 void bind_function(nb::module_& m);

@@ -116,3 +116,22 @@ def test_a_function_that_builds_new_graphs_every_call_runs_its_breaks_eagerly():
         x = f32(n, seed=n)
         np.testing.assert_allclose(g(x), f(x), rtol=1e-6)
     assert g.stats()["segment_graphs"] <= 12
+
+
+def test_a_call_numpy_reruns_after_a_break_no_cut_takes_is_counted_and_explained():
+    # np.subtract.outer is a cut; np.divide(..., out=) is not: the call runs
+    # whole in NumPy, counted as an eager call, its cause in explain(), and
+    # the segments it threw away in the time outside kernels.
+    def f(x):
+        d = np.subtract.outer(x, x)
+        out = np.zeros_like(d)
+        np.divide(1.0, d, out=out, where=d != 0)
+        return out.sum(axis=1)
+
+    g = jit(f)
+    for n in (5, 5, 7):
+        x = np.arange(n, dtype=np.float64)
+        np.testing.assert_allclose(g(x), f(x))
+    s = g.stats()
+    assert s["eager_calls"] == 3 and s["outside_ms"] >= 0, s
+    assert "calls NumPy ran whole" in g.explain() and "out=" in g.explain()
