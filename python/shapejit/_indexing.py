@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from ._promotion import python_int_fits
-from ._tracing import _END, SymInt, SymRange, Tensor, _Unlifted, _View, _break, as_scalar, _shape_operand, as_tensor, emit, is_array
+from ._tracing import _END, SymInt, SymRange, Tensor, _Scalar, _Unlifted, _View, _break, as_scalar, _shape_operand, as_tensor, emit, is_array
 
 
 def _normalize_index(key, rank):
@@ -48,6 +48,10 @@ def _bool_index(x: Tensor, mask: Tensor):
 
 def getitem(x: Tensor, key):
     st = x._st
+    if type(x) is _Scalar:  # a NumPy scalar: s[()] is itself, any other index a new array of it (s[...] is 0-d)
+        if isinstance(key, tuple) and not key:
+            return x
+        x = x._fresh()
     if isinstance(key, (bool, np.bool_)):  # x[True]: a 0-d mask, not the integer 1
         key = np.asarray(key)
     if isinstance(key, (Tensor, np.ndarray)) or (is_array(key) and not isinstance(key, tuple)):

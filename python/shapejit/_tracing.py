@@ -26,7 +26,7 @@ from . import _shapejit
 from ._state import current
 from ._sizes import SymBool, SymInt, SymRange  # noqa: F401 (SymBool, SymRange: the package imports the value types from here)
 # The functions of tensors; the package calls them through this module.
-from ._promotion import _INT_RANGE, _scalar, _weak, conform, numpy_result, out_of_range_comparison, promote, python_int_fits  # noqa: E402,F401 (the package's names for them)
+from ._promotion import _INT_RANGE, _scalar, _strong, _weak, conform, numpy_result, out_of_range_comparison, promote, python_int_fits  # noqa: E402,F401 (the package's names for them)
 from ._tensor_fns import concatenate, expand_dims, matmul, maximum, minimum, stack, unary, where  # noqa: F401
 
 GraphBreak = _shapejit.GraphBreak
@@ -681,6 +681,11 @@ class Tensor:
             x = inputs[0]
             op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
             return op(axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+        if method == "outer" and ufunc in _UFUNCS and not kwargs and len(inputs) == 2:
+            # ufunc(a[..., None, ...], b): a's dims, then b's.
+            # Arrays, as NumPy's outer makes them: 2 is int64, np.float32(2) float32.
+            a, b = (_strong(self._st, x) if isinstance(x, np.generic) else as_tensor(self._st, x) for x in inputs)
+            return ufunc(a.reshape(*a.shape, *([1] * b.ndim)), b)
         what = ufunc if method == "__call__" else getattr(ufunc, method)
         return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method} has no shapejit op")
 
