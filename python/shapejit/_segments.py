@@ -38,6 +38,7 @@ MAX_GRAPHS = 64  # segment graphs a function may compile; past it, its breaks ru
 # Python builds other graphs every call (a size read as a number into its
 # ops, after the policy backed that size off) would compile every call.
 SETTLED_AFTER, MAX_UNSETTLED = 4, 3
+GIVE_UP_AFTER = 3  # segmented runs that all ended in NumPy's before a function's breaks run eagerly
 
 
 def _where():
@@ -112,6 +113,12 @@ class Segments:
         fn on tracing values as a whole trace does (_jit.traced_call)."""
         if len(self.graphs) >= MAX_GRAPHS or self.unsettled > MAX_UNSETTLED:
             why = f"{self.name} keeps meeting new segment graphs; its breaks run eagerly"
+            self.rerun(why)
+            raise T.GraphBreak(why)
+        if self.calls == 0 and sum(self.reruns.values()) >= GIVE_UP_AFTER:
+            # Every segmented run so far ended in NumPy's: its segments are
+            # only cost (a call that meets out= after two cuts paid for both).
+            why = f"{self.name}'s segmented runs all ended in NumPy's; its breaks run eagerly"
             self.rerun(why)
             raise T.GraphBreak(why)
         t0 = time.perf_counter()

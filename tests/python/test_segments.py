@@ -135,3 +135,23 @@ def test_a_call_numpy_reruns_after_a_break_no_cut_takes_is_counted_and_explained
     s = g.stats()
     assert s["eager_calls"] == 3 and s["outside_ms"] >= 0, s
     assert "calls NumPy ran whole" in g.explain() and "out=" in g.explain()
+
+
+def test_a_function_whose_segmented_runs_all_end_in_numpy_stops_segmenting():
+    def f(x):
+        d = np.subtract.outer(x, x) if x.ndim == 1 else x
+        d = d + np.unique(d).size  # a cut
+        out = np.zeros_like(d)
+        np.divide(1.0, d, out=out, where=d != 0)  # no cut takes it
+        return out
+
+    g = jit(f)
+    x = np.arange(4.0)
+    for _ in range(3):
+        np.testing.assert_allclose(g(x), f(x))
+    segments = g.stats()["segments"]
+    for _ in range(3):
+        np.testing.assert_allclose(g(x), f(x))
+    s = g.stats()
+    assert s["segments"] == segments and s["eager_calls"] == 6, s
+    assert "all ended in NumPy's" in g.explain()
