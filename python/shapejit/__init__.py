@@ -21,7 +21,7 @@ lines on the "shapejit" logger tell what happened.
 from ._shapejit import GraphBreak, ShapeError
 from ._coverage import coverage
 from ._frozen import freeze, frozen, frozen_stats, thaw
-from ._jit import get_jit, jit, record
+from ._jit import NotCompiled, get_jit, jit, record
 from ._tracing import SymBool, SymInt, Tensor
 from ._ops import (
     abs, absolute, add, amax, amin, arange, argmax, argmin, argwhere, astype, broadcast_to, cast, clip,

@@ -201,16 +201,32 @@ def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
         return end(_results(st, out))
 
 
+class NotCompiled(RuntimeError):
+    """shapejit.jit(..., strict=True): a call that shapejit could not
+    compile, which NumPy ran (its answer is not returned: the point of
+    strict is to know)."""
+
+
 class Callbacks:
     """What the extension calls for one jitted function."""
 
-    def __init__(self, arguments, segments):
+    def __init__(self, arguments, segments, strict=False):
         self.arguments = arguments
         self.segments = segments
         self.unflatten = unflatten
-        self.eager = eager
         self.describe_inputs = describe_inputs
+        self.strict = strict
+        self.why = None  # the last reason shapejit let NumPy run a call
         self._raised = {}  # label -> (an error the site caches, what the function read when it raised it)
+
+    def eager(self, fn, args, kwargs):
+        """The call run by NumPy (its errors are the function's own); under
+        strict, a call NumPy ran to completion raises NotCompiled."""
+        out = eager(fn, args, kwargs)
+        if self.strict:
+            raise NotCompiled(f"{self.segments.name}: shapejit did not compile this call; NumPy ran it "
+                              f"({self.why or 'a kernel could not finish it, or its inputs overlap a write'}); see explain()")
+        return out
 
     @property
     def dynamic_floats(self):
@@ -240,6 +256,7 @@ class Callbacks:
             # the calls this trace's decisions take, without a trace, until
             # what the function reads is bound to other objects.
             label = f"{type(e).__name__}: {_first_line(e)} (#{len(self._raised)})"
+            self.why = f"its trace raised {label}"
             self._raised[label] = st.reach.snapshot() if st.reach is not None else None
             tracer.raise_error(label)
             raise
@@ -265,14 +282,16 @@ class Callbacks:
             return traced_call(self.arguments, st, fn, args, kwargs, captures, sources, begin, end)
         try:
             spec, arrays, found = self.segments.run(fn, args, kwargs, run)
-        except T.GraphBreak:
-            return eager(fn, args, kwargs), []
+        except T.GraphBreak as e:
+            self.why = f"a graph break no cut takes: {_first_line(e)}"
+            return self.eager(fn, args, kwargs), []
         if spec is None:
             return arrays[0], found
         # The arrays it found as it ran are written as the call's inputs are.
         inputs = list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures, (a for a, _ in found)))
         if writes_overlap(spec, inputs):
-            return eager(fn, args, kwargs), found
+            self.why = "a write into an input that another input shares"
+            return self.eager(fn, args, kwargs), found
         return unflatten(spec, arrays, inputs), found
 
 
@@ -367,7 +386,7 @@ def get_jit(config=None):
         return j
 
 
-def jit(fn=None, *, config=None):
+def jit(fn=None, *, config=None, strict=False):
     """Makes fn shapejit's to run: traced on its first call of each new guard
     pattern, compiled, and dispatched by guards after that.
 
@@ -376,9 +395,13 @@ def jit(fn=None, *, config=None):
 
         @shapejit.jit(config={"policy": {"mode": "start_static"}})
         def g(x): ...
+
+    A call shapejit cannot compile is NumPy's to run (docs/python.md, the
+    guarantee); with strict=True it raises NotCompiled instead, once NumPy
+    ran it to completion (an error of NumPy's is the function's own).
     """
     if fn is None:
-        return functools.partial(jit, config=config)
+        return functools.partial(jit, config=config, strict=strict)
     if not callable(fn):
         raise TypeError(f"shapejit.jit: {fn!r} is not callable")
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
@@ -387,7 +410,7 @@ def jit(fn=None, *, config=None):
     j = get_jit(config)
     name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', type(fn).__name__)}#{next(_counter)}"
     segments = _segments.Segments(j, name)
-    f = _shapejit._make_function(j, fn, name, Callbacks(Arguments(name, j.backoff_after), segments), segments)
+    f = _shapejit._make_function(j, fn, name, Callbacks(Arguments(name, j.backoff_after), segments, strict), segments)
     functools.update_wrapper(f, fn)
     return f
 

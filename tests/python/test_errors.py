@@ -280,3 +280,13 @@ def test_an_ndarray_attribute_a_tensor_lacks_is_numpys():
 def test_an_attribute_no_ndarray_has_raises_numpys_error():
     with pytest.raises(AttributeError, match="'numpy.ndarray' object has no attribute 'no_such'"):
         jit(lambda x: x.no_such)(np.ones(2))
+
+
+def test_strict_raises_where_numpy_ran_a_call_shapejit_could_not_compile():
+    g = sj.jit(_partitioned, strict=True)
+    with pytest.raises(sj.NotCompiled, match="ndarray.partition"):
+        g(np.array([3.0, 1.0, 2.0]))
+    # The function's own error is NumPy's, strict or not; a compiled call is the answer.
+    with pytest.raises(IndexError):
+        sj.jit(lambda x: x[5], strict=True)(np.ones(3))
+    np.testing.assert_array_equal(sj.jit(lambda x: x * 2, strict=True)(np.ones(3)), np.full(3, 2.0))
