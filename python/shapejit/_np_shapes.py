@@ -422,3 +422,24 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
         lo = _emit(st, "slice", [x, 0, -1, 1], {"dim": axis})
         x = hi - lo if x._dtype != "bool" else hi != lo
     return x
+
+
+def fill_diagonal(a, val, wrap=False):
+    """NumPy's fill_diagonal, in place: a[i, i, ...] = val where every dim's
+    index is the same, as a write of where(on the diagonal, val, a) (the
+    tall matrix's wrap, and an array of values, are NumPy's to run)."""
+    st = _st(a, val)
+    if not isinstance(a, T.Tensor):
+        T._break(st, "np.fill_diagonal into an array that is not traced")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if wrap or np.ndim(val) != 0:
+        T._break(st, "np.fill_diagonal with wrap=True or an array of values")
+    if a.ndim > 2 and any(bool(a.shape[d] != a.shape[0]) for d in range(1, a.ndim)):
+        raise ValueError("All dimensions of input must be of equal length")
+    index = [_emit(st, "arange", [0, a.shape[d], 1], {"dtype": "i64"}).reshape(*[-1 if k == d else 1 for k in range(a.ndim)])
+             for d in range(a.ndim)]
+    on = index[0] == index[1]
+    for other in index[2:]:
+        on = on & (index[0] == other)
+    a[...] = T.where(on, val, a)

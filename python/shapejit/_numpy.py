@@ -32,7 +32,7 @@ from ._np_elementwise import (_float_binary, _float_unary, _rounding, around, ar
                               reciprocal, rint, sign, signbit)
 from ._np_products import convolve, einsum, inner, norm, outer, take_along_axis, tensordot, vdot, vecdot
 from ._np_shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, diag, diagonal, diff,
-                         dsplit, dstack, eye, flip, fliplr, flipud, hsplit, hstack, identity, matrix_transpose, moveaxis, pad,
+                         dsplit, dstack, eye, fill_diagonal, flip, fliplr, flipud, hsplit, hstack, identity, matrix_transpose, moveaxis, pad,
                          repeat, roll, rollaxis, split, tile, trace, tri, tril, triu, unstack, vsplit, vstack)
 from ._np_sorting import argsort, median, searchsorted, sort
 from ._np_statistics import (all, any, average, count_nonzero, cumprod, cumsum, cumulative_sum, nanmax, nanmean, nanmin,  # noqa: A004
@@ -71,7 +71,7 @@ FUNCTIONS = {
     np.tril: tril, np.triu: triu, np.diagonal: diagonal, np.diag: diag, np.trace: trace, np.outer: outer,
     np.inner: inner, np.vdot: vdot, np.convolve: convolve, np.tensordot: tensordot, np.einsum: einsum,
     np.take_along_axis: take_along_axis, np.linalg.norm: norm, np.diff: diff, np.meshgrid: meshgrid,
-    np.empty_like: empty_like,
+    np.empty_like: empty_like, np.fill_diagonal: fill_diagonal,
     np.sort: sort, np.argsort: argsort, np.median: median, np.searchsorted: searchsorted,
 }
 for _name, _f in (("unstack", unstack), ("matrix_transpose", matrix_transpose), ("vecdot", vecdot), ("cumulative_sum", cumulative_sum),

@@ -84,3 +84,19 @@ def test_numpy_given_a_size_it_cannot_trace_gets_the_int_not_an_object_array():
         got = j(x)
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, f(x))
+
+
+def test_fill_diagonal_writes_in_place_compiled():
+    def f(x, v):
+        y = x * 1
+        np.fill_diagonal(y, v)
+        return y
+
+    g = jit(f)
+    for shape in ((3, 3), (2, 4), (4, 2), (2, 2, 2)):
+        for dtype in (np.float64, np.int32):
+            x = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+            got, want = g(x, -2.5), f(x, -2.5)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert g.stats()["graph_breaks"] == 0

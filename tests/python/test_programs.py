@@ -161,6 +161,4 @@ def test_an_n_body_integrator():
         close(step(*mine, mass, 0.01), nbody.step(*theirs, mass, 0.01))
         close(mine[0], theirs[0])
         close(mine[1], theirs[1])
-    c = counts(step)
-    # np.fill_diagonal writes in place with no shapejit op: a cut.
-    assert c["eager_calls"] == 0 and c["graph_breaks"] == 4, c
+    assert counts(step) == {"compiles": 1, "graph_breaks": 0, "eager_calls": 0, "segment_graphs": 0}
