@@ -47,7 +47,7 @@ NUMPY = [
     "nan_to_num", "deg2rad", "rad2deg", "radians", "degrees", "exp2", "cbrt", "reciprocal", "float_power",
     "logaddexp2", "arctan2", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "power",
     "true_divide", "mod", "absolute", "conjugate", "isclose", "argwhere", "extract", "compress", "flatnonzero", "full_like",
-    "clip",
+    "clip", "convolve", "fill_diagonal",
 ]
 
 # The ndarray's methods and operators (x.name, or the operator's symbol).

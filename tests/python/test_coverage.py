@@ -343,6 +343,17 @@ RECIPES["x.take"] = lambda: [(lambda x, i: x.take(i, axis=1), (A, np.array([1, 3
 RECIPES["x.dot"] = lambda: [(lambda x, y: x.dot(y), (A, B))]
 RECIPES["x.diagonal"] = lambda: [(lambda x: x.diagonal(), (A,))]
 RECIPES["x.trace"] = lambda: [(lambda x: x.trace(), (A,))]
+RECIPES["convolve"] = lambda: [(lambda x: np.convolve(x[0], x[1, :3]), (A,)), (lambda x: np.convolve(x[0], x[1, :2], "same"), (A,)),
+                               (lambda x: np.convolve(x[0], x[1], mode="valid"), (A,))]
+
+
+def _diagonal_filled(x):
+    y = x.copy()
+    np.fill_diagonal(y, 0.5)
+    return y
+
+
+RECIPES["fill_diagonal"] = lambda: [(_diagonal_filled, (A,))]
 RECIPES["x.nonzero"] = lambda: [(lambda x: (x > 0).nonzero(), (A,))]
 RECIPES["x.mT"] = lambda: [(lambda x: x.mT @ x, (A,)), (lambda x: x[None].mT + 1, (A,))]
 RECIPES["x.conj"] = lambda: [(lambda x: x.conj() * x.real + x.imag, (A,))]
