@@ -319,12 +319,20 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     }
     const size_t own = fast ? n : leaves.size();
     ArgList in(own + s.captures.size());
-    for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i], i);
     TraceContext ctx{args, kwargs, nb::list(), nb::list(), nb::object(), std::nullopt};
-    for (const Capture& c : s.captures) {
-      in.add(c.array.ptr(), in.size());
-      ctx.captures.append(c.array);
-      ctx.sources.append(c.source);
+    try {
+      for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i], i);
+      for (const Capture& c : s.captures) {
+        in.add(c.array.ptr(), in.size());
+        ctx.captures.append(c.array);
+        ctx.sources.append(c.source);
+      }
+    } catch (nb::python_error& e) {
+      // An array shapejit does not take (float16, uint8, complex, a rank
+      // past its own): NumPy's to run, as every call it cannot compile.
+      if (!e.matches(PyExc_TypeError)) throw;
+      helpers_.attr("why") = nb::str(e.what());
+      return numpy_runs(args, kwargs);
     }
     runtime::CallSite& site = *s.site;
     const runtime::TraceFn trace_fn = [&](trace::Tracer& t) { return trace(s, ctx, t); };

@@ -12,13 +12,15 @@ import shapejit as sj
 from conftest import jit
 
 
-def test_a_dtype_shapejit_does_not_take():
+def test_a_dtype_shapejit_does_not_take_is_numpys_call():
     f = jit(lambda x: x + 1)
-    with pytest.raises(TypeError, match=r"argument 0: dtype float16 is not one shapejit takes"):
-        f(np.ones(3, np.float16))
-    with pytest.raises(TypeError, match="uint8"):
-        f(np.ones(3, np.uint8))
+    for dtype in (np.float16, np.uint8, np.complex128):
+        got = f(np.ones(3, dtype))
+        assert got.dtype == dtype and got.tolist() == [2, 2, 2]
     assert f(np.ones(3, np.float32)).tolist() == [2, 2, 2]
+    assert f.stats()["eager_calls"] == 3
+    with pytest.raises(sj.NotCompiled, match=r"argument 0: dtype float16 is not one shapejit takes"):
+        sj.jit(lambda x: x + 1, strict=True)(np.ones(3, np.float16))
 
 
 def test_a_list_instead_of_an_array_is_what_the_function_makes_of_it():
