@@ -381,7 +381,10 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     // allocate): NumPy runs it, with its own exception, its own writes
     // before it, and Python's ints, which do not overflow.
     if (st.code() == Code::kRuntime) return numpy_runs(args, kwargs);
-    raise(st);
+    // Any other failure of shapejit's (a limit of its own, a compile that
+    // failed): NumPy's to run too, the reason kept for explain and strict.
+    helpers_.attr("why") = nb::str(st.message().c_str());
+    return numpy_runs(args, kwargs);
   }
 }
 

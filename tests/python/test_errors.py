@@ -292,3 +292,4 @@ def test_strict_raises_where_numpy_ran_a_call_shapejit_could_not_compile():
     with pytest.raises(IndexError):
         sj.jit(lambda x: x[5], strict=True)(np.ones(3))
     np.testing.assert_array_equal(sj.jit(lambda x: x * 2, strict=True)(np.ones(3)), np.full(3, 2.0))
+
