@@ -674,7 +674,7 @@ class Tensor:
     # -- NumPy protocols ------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if kwargs.get("out") is not None:
-            _break(self._st, f"np.{ufunc.__name__} with out=")
+            return self._into_out(ufunc, method, inputs, kwargs)
         if method == "__call__" and ufunc in _UFUNCS and not kwargs:
             return as_scalar(_new_array(conform(ufunc, inputs, lambda: _UFUNCS[ufunc](*inputs)), inputs))
         if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
@@ -688,6 +688,25 @@ class Tensor:
             return ufunc(a.reshape(*a.shape, *([1] * b.ndim)), b)
         what = ufunc if method == "__call__" else getattr(ufunc, method)
         return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method} has no shapejit op")
+
+    def _into_out(self, ufunc, method, inputs, kwargs):
+        """ufunc(..., out=o[, where=m]): o[...] = where(m, ufunc(...), o),
+        written into o as NumPy writes it, and o given back; what else
+        NumPy's out= does (casting= other than same_kind, several outputs,
+        an out that is not traced) breaks the graph."""
+        out, mask = kwargs.pop("out"), kwargs.pop("where", True)
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if method != "__call__" or ufunc not in _UFUNCS or kwargs or not isinstance(out, Tensor) or ufunc.nout != 1:
+            _break(self._st, f"np.{ufunc.__name__} with out=")
+        value = ufunc(*inputs)
+        if not isinstance(value, Tensor):
+            value = as_tensor(self._st, value)
+        if not np.can_cast(value.dtype, out.dtype, "same_kind"):
+            _break(self._st, f"np.{ufunc.__name__} with out= of a dtype its result does not cast to")  # NumPy's UFuncTypeError
+        if mask is not True:
+            value = where(mask, value, out)
+        out[...] = value
+        return out
 
     def __array_function__(self, func, types, args, kwargs):
         impl = _FUNCTIONS.get(func)

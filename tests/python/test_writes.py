@@ -242,3 +242,29 @@ def test_negative_indices_in_index_arrays_count_from_the_end():
     f = jit(fn)
     for idx in (np.array([0, -1, -3]), np.array([1, 2, 0])):
         np.testing.assert_array_equal(f(f32(3, 4), idx), fn(f32(3, 4), idx))
+
+
+def test_a_ufunc_writes_its_out_array_where_asked():
+    def f(a, b):
+        o = np.zeros_like(a)
+        r = np.divide(a, b, out=o, where=b != 0)
+        np.add(a, 1, out=a)  # into an argument
+        return o, r is o
+
+    g = jit(f)
+    for a, b in [(np.arange(4.0), np.array([0.0, 1, 2, 0])), (np.arange(6.0).reshape(2, 3), np.array([1.0, 0, 2]))]:
+        mine, theirs = a.copy(), a.copy()
+        got, want = g(mine, b), f(theirs, b)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] is True and want[1] is True
+        np.testing.assert_array_equal(mine, theirs)
+    assert g.stats()["graph_breaks"] == 0 and g.stats()["eager_calls"] == 0
+
+
+def test_an_out_its_result_does_not_cast_to_is_numpys_error():
+    def f(a):
+        o = np.zeros(a.shape, np.int64)
+        np.divide(a, 2, out=o)
+        return o
+    with pytest.raises(np.exceptions.UFuncTypeError if hasattr(np.exceptions, "UFuncTypeError") else TypeError):
+        jit(f)(np.arange(3))
