@@ -250,3 +250,17 @@ def test_every_op_of_the_op_set_is_reachable():
     emitted = set(re.findall(r'"([a-z_0-9]+)"', src))
     missing = [op for op in ops if op not in emitted]
     assert not missing, missing
+
+
+def test_hypot_is_within_two_ulps_of_numpys_and_its_special_cases_are_cs():
+    f = sj.jit(lambda a, b: np.hypot(a, b))
+    rng = np.random.default_rng(0)
+    for dt, e in ((np.float64, 300), (np.float32, 35)):
+        a = np.concatenate([rng.standard_normal(4000) * 10.0 ** rng.integers(-e, e, 4000), [0, 0, np.inf, -np.inf, np.nan, np.nan, 3]])
+        b = np.concatenate([rng.standard_normal(4000) * 10.0 ** rng.integers(-e, e, 4000), [0, -0.0, np.nan, 1, np.inf, 2, 4]])
+        a, b = a.astype(dt), b.astype(dt)
+        want, got = np.hypot(a, b), f(a, b)
+        finite = np.isfinite(want)
+        assert np.array_equal(got[~finite], want[~finite], equal_nan=True) and np.array_equal(np.isfinite(got), finite)
+        ulps = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
+        assert ulps.max() <= 2, ulps.max()
