@@ -99,6 +99,10 @@ class TraceState:
                 if source is None:
                     self.made.append((array, a.copy()))
                 for c in self.captures:
+                    # A made array is one made on the first trace, never an
+                    # array of the program's that holds the same values now.
+                    if source is None and self.source_of(c) is not None:
+                        continue
                     if same_value(c, a) if source is None else same_view(c, a):
                         t = self.by_id[id(c)]
                         self.by_id[id(array)] = t
