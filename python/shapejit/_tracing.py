@@ -879,7 +879,7 @@ class _Unlifted(Tensor):
 BREAKING_METHODS = {"item", "tolist", "__array__", "__bool__", "__float__", "__int__", "__index__"}
 
 
-_NDARRAY_WRITES = frozenset(("partition", "put", "resize", "setfield", "setflags", "byteswap", "itemset", "sort"))
+_NDARRAY_WRITES = frozenset(("partition", "put", "resize", "setfield", "setflags", "byteswap", "itemset"))
 
 
 def _np_fns():
