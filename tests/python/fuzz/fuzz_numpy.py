@@ -6,9 +6,15 @@ it to a small program, which is written to regressions/ (a JSON file that
 tests/python/test_fuzz_regressions.py runs from then on) and printed.
 
     python tests/python/fuzz/fuzz_numpy.py --seconds 60 [--seed N] [--programs N] [--no-save] [--data-dependent] [--async]
+                                           [--rounds-per-process N]
 
 Exit status 1 when a failure was found. The counts (programs, calls,
 failures) are printed at the end.
+
+Each run of --rounds-per-process Hypothesis rounds is a child process of
+its own (forked before any program is jitted), so that an hour's run holds
+only one child's memory, and a crash (a signal, an abort) is a failure that
+names the seeds of the rounds it ran, not the end of the run.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import hashlib
 import json
 import os
 import pathlib
+import signal
 import sys
 import tempfile
 import time
@@ -44,6 +51,8 @@ def main():
                     help="masks draw nonzero, argwhere, flatnonzero, extract, compress and row masks too")
     ap.add_argument("--async", dest="async_", action="store_true",
                     help="compile.async: calls run on stand-ins (the reference, a wait, the trace's dynamic kernel) while kernels compile")
+    ap.add_argument("--rounds-per-process", type=int, default=40,
+                    help="Hypothesis rounds each child process runs (0: all in this process)")
     a = ap.parse_args()
     P.DATA_DEPENDENT_STEPS = a.data_dependent
     P.ASYNC_COMPILE = a.async_
@@ -52,6 +61,30 @@ def main():
     counts = {"programs": 0, "calls": 0}
     failures = []
     deadline = time.monotonic() + a.seconds
+    per_process = a.rounds_per_process
+    first = 0
+    while time.monotonic() < deadline and (a.programs is None or counts["programs"] < a.programs):
+        last = first + per_process if per_process > 0 else None
+        if per_process > 0:
+            child = _in_child(lambda: _rounds(a, start_seed, first, last, deadline, counts["programs"]),
+                              f"rounds of seeds {start_seed + first} to {start_seed + last - 1}")
+        else:
+            child = _rounds(a, start_seed, first, last, deadline, counts["programs"])
+        counts["programs"] += child["programs"]
+        counts["calls"] += child["calls"]
+        failures += child["failures"]
+        if per_process <= 0:
+            break
+        first = last
+    print(f"fuzz_numpy: seed {start_seed}, {a.seconds:.0f} s: {counts['programs']} programs, {counts['calls']} calls, "
+          f"{len(failures)} failures (NumPy {np.__version__})")
+    return 1 if failures else 0
+
+
+def _rounds(a, start_seed, first, last, deadline, programs_before):
+    """Runs Hypothesis rounds first, first + 1, ... (to `last`, or the
+    deadline, or --programs): {"programs", "calls", "failures"}."""
+    counts = {"programs": 0, "calls": 0, "failures": []}
 
     def one(program):
         counts["programs"] += 1
@@ -59,8 +92,9 @@ def main():
         why = P.check(program, shapejit.jit)
         assert why is None, why
 
-    round_ = 0
-    while time.monotonic() < deadline and (a.programs is None or counts["programs"] < a.programs):
+    round_ = first
+    while (last is None or round_ < last) and time.monotonic() < deadline and (
+            a.programs is None or programs_before + counts["programs"] < a.programs):
         found = {}
 
         @seed(start_seed + round_)
@@ -78,7 +112,7 @@ def main():
             run()
         except AssertionError:
             program, why = found["program"], found["why"]
-            failures.append(why)
+            counts["failures"].append(why)
             text = json.dumps(program, sort_keys=True)
             name = hashlib.sha256(text.encode()).hexdigest()[:12]
             print(f"FAILURE ({name}): {why}\n{P.source(program)}\n{json.dumps(program)}\n", flush=True)
@@ -86,9 +120,40 @@ def main():
                 REGRESSIONS.mkdir(exist_ok=True)
                 (REGRESSIONS / f"{name}.json").write_text(json.dumps({"why": why, "program": program}, indent=1, sort_keys=True) + "\n")
         round_ += 1
-    print(f"fuzz_numpy: seed {start_seed}, {a.seconds:.0f} s: {counts['programs']} programs, {counts['calls']} calls, "
-          f"{len(failures)} failures (NumPy {np.__version__})")
-    return 1 if failures else 0
+    return counts
+
+
+def _in_child(work, what):
+    """work() run in a forked child; its counts come back through a pipe. A
+    child that dies before it answers is a failure that says how, naming
+    `what` it ran."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        status = 0
+        try:
+            out = json.dumps(work()).encode()
+            with os.fdopen(w, "wb") as f:
+                f.write(out)
+        except BaseException:  # noqa: BLE001 - the parent reports it
+            import traceback
+            traceback.print_exc()
+            status = 70
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if data:
+        return json.loads(data)
+    how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+           else f"exit status {os.WEXITSTATUS(status)}")
+    why = f"CRASH: the child running the {what} ended with {how}"
+    print(f"FAILURE: {why}", flush=True)
+    return {"programs": 0, "calls": 0, "failures": [why]}
 
 
 if __name__ == "__main__":
