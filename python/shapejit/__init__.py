@@ -19,11 +19,14 @@ calls dispatch on guards in C++. `f.stats()`, `f.explain()`, and recompile
 lines on the "shapejit" logger tell what happened.
 """
 from ._shapejit import GraphBreak, ShapeError
+from . import _methods  # noqa: F401 - first: a Tensor answers NumPy from here on
 from ._coverage import coverage
 from ._frozen import freeze, frozen, frozen_stats, thaw
-from ._jit import NotCompiled, get_jit, jit, record
-from ._tracing import SymBool, SymInt, Tensor
-from ._ops import (
+from ._jit import get_jit, jit, record
+from ._runtime.calls import NotCompiled
+from ._trace.sizes import SymBool, SymInt
+from ._trace.tensor import Tensor
+from ._functions import (
     abs, absolute, add, amax, amin, arange, argmax, argmin, argwhere, astype, broadcast_to, cast, clip,
     compress, concatenate, cos, divide, dot, embedding, equal, erf, exp, expand_dims, extract, flatnonzero, floor,
     floor_divide, full, full_like, gelu, greater, greater_equal, index_select, layer_norm, less, less_equal, log,

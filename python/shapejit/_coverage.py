@@ -3,7 +3,8 @@
 The list is the Python array API standard (2023.12) as NumPy names it, then
 the NumPy functions model code uses beyond it, then the ndarray's methods
 and operators. Each entry's status comes from the table the tracing values
-answer NumPy with (`_numpy`, `_ops`), so it cannot drift from the code; the
+answer NumPy with (shapejit._np's registry, and the creation functions
+that take sizes, _runtime.patches), so it cannot drift from the code; the
 test suite (tests/python/test_coverage.py) runs every entry marked compiled
 against NumPy itself.
 """
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _numpy
-from . import _tracing as T
+from . import _methods  # noqa: F401 - the methods a Tensor has are attached there
+from ._np.registry import FUNCTIONS, UFUNCS
+from ._runtime.patches import CREATION
+from ._trace.tensor import BREAKING_METHODS, Tensor
 
 # Array API standard 2023.12, by NumPy's names (np.concat is NumPy 2's).
 ARRAY_API = [
@@ -82,15 +85,15 @@ def _numpy_callable(name):
 
 
 def _traced(name):
-    if name in _numpy.creation_names():
+    if name in CREATION:
         return True
     f = _numpy_callable(name)
-    return f is not None and (f in T._UFUNCS or f in T._FUNCTIONS)
+    return f is not None and (f in UFUNCS or f in FUNCTIONS)
 
 
 def _method(name):
     attr = name[2:]
-    return callable(getattr(T.Tensor, attr, None)) and attr not in T.BREAKING_METHODS
+    return callable(getattr(Tensor, attr, None)) and attr not in BREAKING_METHODS
 
 
 def coverage():

@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from . import _shapejit
-from . import _tracing as T
+from ._trace.tensor import is_array
 
 _lock = threading.Lock()
 # id(array) -> [array, times frozen, whether freezing made it read-only];
@@ -34,7 +34,7 @@ _held = {}
 def _leaves(tree, path="", out=None):
     """(path, array) for each array in tree, in order."""
     out = [] if out is None else out
-    if T.is_array(tree):
+    if is_array(tree):
         out.append((path, tree))
     elif isinstance(tree, dict):
         for k, v in tree.items():

@@ -8,8 +8,14 @@ import operator
 
 import numpy as np
 
-from ._promotion import python_int_fits
-from ._tracing import _END, SymInt, SymRange, Tensor, _Scalar, _Unlifted, _View, _break, as_scalar, _shape_operand, as_tensor, emit, is_array
+from ._np.creation import asarray
+from ._np.registry import implements
+from ._np.shapes import broadcast_arrays
+from ._trace.dtypes import END, python_int_fits
+from ._trace.promotion import probe
+from ._trace.sizes import SymInt, SymRange, shape_operand
+from ._trace.state import as_tensor, emit, graph_break, state_of
+from ._trace.tensor import Scalar, Tensor, Unlifted, View, as_scalar, is_array
 
 
 def _normalize_index(key, rank):
@@ -48,7 +54,7 @@ def _bool_index(x: Tensor, mask: Tensor):
 
 def getitem(x: Tensor, key):
     st = x._st
-    if type(x) is _Scalar:  # a NumPy scalar: s[()] is itself, any other index a new array of it (s[...] is 0-d)
+    if type(x) is Scalar:  # a NumPy scalar: s[()] is itself, any other index a new array of it (s[...] is 0-d)
         if isinstance(key, tuple) and not key:
             return x
         x = x._fresh()
@@ -93,12 +99,12 @@ def getitem(x: Tensor, key):
                     continue
                 if not isinstance(step, SymInt) and operator.index(step) == 0:
                     raise ValueError("slice step cannot be zero")
-                start = 0 if k.start is None else _shape_operand(k.start)
+                start = 0 if k.start is None else shape_operand(k.start)
                 # No stop is the dim's own size, not a bound past it: the
                 # slice's length is then n - start, not min(2^62, n) - start,
                 # which a specialization without hints could not compare with n.
-                stop = x.shape[dim] if k.stop is None else _shape_operand(k.stop)
-                x = emit(st, "slice", [x, start, _shape_operand(stop), _shape_operand(step)], {"dim": dim})
+                stop = x.shape[dim] if k.stop is None else shape_operand(k.stop)
+                x = emit(st, "slice", [x, start, shape_operand(stop), shape_operand(step)], {"dim": dim})
             dim += 1
         elif isinstance(k, (Tensor, np.ndarray, list, range, SymRange)):
             if isinstance(k, (range, SymRange)):
@@ -108,7 +114,7 @@ def getitem(x: Tensor, key):
             else:
                 idx = as_tensor(st, k, "i64", index=True)
             if idx.ndim != 1 or idx._dtype == "bool":
-                _break(st, "advanced indexing beyond one integer index array per dim")
+                graph_break(st, "advanced indexing beyond one integer index array per dim")
             _check_constant_indices(x, dim, k)
             idx = _from_the_end(x, dim, k, idx)
             x = emit(st, "index_select", [x, idx], {"dim": dim})
@@ -145,7 +151,7 @@ def _advanced(x, items):
     for i in at:
         k = items[i]
         if isinstance(k, (bool, np.bool_)) or (is_array(k) and np.dtype(getattr(k, "dtype", None) or "i8") == np.bool_):
-            _break(st, "a boolean mask among several advanced indices")
+            graph_break(st, "a boolean mask among several advanced indices")
         if isinstance(k, (range, SymRange)):
             idx = _arange_of(st, k)
         elif isinstance(k, list):
@@ -154,12 +160,11 @@ def _advanced(x, items):
             idx = as_tensor(st, k, "i64", index=True)
         else:
             _integer_index(y, i, k)  # NumPy's bounds check of an integer, as a predicate
-            idx = as_tensor(st, _shape_operand(k), "i64")
+            idx = as_tensor(st, shape_operand(k), "i64")
         if idx._dtype == "bool":
-            _break(st, "a boolean mask among several advanced indices")
+            graph_break(st, "a boolean mask among several advanced indices")
         _check_constant_indices(y, i, k)
         indices.append(_from_the_end(y, i, k, idx))
-    from ._numpy import broadcast_arrays
     indices = broadcast_arrays(*indices)
     sizes = [y.shape[d] for d in dims]
     rest = [d for d in range(y.ndim) if d not in dims]
@@ -185,7 +190,7 @@ def _reversed_view(x, dim, idx):
     """x[..., a:b:-s] along `dim`, at the indices `idx`: a view in NumPy, which
     follows writes into x (a write into it is a graph break)."""
     select = lambda p: emit(p._st, "index_select", [p, idx], {"dim": dim})  # noqa: E731
-    return _View.of(select(x), x, "index_select", select)
+    return View.of(select(x), x, "index_select", select)
 
 
 def _check_constant_indices(x, dim, key):
@@ -228,13 +233,13 @@ def _from_the_end(x, dim, key, idx):
 def _integer_index(x, dim, k):
     """(start, stop) of the slice an integer index takes along `dim`, after
     NumPy's bounds check (a SymInt's sign and bound guarded as predicates)."""
-    i = _shape_operand(k)
+    i = shape_operand(k)
     n = x.shape[dim]
     negative = bool(i < 0)
     if not bool(n >= -i if negative else n > i):
         raise IndexError(f"index {int(i)} is out of bounds for a dim of size {int(n)}")
     if negative:
-        return i, (_END if bool(i == -1) else i + 1)  # a stop of 0 would be the start
+        return i, (END if bool(i == -1) else i + 1)  # a stop of 0 would be the start
     return i, i + 1
 
 
@@ -255,7 +260,7 @@ def _bounded_slice(k: slice) -> slice:
     def bounded(v):
         if v is None or isinstance(v, SymInt):
             return v
-        return max(-_END, min(operator.index(v), _END))
+        return max(-END, min(operator.index(v), END))
     return slice(bounded(k.start), bounded(k.stop), bounded(k.step))
 
 
@@ -290,7 +295,7 @@ def _backward(x, dim, k: slice):
 # scalar value is a `where`. A write into a view (x[1:3], x.T, x[0]) goes
 # back into the array it views, and from there into its own parent, to the
 # root of the chain (assign); the other views of that root see it when they
-# are next read (_tracing._View). A write into an input of the call (an
+# are next read (_trace.tensor.View). A write into an input of the call (an
 # argument, or an array read through self, a closure or a global) is kept
 # with the block's offsets, and the caller's array gets it when the call
 # returns.
@@ -310,14 +315,14 @@ def assign(x: Tensor, new: Tensor, region):
     dtype, which differs from its value before in `region`: (the block's
     offset in each dim, None where it spans the dim; its value), or (None,
     `new`) for all of it."""
-    if type(x) is _Unlifted:  # written before it was read (a 0-d array): the input it is takes the write
+    if type(x) is Unlifted:  # written before it was read (a 0-d array): the input it is takes the write
         x._lift()
     # The values as they are now: a view among them (x[...] = x.T) would be
     # made again from what the write changes.
-    new = new._fresh() if isinstance(new, _View) else new
+    new = new._fresh() if isinstance(new, View) else new
     offsets, block = region
-    region = (offsets, block._fresh() if isinstance(block, _View) else block)
-    if isinstance(x, _View):
+    region = (offsets, block._fresh() if isinstance(block, View) else block)
+    if isinstance(x, View):
         parent_new, parent_region = _put_back(x, new, region)
         assign(x._parent, parent_new, parent_region)
         x._id = new._id
@@ -336,7 +341,7 @@ def _put_back(view, new, region):
     st = view._st
     put = _PUTS.get(view._op)
     if put is None:
-        _break(st, f"a write into a {view._op} of an array, which shapejit cannot write back into that array")
+        graph_break(st, f"a write into a {view._op} of an array, which shapejit cannot write back into that array")
     offsets, block = region
     if offsets is None:
         offsets, block = (None,) * view.ndim, new
@@ -346,11 +351,11 @@ def _put_back(view, new, region):
 def _put_slice(st, view, new, offsets, block):
     (start, stop, step), attrs = view._how
     if isinstance(step, SymInt) or step != 1:
-        _break(st, "a write into a strided slice of an array (x[a:b:s] = v)")
+        graph_break(st, "a write into a strided slice of an array (x[a:b:s] = v)")
     dim, parent = attrs["dim"], view._parent
     before = emit(st, "slice", [parent, 0, start, 1], {"dim": dim})
     lo = before.shape[dim]  # the start as Python's bounds make it
-    after = emit(st, "slice", [parent, lo + new.shape[dim], _END, 1], {"dim": dim})
+    after = emit(st, "slice", [parent, lo + new.shape[dim], END, 1], {"dim": dim})
     offsets[dim] = lo if offsets[dim] is None else lo + offsets[dim]
     return emit(st, "concat", [before, new, after], {"dim": dim}), (tuple(offsets), block)
 
@@ -431,14 +436,13 @@ def _casting_refused(ufunc, x, other):
     shapes: a result its casting rule cannot write into x, a Python int out
     of x's range. Asked of NumPy itself, on one-element stand-ins of the
     same dtypes (other errors of the stand-ins are theirs, not the call's)."""
-    from ._promotion import _probe
-    probe = _probe(other)
-    if probe is None:
+    stand_in = probe(other)
+    if stand_in is None:
         return
     out = np.ones(1, x.dtype)
     with np.errstate(all="ignore"):
         try:
-            ufunc(out.copy(), probe, out=out)
+            ufunc(out.copy(), stand_in, out=out)
         except (TypeError, OverflowError):
             raise
         except Exception:  # noqa: BLE001 - the stand-ins' shapes: the traced call checks its own
@@ -448,7 +452,6 @@ def _casting_refused(ufunc, x, other):
 def _assigned(st, x, value):
     """The value a write stores: a tensor of x's dtype (NumPy casts unsafely)."""
     if isinstance(value, (list, tuple)):
-        from ._np_creation import asarray
         value = asarray(list(value))
     if type(value) is int:  # NumPy 2 refuses a Python int out of x's range
         if x._dtype == "bool":
@@ -467,7 +470,7 @@ def _is_mask(key):
 
 def _write_mask(st, x, mask, v):
     if v.ndim != 0:
-        _break(st, "x[mask] = array (values taken in mask order)")
+        graph_break(st, "x[mask] = array (values taken in mask order)")
     if mask.ndim > x.ndim:
         raise IndexError(f"a boolean index of rank {mask.ndim} for a tensor of rank {x.ndim}")
     if mask.ndim < x.ndim:
@@ -484,17 +487,17 @@ def _block_key(st, x, key):
     out = []
     for dim, k in enumerate(items):
         if k is None:
-            _break(st, "a write with None in its index")
+            graph_break(st, "a write with None in its index")
         if isinstance(k, slice):
             k = _bounded_slice(k)
             if k.step is not None and (isinstance(k.step, SymInt) or operator.index(k.step) != 1):
-                _break(st, "a write into a strided slice (x[a:b:s] = v)")
+                graph_break(st, "a write into a strided slice (x[a:b:s] = v)")
             if k != slice(None):
-                start = 0 if k.start is None else _shape_operand(k.start)
-                stop = _END if k.stop is None else _shape_operand(k.stop)
+                start = 0 if k.start is None else shape_operand(k.start)
+                stop = END if k.stop is None else shape_operand(k.stop)
                 out.append((dim, start, stop, False))
         elif isinstance(k, (Tensor, np.ndarray, list, range, SymRange)):
-            _break(st, "a write at integer index arrays (a scatter)")
+            graph_break(st, "a write at integer index arrays (a scatter)")
         else:
             out.append((dim, *_integer_index(x, dim, k), True))
     return out
@@ -516,7 +519,7 @@ def _write_block(st, x, dims, v):
         before = emit(st, "slice", [part, 0, start, 1], {"dim": dim})
         inside = emit(st, "slice", [part, start, stop, 1], {"dim": dim})
         lo = before.shape[dim]  # the start as Python's bounds make it
-        after = emit(st, "slice", [part, lo + inside.shape[dim], _END, 1], {"dim": dim})
+        after = emit(st, "slice", [part, lo + inside.shape[dim], END, 1], {"dim": dim})
         offsets[dim] = lo
         inside, block = update(inside, rest[1:])
         return emit(st, "concat", [before, inside, after], {"dim": dim}), block
@@ -533,3 +536,27 @@ def _broadcast(st, v, shape):
     elif extra < 0:
         v = v.reshape(*([1] * -extra), *v.shape)
     return emit(st, "expand", [v, *shape]) if shape else v
+
+
+# -- np.take -----------------------------------------------------------------------
+
+def take(x, indices, axis=None):
+    """np.take: elements of x along `axis` (of x flattened, by default) at
+    `indices`, negative ones counted from the end, those known now checked
+    now, in NumPy's order."""
+    st = state_of(x, indices)
+    x = as_tensor(st, x)
+    if axis is None or x.ndim == 0:  # a 0-d array takes as a 1-d one
+        x, axis = x.reshape(-1), 0
+    axis = operator.index(axis)
+    _check_constant_indices(x, axis, indices)
+    if isinstance(indices, list):
+        idx = _index_list(x, axis, indices)
+    else:
+        idx = _from_the_end(x, axis, indices, as_tensor(st, indices, "i64", index=True))
+    if idx.ndim != 1:
+        graph_break(st, "np.take with a multi-dimensional index")
+    return emit(st, "index_select", [x, idx], {"dim": axis})
+
+
+implements(np.take)(take)

@@ -221,7 +221,7 @@ nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, si
   if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
   // A tree of arrays alone, with no sizes among them, is built here, and
   // its writes into the inputs made here where they are blocks NumPy would
-  // copy as they are; the rest by _jit.unflatten.
+  // copy as they are; the rest by _runtime.calls.unflatten.
   if (s.writes && !s.sizes) {
     if (std::optional<nb::object> r = write_back(s, outputs, num_inputs, input)) return std::move(*r);
   }

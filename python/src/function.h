@@ -29,9 +29,9 @@ namespace shapejit::python {
 
 class Function {
  public:
-  // `helpers` is the function's shapejit._jit.Callbacks: flatten, trace,
+  // `helpers` is the function's shapejit._runtime.calls.Callbacks: flatten, trace,
   // unflatten, eager, segmented, still_raises, dynamic_floats; `segments` its
-  // _segments.Segments.
+  // _runtime.segments.Segments.
   Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments);
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
@@ -69,7 +69,7 @@ class Function {
     bool traced = false;
     nb::object out_spec;  // the result's structure; None: one array
     bool writes = false;  // the function writes into its inputs: results() writes them back
-    bool sizes = false;   // sizes among its results: _jit.unflatten makes them ints
+    bool sizes = false;   // sizes among its results: calls.unflatten makes them ints
     // out_spec's writes, read once when first traced (write_back): the
     // input each writes into, and the dims its block's start names (none:
     // the whole input); out_spec's count of results before them.

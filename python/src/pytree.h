@@ -8,7 +8,7 @@
 // bits (or, once the function's floats are inputs, a float leaf), a bool,
 // None, and a string, a namedtuple's type or any other object
 // by address, the object kept alive by whoever keeps the signature). Two
-// calls with equal signatures have equal keys under flatten (_jit.py), so
+// calls with equal signatures have equal keys under flatten (_runtime/arguments.py), so
 // the site a signature was first seen with is the site of every call that
 // matches it. What the walk does not know as flatten does (an array other
 // than NumPy's, a NumPy scalar, a tracing value, a big int) stops it, and
@@ -27,7 +27,7 @@ class TreeWalk {
  public:
   // Walks (args, kwargs); false where only the Python flatten may go on.
   // `floats_as_leaves`: the function's floats are inputs (0-d float64
-  // arrays), not values of the key (_arguments.py).
+  // arrays), not values of the key (_runtime/arguments.py).
   bool walk(PyObject* args, PyObject* kwargs, bool floats_as_leaves);
 
   // The arrays, borrowed from the call or made for its int arguments (an

@@ -1,5 +1,5 @@
 // The tracer as Python sees it while a jitted function is traced: the
-// package's Tensor and SymInt values (python/shapejit/_tracing.py) call these
+// package's Tensor and SymInt values (python/shapejit/_trace/) call these
 // methods with value ids. It is valid only during its trace; afterwards every
 // method raises, so a tracing value that escaped cannot reach freed memory.
 #pragma once
@@ -14,7 +14,7 @@
 namespace shapejit::python {
 
 // A graph traced by the package itself between two graph breaks (a
-// segment: python/shapejit/_segments.py), over the inputs it reads, with
+// segment: python/shapejit/_runtime/segments.py), over the inputs it reads, with
 // what the tracer observed, and its canonical hash, which names the site it
 // runs on.
 struct HeldGraph {

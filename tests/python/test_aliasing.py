@@ -159,7 +159,15 @@ def test_in_place_operators_cast_or_refuse_as_numpy(op, dtype):
             with pytest.raises(type(e)):
                 jit(f)(mine, y)
             continue
-        np.testing.assert_array_equal(jit(f)(mine, y), want)
+        got = jit(f)(mine, y)
+        assert got.dtype == want.dtype
+        if op == "**=" and want.dtype.kind == "f":
+            # A float power is libm's pow in a kernel; NumPy's is its own SIMD
+            # code where the CPU has AVX-512 (within 4 ulp of the exact power).
+            np.testing.assert_array_max_ulp(got, want, maxulp=4)
+            np.testing.assert_array_max_ulp(mine, theirs, maxulp=4)
+            continue
+        np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(mine, theirs)
 
 

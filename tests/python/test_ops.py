@@ -240,7 +240,7 @@ def test_every_op_of_the_op_set_is_reachable():
     import re
     import pathlib
     package = pathlib.Path(sj.__file__).parent
-    src = pathlib.Path(__file__).read_text() + "".join(f.read_text() for f in sorted(package.glob("*.py")))
+    src = pathlib.Path(__file__).read_text() + "".join(f.read_text() for f in sorted(package.rglob("*.py")))
     ops = ("neg abs exp log sqrt rsqrt tanh sigmoid relu silu sin cos erf gelu cast not add sub mul div pow "
            "maximum minimum and or eq ne lt le gt ge where sum mean max min argmax softmax log_softmax layer_norm "
            "rms_norm matmul reshape permute transpose expand slice concat squeeze unsqueeze index_select embedding "

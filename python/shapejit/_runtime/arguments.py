@@ -10,10 +10,10 @@ calls have passed `backoff_after` + 1 different floats where the rest of the
 key is the same (a temperature, a step size that changes); from then on
 every float argument of the function is an input, a 0-d float64 array that
 the trace treats as NumPy treats a Python float (weak: `x32 / t` stays
-float32), and a branch on it reads it at a cut (_segments.py). bools,
+float32), and a branch on it reads it at a cut (segments.py). bools,
 strings, None and NumPy's scalars (whose dtypes NumPy promotion keeps) are
 values of the key; any other object is keyed by identity, and arrays
-hanging off it are captured (_state.py).
+hanging off it are captured (captures.py).
 """
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ import logging
 
 import numpy as np
 
-from . import _pytree
-from . import _tracing as T
-from ._tracing import SymInt, Tensor
+from .. import _pytree
+from .._trace.sizes import SymInt
+from .._trace.tensor import Tensor, is_array
 
 log = logging.getLogger("shapejit")
 
 _INT = ("leaf", "int")
 _NEG_INT = ("leaf", "-int")
-_FLOAT = ("leaf", "float")
+FLOAT = ("leaf", "float")
 _INT_LIMIT = 2**62
 
 
@@ -107,10 +107,10 @@ class Arguments:
                 return _NEG_INT
             return False
         if t is float:
-            return _FLOAT if self.dynamic_floats else False
+            return FLOAT if self.dynamic_floats else False
         if isinstance(x, (Tensor, SymInt)) or (isinstance(x, np.ndarray) and type(x) not in (np.ndarray, np.memmap)):
             raise Untraced
-        return T.is_array(x)
+        return is_array(x)
 
     def flatten(self, args, kwargs):
         """(arrays in order, the key of everything else), or None for a call

@@ -26,12 +26,13 @@ import weakref
 
 import numpy as np
 
-from . import _pytree, _shapejit
-from . import _tracing as T
-from ._state import TraceState
-from ._tracing import SymInt, Tensor
+from .. import _pytree, _shapejit
+from .._trace.dtypes import NAMES
+from .._trace.sizes import SymInt
+from .._trace.state import GraphBreak, TraceState, as_tensor, emit
+from .._trace.tensor import Tensor
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # shapejit/, above this floor
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 MAX_GRAPHS = 64  # segment graphs a function may compile; past it, its breaks run eagerly
 # Calls that meet new segment graphs after the first few: a function whose
@@ -110,29 +111,29 @@ class Segments:
     def run(self, fn, args, kwargs, traced_call):
         """fn(*args, **kwargs) as segments: (its results' spec, their arrays,
         the arrays it read that were not captures yet). `traced_call` runs
-        fn on tracing values as a whole trace does (_jit.traced_call)."""
+        fn on tracing values as a whole trace does (calls.traced_call)."""
         if len(self.graphs) >= MAX_GRAPHS or self.unsettled > MAX_UNSETTLED:
             why = f"{self.name} keeps meeting new segment graphs; its breaks run eagerly"
             self.rerun(why)
-            raise T.GraphBreak(why)
+            raise GraphBreak(why)
         if self.calls == 0 and sum(self.reruns.values()) >= GIVE_UP_AFTER:
             # Every segmented run so far ended in NumPy's: its segments are
             # only cost (a call that meets out= after two cuts paid for both).
             why = f"{self.name}'s segmented runs all ended in NumPy's; its breaks run eagerly"
             self.rerun(why)
-            raise T.GraphBreak(why)
+            raise GraphBreak(why)
         t0 = time.perf_counter()
         st = SegmentState(self, fn)
         graphs = len(self.graphs)
         try:
             spec, arrays = traced_call(st, fn, args, kwargs, st.begin, st.finish)
-        except T.GraphBreak as e:
+        except GraphBreak as e:
             self.rerun(str(e).split("\n", 1)[0])
             raise
         except Exception as e:  # noqa: BLE001 - NumPy runs the call (as a whole trace's error)
             why = f"the function raises {type(e).__name__} when run as segments; NumPy runs the call"
             self.rerun(why)
-            raise T.GraphBreak(why) from None
+            raise GraphBreak(why) from None
         finally:
             st.close()
             self.total_ms += (time.perf_counter() - t0) * 1e3  # the segments a re-run threw away too
@@ -180,18 +181,18 @@ class SegmentState(TraceState):
         if not values:
             return concrete  # nothing computed since the last cut is needed
         for v in values:
-            self.tr.output((v if isinstance(v, Tensor) else T.as_tensor(self, v))._id)
+            self.tr.output((v if isinstance(v, Tensor) else as_tensor(self, v))._id)
         held = self.tr.finish()
         seg = self.segments
         if held.hash not in seg.graphs and len(seg.graphs) >= MAX_GRAPHS:
             # The bound holds within a call too (a loop of breaks): the call is NumPy's, whole.
-            raise T.GraphBreak(f"{seg.name} met {MAX_GRAPHS} segment graphs; its breaks run eagerly")
+            raise GraphBreak(f"{seg.name} met {MAX_GRAPHS} segment graphs; its breaks run eagerly")
         seg.graphs.add(held.hash)
         t0 = time.perf_counter()
         try:
             outs = seg.jit.call_graph(f"{seg.name}/segment:{held.hash}", held, [self.arrays[i] for i in held.inputs])
         except (OverflowError, MemoryError) as e:  # a size past int64, a tensor too large: NumPy's to run
-            raise T.GraphBreak(str(e)) from None
+            raise GraphBreak(str(e)) from None
         seg.kernel_ms += (time.perf_counter() - t0) * 1e3
         seg.segments += 1
         for v, a in zip(values, outs):
@@ -213,8 +214,8 @@ class SegmentState(TraceState):
                 v._id, v._shape = i, None
         for i, v in enumerate(carried):
             if isinstance(v, SymInt):
-                n = T.emit(self, "sym_size", [Tensor(self, i)], {"dim": 1})
-                v._id = n._id if concrete[id(v)] >= 0 else T.emit(self, "sym_sub", [0, n])._id
+                n = emit(self, "sym_size", [Tensor(self, i)], {"dim": 1})
+                v._id = n._id if concrete[id(v)] >= 0 else emit(self, "sym_sub", [0, n])._id
         return [Tensor(self, len(arrays) + k) for k in range(len(new_arrays))]
 
     def cut(self, why, needed=(), then=None, raw=False):
@@ -233,7 +234,7 @@ class SegmentState(TraceState):
             return made
         # An array of a dtype shapejit lacks (NumPy's float16 of a bool
         # array) stays NumPy's: what uses it alone runs in NumPy.
-        is_array = lambda x: isinstance(x, np.ndarray) and x.dtype in T._NAMES  # noqa: E731
+        is_array = lambda x: isinstance(x, np.ndarray) and x.dtype in NAMES  # noqa: E731
         new_arrays, _ = _pytree.flatten(made, is_array, lambda x: None)
         tensors = iter(self._next_segment(concrete, new_arrays))
         return _pytree.map_leaves(lambda a: next(tensors), made, is_array)

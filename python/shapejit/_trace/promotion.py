@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _tracing as T
-from ._sizes import SymInt
+from .dtypes import INT_RANGE, NAMES, python_int_fits
+from .sizes import SymBool, SymInt
+from .state import as_tensor, emit, graph_break, state_of, strong
+from .tensor import Tensor, is_array
 
 
-def _scalar(x):
+def python_scalar(x):
     """A Python number from a NumPy scalar, or x."""
     if isinstance(x, np.generic):
         return x.item()
@@ -24,47 +26,26 @@ def _scalar(x):
 
 
 def _weak_size(st, n, other):
-    t = T.as_tensor(st, n)
-    if isinstance(other, T.Tensor) and other._dtype == "i32":
+    t = as_tensor(st, n)
+    if isinstance(other, Tensor) and other._dtype == "i32":
         # NumPy 2 takes a Python int for an int32 array only within int32's
         # range: guarded as predicates on the size.
-        if not (bool(n >= _INT_RANGE["i32"][0]) and bool(n <= _INT_RANGE["i32"][1])):
+        if not (bool(n >= INT_RANGE["i32"][0]) and bool(n <= INT_RANGE["i32"][1])):
             raise OverflowError(f"Python integer {int(n)} out of bounds for int32")
-    if isinstance(other, T.Tensor) and other._dtype != "bool":
+    if isinstance(other, Tensor) and other._dtype != "bool":
         return t.astype(other._dtype)
     if isinstance(other, float):
         return t.astype("f64")
     return t
 
 
-def _strong(st, x):
-    """A NumPy scalar of a dtype shapejit has as the 0-d array it stands for:
-    NumPy 2 promotes with its dtype (np.float64(2) * a float32 array is
-    float64), where a Python number takes the array's. Other values as they are."""
-    if isinstance(x, np.generic) and x.dtype in T._NAMES:
-        value = x.item()
-        return T.emit(st, "full", [], {"value": int(value) if isinstance(value, bool) else value, "dtype": T._NAMES[x.dtype]})
-    return _scalar(x)
-
-
-_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1)}
-
-
-def python_int_fits(value, dtype):
-    """Raises NumPy 2's OverflowError for a Python int that an array of our
-    dtype `dtype` cannot take (NEP 50: a weak int out of the array's range
-    is an error, not a wrapped value); a Python int for a float dtype is
-    converted to a float, which may itself overflow."""
-    if dtype in _INT_RANGE:
-        lo, hi = _INT_RANGE[dtype]
-        if not lo <= value <= hi:
-            if dtype == "i64":
-                raise OverflowError("Python int too large to convert to C long")
-            raise OverflowError(f"Python integer {value} out of bounds for int32")
-    elif dtype == "bool":
-        python_int_fits(value, "i64")
-    elif dtype in ("f32", "f64"):
-        float(value)
+def as_strong(st, x):
+    """A NumPy scalar of a dtype shapejit has as the 0-d array it stands for
+    (strong); other values as they are, a NumPy scalar of another dtype as
+    its Python number."""
+    if isinstance(x, np.generic) and x.dtype in NAMES:
+        return strong(st, x)
+    return python_scalar(x)
 
 
 def out_of_range_comparison(st, op, a, b):
@@ -72,36 +53,36 @@ def out_of_range_comparison(st, op, a, b):
     of its dtype's range (x_int32 == 2**40 is all False, x_int32 < 2**31
     all True): the result, or None where the int is in range or the
     operands are otherwise."""
-    if isinstance(a, T.Tensor) and type(b) is int:
+    if isinstance(a, Tensor) and type(b) is int:
         t, c = a, b
-    elif isinstance(b, T.Tensor) and type(a) is int:
+    elif isinstance(b, Tensor) and type(a) is int:
         t, c, op = b, a, {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(op, op)
     else:
         return None
-    if t._dtype not in _INT_RANGE:
+    if t._dtype not in INT_RANGE:
         return None
-    lo, hi = _INT_RANGE[t._dtype]
+    lo, hi = INT_RANGE[t._dtype]
     if lo <= c <= hi:
         return None
     above = c > hi  # every element is below c
     value = {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above, "ge": not above}[op]
-    return T.emit(st, "full", list(t.shape), {"value": int(value), "dtype": "bool"})
+    return emit(st, "full", list(t.shape), {"value": int(value), "dtype": "bool"})
 
 
 def promote(st, a, b):
     """The operands of a binary op, cast as NumPy would promote them."""
-    a, b = (bool(v) if isinstance(v, T.SymBool) else v for v in (a, b))  # a comparison of sizes: its truth, a Python bool
-    a, b = _strong(st, a), _strong(st, b)
+    a, b = (bool(v) if isinstance(v, SymBool) else v for v in (a, b))  # a comparison of sizes: its truth, a Python bool
+    a, b = as_strong(st, a), as_strong(st, b)
     # A size meets a tensor as a Python int would: it takes the tensor's dtype.
     if isinstance(a, SymInt):
         a = _weak_size(st, a, b)
     if isinstance(b, SymInt):
         b = _weak_size(st, b, a)
-    if T.is_array(a):
+    if is_array(a):
         a = st.lift(a)
-    if T.is_array(b):
+    if is_array(b):
         b = st.lift(b)
-    ta, tb = isinstance(a, T.Tensor), isinstance(b, T.Tensor)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a._weak != b._weak:
         # A float argument (a weak 0-d tensor) meets a tensor as the Python float would.
         w, t = (a, b) if a._weak else (b, a)
@@ -112,7 +93,7 @@ def promote(st, a, b):
         return (w, t) if a._weak else (t, w)
     if ta and tb:
         if a.dtype != b.dtype:
-            target = T._NAMES[np.result_type(a.dtype, b.dtype)]
+            target = NAMES[np.result_type(a.dtype, b.dtype)]
             a, b = a.astype(target), b.astype(target)
         return a, b
     t, c = (a, b) if ta else (b, a)
@@ -129,27 +110,27 @@ def promote(st, a, b):
     return (t, c) if ta else (c, t)
 
 
-def _weak(v, *operands):
+def mark_weak(v, *operands):
     """v, weak when its operands are float arguments and Python numbers
     alone (Python's arithmetic on floats gives a float)."""
-    if v._dtype == "f64" and all(not isinstance(o, T.Tensor) or o._weak for o in operands) and \
-            any(isinstance(o, T.Tensor) for o in operands):
+    if v._dtype == "f64" and all(not isinstance(o, Tensor) or o._weak for o in operands) and \
+            any(isinstance(o, Tensor) for o in operands):
         v._weak = True
     return v
 
 
-def _probe(x):
+def probe(x):
     """A stand-in for x with its dtype and kind (array, weak number), for
     asking NumPy what an operation on x gives; None when there is none."""
-    if isinstance(x, T.Tensor):  # 1-d: NumPy's 0-d arithmetic takes scalar paths of its own
+    if isinstance(x, Tensor):  # 1-d: NumPy's 0-d arithmetic takes scalar paths of its own
         return 1.0 if x._weak else np.ones(1, x.dtype)
     if isinstance(x, SymInt):
         return 1  # a size meets arrays as a Python int does
-    if isinstance(x, T.SymBool):
+    if isinstance(x, SymBool):
         return True  # a comparison of sizes, as the Python bool it is
     if isinstance(x, (bool, int, float, np.generic)):
         return x
-    if T.is_array(x):
+    if is_array(x):
         return np.ones(1, x.dtype)
     return None
 
@@ -162,9 +143,9 @@ def numpy_result(ufunc, *operands):
     (float16 from a bool array, int8 from bool // bool) breaks the graph:
     NumPy runs that call."""
     for o in operands:
-        if isinstance(o, np.ndarray) and o.dtype not in T._NAMES:
-            T._break(T._state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} of a {o.dtype} array, a dtype shapejit lacks")
-    probes = [_probe(o) for o in operands]
+        if isinstance(o, np.ndarray) and o.dtype not in NAMES:
+            graph_break(state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} of a {o.dtype} array, a dtype shapejit lacks")
+    probes = [probe(o) for o in operands]
     if any(p is None for p in probes):
         return None
     with np.errstate(all="ignore"):
@@ -175,9 +156,9 @@ def numpy_result(ufunc, *operands):
         except Exception:  # noqa: BLE001 - NumPy refuses them: the op says why, in its words
             return None
     dt = np.asarray(out).dtype
-    if dt not in T._NAMES:
-        T._break(T._state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} gives {dt} here, a dtype shapejit lacks")
-    return T._NAMES[dt]
+    if dt not in NAMES:
+        graph_break(state_of(*operands), f"{getattr(ufunc, '__name__', ufunc)} gives {dt} here, a dtype shapejit lacks")
+    return NAMES[dt]
 
 
 def conform(ufunc, operands, compute):
@@ -186,7 +167,7 @@ def conform(ufunc, operands, compute):
     float32 and an int array is float32, not float64)."""
     want = numpy_result(ufunc, *operands) if ufunc is not None else None
     out = compute()
-    if want is not None and isinstance(out, T.Tensor) and out._dtype != want:
+    if want is not None and isinstance(out, Tensor) and out._dtype != want:
         weak = out._weak
         out = out.astype(want)
         out._weak = weak and want == "f64"

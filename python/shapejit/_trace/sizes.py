@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import _tracing as T
+from .tensor import Tensor
 
 
 class SymBool:
@@ -105,7 +105,7 @@ class SymInt:
                 return _PY_OPS[op](a, b)
             return NotImplemented
         a, b = (o, self) if reverse else (self, o)
-        return T.emit(self._st, op, [a, b])
+        return self._st.emit(op, [a, b])
 
     def __add__(self, o): return self._sym("sym_add", o)
     def __radd__(self, o): return self._sym("sym_add", o, True)
@@ -117,7 +117,7 @@ class SymInt:
     def __rfloordiv__(self, o): return self._sym("sym_floordiv", o, True)
     def __mod__(self, o): return self._sym("sym_mod", o)
     def __rmod__(self, o): return self._sym("sym_mod", o, True)
-    def __neg__(self): return T.emit(self._st, "sym_sub", [0, self])
+    def __neg__(self): return self._st.emit("sym_sub", [0, self])
     def __pos__(self): return self
 
     # Needs the number: a float result, powers.
@@ -190,7 +190,7 @@ class SymInt:
         # NumPy's math on a size (np.sqrt(n), np.float32(n) * x) needs the
         # number: each size is read, an observation like int(n). A tensor
         # among the inputs takes the call itself, the size traced.
-        if any(isinstance(x, T.Tensor) for x in inputs):
+        if any(isinstance(x, Tensor) for x in inputs):
             return NotImplemented
         inputs = tuple(int(x) if isinstance(x, SymInt) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
@@ -208,12 +208,19 @@ def _scalar_of(o):
     return int(o) if isinstance(o, SymInt) else o
 
 
+def shape_operand(s):
+    """A size as an op's operand: a SymInt as it is, anything else as the int it is."""
+    if isinstance(s, SymInt):
+        return s
+    return operator.index(s)
+
+
 _range = range
 
 
 class SymRange:
     """What `range(n)` is while a trace is recorded and n is a SymInt (see
-    _numpy.size_functions): as an index (`wpe[range(len(ids))]`) or an array
+    _runtime.patches): as an index (`wpe[range(len(ids))]`) or an array
     (`np.asarray(range(n))`) it is a traced arange; what Python needs as
     numbers (iterating it, `in`, an item) reads its bounds, each an
     observation like int(n)."""
@@ -224,7 +231,7 @@ class SymRange:
         if not 1 <= len(args) <= 3:
             raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-        self.start, self.stop, self.step = (T._shape_operand(a) for a in (start, stop, step))
+        self.start, self.stop, self.step = (shape_operand(a) for a in (start, stop, step))
         if isinstance(self.step, int) and self.step == 0:
             raise ValueError("range() arg 3 must not be zero")
 
@@ -235,7 +242,7 @@ class SymRange:
         """Its length, traced where its step is 1."""
         if isinstance(self.step, int) and self.step == 1:
             n = self.stop - self.start
-            return T.emit(n._st, "sym_max", [n, 0]) if isinstance(n, SymInt) else max(n, 0)
+            return n._st.emit("sym_max", [n, 0]) if isinstance(n, SymInt) else max(n, 0)
         return len(self._numbers())
 
     def __iter__(self): return iter(self._numbers())

@@ -3,7 +3,7 @@
 einops finds a tensor's backend among the subclasses of its
 AbstractBackend whose framework is imported; programs that `rearrange`,
 `repeat`, `reduce` or `einsum` with einops trace through this one, whose
-operations are NumPy's functions on tensors (the table of _numpy.py). Its
+operations are NumPy's functions on tensors (the table of shapejit._np). Its
 shape is a list of SymInts: unhashable, so einops takes its uncached path
 for symbolic shapes and traces the arithmetic of its axis lengths instead of
 reading each size as a number. Defined when a trace first meets einops
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 
-from . import _tracing as T
+from .._trace.tensor import Tensor
+
 
 _defined = False
 _backend = None  # the class: einops finds its backends as subclasses, held weakly
@@ -34,7 +35,7 @@ def register():
         framework_name = "shapejit"
 
         def is_appropriate_type(self, tensor):
-            return isinstance(tensor, T.Tensor)
+            return isinstance(tensor, Tensor)
 
         def shape(self, x):
             return list(x.shape)

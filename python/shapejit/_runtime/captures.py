@@ -9,7 +9,7 @@ functions it calls that it names (a helper in its module, a closure's
 function, another jitted function). While the function is traced, each such
 array is swapped in its holder (a dict, a list, an instance's or a module's
 attributes, a cell) for its tracing value, which becomes an input of the
-graph where it is first used (`_tracing._Unlifted`), and is put back after:
+graph where it is first used (`_trace.tensor.Unlifted`), and is put back after:
 the function's NumPy on it is traced, not run on the data at trace time, and
 its writes into it (`G[:2] = x`, `H += 1`, `self.cache[:, pos] = k`) are
 traced and written back into the caller's array on every call, as NumPy
@@ -31,7 +31,10 @@ import types
 
 import numpy as np
 
-from . import _tracing as T
+from .._trace.dtypes import NAMES
+from .._trace.state import graph_break
+from .._trace.tensor import is_array
+
 
 _NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
@@ -47,7 +50,7 @@ def reachable(obj, depth, seen):
     list, an object's __dict__) or None (a tuple item); `seen` (ids) is
     shared between walks."""
     def walk(obj, steps, holder, key, d):
-        if T.is_array(obj):
+        if is_array(obj):
             yield steps, holder, key, obj
             return
         if d == 0 or id(obj) in seen:
@@ -276,7 +279,7 @@ class Reach:
         seen = set()
 
         def walk(obj, depth):
-            if depth == 0 or id(obj) in seen or T.is_array(obj):
+            if depth == 0 or id(obj) in seen or is_array(obj):
                 return
             seen.add(id(obj))
             if isinstance(obj, dict):
@@ -394,7 +397,7 @@ def source_key(source):
 def swappable(array) -> bool:
     """An array a tracing value can stand in for: an ndarray (its subclasses
     too, which break the graph where they are used), of a dtype shapejit has."""
-    return isinstance(array, np.ndarray) and array.dtype in T._NAMES
+    return isinstance(array, np.ndarray) and array.dtype in NAMES
 
 
 class _Opaque:
@@ -409,7 +412,7 @@ class _Opaque:
         self._st, self._dtype = st, dtype
 
     def _use(self, *args, **kwargs):
-        T._break(self._st, f"the function reads a {self._dtype} array, a dtype shapejit lacks")
+        graph_break(self._st, f"the function reads a {self._dtype} array, a dtype shapejit lacks")
 
     def __getattr__(self, name):
         self._use()
@@ -430,7 +433,7 @@ def swapped(st, reach, replacements=None):
     (reach.places()) stands in its holder as its tracing value, and is put
     back after; the sources of all go to st.sources. So does the function
     that traces sizes for each of NumPy's creation functions the code holds
-    under a name of its own (`replacements`: _numpy.size_functions). A trace that rebinds
+    under a name of its own (`replacements`: patches.size_functions). A trace that rebinds
     one of them, or changes other Python state it can reach (a name its code
     binds, `self.t += 1`, a list it appends to), is a graph break, with that
     state put back as it was, for NumPy to run the call from it; so is one
@@ -460,16 +463,16 @@ def swapped(st, reach, replacements=None):
         _put_back(swaps)
         if Reach.changed(snapshot) is not None:  # NumPy makes those changes before its error
             Reach.restore(snapshot)
-            T._break(st, "the function raises after it changed Python state, which NumPy changes before its error")
+            graph_break(st, "the function raises after it changed Python state, which NumPy changes before its error")
         raise
     rebound = _put_back(swaps)
     if rebound is not None:
         Reach.restore(snapshot)
-        T._break(st, f"the function rebinds an array it reads ({rebound!r}), which a compiled call would not rebind")
+        graph_break(st, f"the function rebinds an array it reads ({rebound!r}), which a compiled call would not rebind")
     what = Reach.changed(snapshot)
     if what is not None:
         Reach.restore(snapshot)
-        T._break(st, f"the function changes {what!r}, Python state that a compiled call would not change")
+        graph_break(st, f"the function changes {what!r}, Python state that a compiled call would not change")
 
 
 def _put_back(swaps):
