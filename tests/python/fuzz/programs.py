@@ -343,6 +343,11 @@ def _try(line, env):
             return None
     if type(value) in (int, bool):
         return value  # sizes and Python's integers, of any magnitude
+    if isinstance(value, np.matrix) and value.ndim != 2:
+        # A matrix of another rank (m[..., None]): NumPy 2.4's product of
+        # one writes past its buffers (a segfault, or a heap a later free
+        # finds corrupt), with shapejit not imported.
+        return None
     return value if isinstance(value, (np.ndarray, np.generic)) and np.size(value) <= 4096 else None
 
 
@@ -463,14 +468,18 @@ def _call_args(program, args, sizes):
 
 def _run(fn, program, args, sizes):
     """(result, exception, whether NumPy cast a NaN or an infinity to an
-    integer on the way: a value the platform chooses, not NumPy)."""
+    integer on the way: a value the platform chooses, not NumPy; whether a
+    reduction of NumPy's overflowed: which of its results are infinite or
+    NaN is then its order's, inf * 0 being NaN where 0 * inf came first)."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         try:
             out = fn(*_call_args(program, args, sizes)), None
         except Exception as e:  # noqa: BLE001 - the exception is the answer to compare
             out = None, e
-    return (*out, any("invalid value encountered in cast" in str(w.message) for w in seen))
+    messages = [str(w.message) for w in seen]
+    return (*out, any("invalid value encountered in cast" in m for m in messages),
+            any("overflow encountered in reduce" in m or "overflow encountered in accumulate" in m for m in messages))
 
 
 def _leaves(tree, path="out"):
@@ -492,7 +501,7 @@ def _structure(tree):
     return "leaf"
 
 
-def _differs(path, got, want, single):
+def _differs(path, got, want, single, overflowed=False):
     # A NumPy scalar where shapejit gives a 0-d array is the same value: a
     # traced value does not know whether NumPy would have made it a scalar
     # (docs/python.md). Any other kind of object is a difference.
@@ -521,6 +530,8 @@ def _differs(path, got, want, single):
         edge = np.finfo(w.dtype).max / 1024
         g, w = g.copy(), w.copy()
         near = (np.isinf(g) & (np.abs(w) > edge)) | (np.isinf(w) & (np.abs(g) > edge))
+        if overflowed:
+            near |= ~np.isfinite(g) | ~np.isfinite(w)
         g[near], w[near] = 0, 0
         finite = np.abs(w[np.isfinite(w)])
         atol = tol * (1 + (finite.max() if finite.size else 0))
@@ -546,8 +557,8 @@ def check(program, jit):
     jitted = jit(mine, config=config)
     for k, sizes in enumerate(program["calls"]):
         want_args, got_args = make_args(program, sizes), make_args(program, sizes)
-        want, want_error, platforms = _run(plain, program, want_args, sizes)
-        got, got_error, _ = _run(jitted, program, got_args, sizes)
+        want, want_error, platforms, overflowed = _run(plain, program, want_args, sizes)
+        got, got_error, _, _ = _run(jitted, program, got_args, sizes)
         where = f"call {k} (sizes {sizes})"
         if platforms and (want_error is None) == (got_error is None):
             return None  # a NaN cast to an int (`g[g > 0] = a // a` at a = 0): no answer to compare, now or after
@@ -564,17 +575,17 @@ def check(program, jit):
             if _structure(got) != _structure(want):
                 return f"{where}: the result's structure {_structure(got)}, NumPy's {_structure(want)}"
             for (path, g), (_, w) in zip(_leaves(got), _leaves(want)):
-                why = _differs(path, g, w, single)
+                why = _differs(path, g, w, single, overflowed)
                 if why:
                     return f"{where}: {why}"
         # What the call wrote: its arguments, and the state it keeps.
         for x, g, w in zip(program["inputs"], got_args, want_args):
-            why = _differs(f"argument {x['name']} after the call", g, w, single)
+            why = _differs(f"argument {x['name']} after the call", g, w, single, overflowed)
             if why:
                 return f"{where}: {why}"
         got_state, want_state = mine_state(), plain_state()
         for name in want_state:
-            why = _differs(f"state {name} after the call", got_state[name], want_state[name], single)
+            why = _differs(f"state {name} after the call", got_state[name], want_state[name], single, overflowed)
             if why:
                 return f"{where}: {why}"
     return None
