@@ -185,7 +185,11 @@ nb::object to_numpy(ir::Tensor t) {
 }
 
 ir::ByteSpan argument_span(PyObject* o, const DLTensor& dl) {
-  if (!PyArray_Check(o)) return ir::byte_span(dl);
+  return PyArray_Check(o) ? numpy_span(o) : ir::byte_span(dl);
+}
+
+ir::ByteSpan numpy_span(PyObject* o) {
+  if (!PyArray_Check(o)) return {};
   auto* a = reinterpret_cast<PyArrayObject*>(o);
   const npy_intp* dims = PyArray_DIMS(a);
   const npy_intp* strides = PyArray_STRIDES(a);
@@ -196,50 +200,6 @@ ir::ByteSpan argument_span(PyObject* o, const DLTensor& dl) {
   }
   const auto data = reinterpret_cast<uintptr_t>(PyArray_DATA(a));
   return {data + lo, data + hi + static_cast<uintptr_t>(PyArray_ITEMSIZE(a))};
-}
-
-bool writable_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start) {
-  const int nd = PyArray_NDIM(target);
-  if (value.borrowed() || value.device().device_type != kDLCPU || static_cast<size_t>(nd) != value.rank() || start.size() != value.rank()) return false;
-  if (!PyArray_ISWRITEABLE(target) || numpy_dtype(target) != value.dtype()) return false;
-  const npy_intp* dims = PyArray_DIMS(target);
-  for (int d = 0; d < nd; ++d) {
-    if (start[d] < 0 || value.shape()[d] > dims[d] - start[d]) return false;
-  }
-  return true;
-}
-
-namespace {
-
-// Dims [d, nd) of a block: from `src` (element strides `from`) to `dst`
-// (byte strides `to`), each row whose elements are contiguous in both as
-// one copy.
-void copy_dims(int d, int nd, const int64_t* shape, const char* src, const int64_t* from, char* dst, const npy_intp* to, size_t item) {
-  if (d == nd - 1) {
-    if (from[d] == 1 && to[d] == static_cast<npy_intp>(item)) {
-      std::memcpy(dst, src, static_cast<size_t>(shape[d]) * item);
-      return;
-    }
-    for (int64_t i = 0; i < shape[d]; ++i) std::memcpy(dst + i * to[d], src + i * from[d] * static_cast<int64_t>(item), item);
-    return;
-  }
-  for (int64_t i = 0; i < shape[d]; ++i) copy_dims(d + 1, nd, shape, src + i * from[d] * static_cast<int64_t>(item), from, dst + i * to[d], to, item);
-}
-
-}  // namespace
-
-void write_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start) {
-  const int nd = PyArray_NDIM(target);
-  const npy_intp* to = PyArray_STRIDES(target);
-  char* dst = static_cast<char*>(PyArray_DATA(target));
-  for (int d = 0; d < nd; ++d) dst += start[d] * to[d];
-  if (value.numel() == 0) return;
-  const size_t item = ir::dtype_size(value.dtype());
-  if (nd == 0) {
-    std::memcpy(dst, value.data(), item);
-    return;
-  }
-  copy_dims(0, nd, value.shape().data(), static_cast<const char*>(value.data()), value.strides().data(), dst, to, item);
 }
 
 }  // namespace shapejit::python

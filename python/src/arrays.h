@@ -69,13 +69,7 @@ nb::object to_numpy(ir::Tensor t);
 // another's from its DLTensor `dl`.
 ir::ByteSpan argument_span(PyObject* o, const DLTensor& dl);
 
-// A compiled call's write into a caller's array, target[block] = value,
-// where the block starts at `start` (per dim) and spans value's shape.
-// writable_block says whether write_block can make it without NumPy: the
-// same dtype and rank, a writeable target, the block within it, and a
-// value in the kernel's own memory; NumPy makes the others (casting,
-// broadcasting, errors).
-bool writable_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start);
-void write_block(PyArrayObject* target, const ir::Tensor& value, std::span<const int64_t> start);
+// The bytes a NumPy array's elements span, as above; none for any other object.
+ir::ByteSpan numpy_span(PyObject* o);
 
 }  // namespace shapejit::python

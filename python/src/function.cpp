@@ -15,10 +15,26 @@ namespace shapejit::python {
 // What one call's trace function needs from the call, and what it hands back.
 struct Function::TraceContext {
   nb::handle args, kwargs;
+  nb::handle key;                        // its site's key (None: the arguments are all arrays)
+  const std::vector<PyObject*>* leaves;  // the call's own arrays, flattened once (null: the arguments)
+  nb::object arrays;                     // the same as a Python sequence, made when a trace asks
   nb::list captures;            // the arrays after the call's own, in input order
   nb::list sources;             // where each was found (Capture::source)
   nb::object found;             // captures the trace met that were not inputs
   std::optional<nb::python_error> error;  // raised by the traced function
+
+  nb::object own_arrays() {
+    if (!arrays.is_valid()) {
+      if (!leaves) {
+        arrays = nb::borrow(args);
+      } else {
+        nb::list list;
+        for (PyObject* a : *leaves) list.append(nb::handle(a));
+        arrays = std::move(list);
+      }
+    }
+    return arrays;
+  }
 };
 
 Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments)
@@ -27,7 +43,7 @@ Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string
       name_(std::move(name)),
       flatten_(helpers.attr("flatten")),
       trace_(helpers.attr("trace")),
-      unflatten_(helpers.attr("unflatten")),
+      results_(helpers.attr("results")),
       eager_(helpers.attr("eager")),
       segmented_(helpers.attr("segmented")),
       still_raises_(helpers.attr("still_raises")),
@@ -147,60 +163,30 @@ bool Function::refresh(Site& s) {
   return true;
 }
 
-namespace {
-
-// Whether two result specs, None (one array, no writes) or (tree, ints,
-// count, writes), differ in their writes only.
-bool writes_differ(nb::handle a, nb::handle b) {
-  if (a.is_none() && b.is_none()) return false;
-  if (a.is_none() || b.is_none()) {
-    nb::handle spec = a.is_none() ? b : a;
-    return spec[0].equal(nb::make_tuple("leaf")) && nb::len(nb::object(spec[3])) > 0;
-  }
-  for (size_t i = 0; i < 3; ++i) {
-    if (!a[i].equal(b[i])) return false;
-  }
-  return !a[3].equal(b[3]);
-}
-
-}  // namespace
-
 Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   nb::gil_scoped_acquire gil;
   auto* pt = new PyTracer(&t);
   nb::object handle = nb::cast(pt, nb::rv_policy::take_ownership);
   try {
-    nb::tuple r = nb::cast<nb::tuple>(trace_(handle, fn_, ctx.args, ctx.kwargs, ctx.captures, ctx.sources));
+    nb::object traced = trace_(handle, fn_, ctx.args, ctx.kwargs, ctx.own_arrays(), ctx.key, ctx.captures, ctx.sources);
     pt->close();
-    if (nb::len(nb::object(r[1])) > 0) {
-      ctx.found = r[1];
+    nb::object found = traced.attr("found");
+    if (nb::len(found) > 0) {
+      ctx.found = found;
       return Status(Code::kRetry, "the function reads arrays that are not yet its inputs");
     }
-    nb::object spec = r[0];
+    ResultSpec spec = ResultSpec::read(traced.attr("spec"));
     if (!s.traced) {
-      s.out_spec = spec;
-      s.writes = nb::cast<bool>(r[2]);
-      // (tree, ints, n, writes): sizes among the n results, not the writes'
-      // block starts that follow them.
-      if (!spec.is_none()) {
-        const size_t n = nb::cast<size_t>(spec[2]);
-        for (nb::handle i : nb::iter(spec[1])) s.sizes |= nb::cast<size_t>(i[0]) < n;
-        s.results = n;
-        for (nb::handle w : nb::iter(spec[3])) {
-          Site::WriteSpec write{nb::cast<size_t>(w[0]), std::nullopt};
-          if (!w[1].is_none()) write.dims = nb::cast<std::vector<int>>(w[1]);
-          s.write_specs.push_back(std::move(write));
-        }
-      }
+      s.spec = std::move(spec);
       s.traced = true;
-    } else if (writes_differ(s.out_spec, spec)) {
+    } else if (s.spec.differs_in_writes_only(spec)) {
       return t.break_graph("the function writes into its inputs otherwise than on its first trace");
-    } else if (!s.out_spec.equal(spec)) {
+    } else if (!s.spec.python.equal(spec.python)) {
       // Compiled entries of one site give back one structure; these sizes
       // give another (a branch that returns a number or an array): NumPy's
       // to run, for the calls this trace's decisions take.
       return t.break_graph("the function returns results of another structure than on its first trace (" +
-                           nb::cast<std::string>(nb::repr(spec)) + ", was " + nb::cast<std::string>(nb::repr(s.out_spec)) + ")");
+                           nb::cast<std::string>(nb::repr(spec.python)) + ", was " + nb::cast<std::string>(nb::repr(s.spec.python)) + ")");
     }
     return Status::ok();
   } catch (nb::python_error& e) {
@@ -216,70 +202,25 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
   }
 }
 
-nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input) {
+nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const InputFn& input) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
-  if (s.out_spec.is_none()) return to_numpy(std::move(outputs.at(0)));
-  // A tree of arrays alone, with no sizes among them, is built here, and
-  // its writes into the inputs made here where they are blocks NumPy would
-  // copy as they are; the rest by _runtime.calls.unflatten.
-  if (s.writes && !s.sizes) {
-    if (std::optional<nb::object> r = write_back(s, outputs, num_inputs, input)) return std::move(*r);
-  }
-  std::vector<nb::object> arrays;
-  for (ir::Tensor& t : outputs) arrays.push_back(to_numpy(std::move(t)));
-  if (!s.writes && !s.sizes) {
-    if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
-  }
-  nb::list list;
-  for (nb::object& a : arrays) list.append(std::move(a));
-  nb::list inputs;  // a result that is one of them is given back as itself
-  for (size_t i = 0; i < num_inputs; ++i) inputs.append(nb::handle(input(i)));
-  return unflatten_(s.out_spec, list, inputs);
+  if (s.spec.one_array()) return to_numpy(std::move(outputs.at(0)));
+  std::vector<nb::object> values;
+  values.reserve(outputs.size());
+  for (ir::Tensor& t : outputs) values.push_back(to_numpy(std::move(t)));
+  return finish(s.spec, values, num_inputs, input);
 }
 
-std::optional<nb::object> Function::write_back(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs,
-                                               const std::function<PyObject*(size_t)>& input) {
-  // The outputs: the n results, then per write its block's start in each
-  // dim it names (none: the whole target) and its value.
-  const size_t n = s.results;
-  struct Write {
-    PyArrayObject* target;
-    const ir::Tensor* value;
-    std::array<int64_t, ir::kMaxRank> start{};
-  };
-  std::vector<Write> writes;
-  size_t at = n;
-  for (const Site::WriteSpec& w : s.write_specs) {
-    if (w.input >= num_inputs || !PyArray_Check(input(w.input))) return std::nullopt;
-    Write write{reinterpret_cast<PyArrayObject*>(input(w.input)), nullptr};
-    const int nd = PyArray_NDIM(write.target);
-    if (w.dims) {
-      for (const int dim : *w.dims) {
-        if (at >= outputs.size() || dim < 0 || dim >= nd || outputs[at].rank() != 0) return std::nullopt;
-        const ir::Tensor& first = outputs[at++];
-        if (first.dtype() == ir::DType::kI64) write.start[dim] = *first.ptr<int64_t>();
-        else if (first.dtype() == ir::DType::kI32) write.start[dim] = *first.ptr<int32_t>();
-        else return std::nullopt;
-      }
-    }
-    if (at >= outputs.size()) return std::nullopt;
-    write.value = &outputs[at++];
-    if (!w.dims) {  // np.copyto: the whole target, of the value's own shape (no broadcast)
-      const npy_intp* shape = PyArray_DIMS(write.target);
-      if (write.value->rank() != static_cast<size_t>(nd) || !std::equal(write.value->shape().begin(), write.value->shape().end(), shape)) {
-        return std::nullopt;
-      }
-    }
-    if (!writable_block(write.target, *write.value, std::span<const int64_t>(write.start.data(), static_cast<size_t>(nd)))) return std::nullopt;
-    writes.push_back(write);
+nb::object Function::finish(const ResultSpec& spec, std::vector<nb::object>& values, size_t num_inputs, const InputFn& input) {
+  write_back(spec, values, num_inputs, input);
+  if (!spec.numbers) {
+    values.resize(std::min(values.size(), spec.count));
+    if (std::optional<nb::object> tree = build_tree(spec.tree, values)) return std::move(*tree);
   }
-  for (const Write& w : writes) write_block(w.target, *w.value, std::span<const int64_t>(w.start.data(), static_cast<size_t>(PyArray_NDIM(w.target))));
-  std::vector<nb::object> arrays;
-  for (size_t i = 0; i < n; ++i) arrays.push_back(to_numpy(std::move(outputs[i])));
-  if (std::optional<nb::object> tree = build_tree(s.out_spec[0], arrays)) return std::move(*tree);
-  nb::list list;
-  for (nb::object& a : arrays) list.append(std::move(a));
-  return unflatten_(nb::make_tuple(s.out_spec[0], nb::list(), n, nb::list()), list);  // no sizes; the writes are made
+  nb::list list, inputs;  // a result that is one of the inputs is given back as itself
+  for (nb::object& v : values) list.append(std::move(v));
+  for (size_t i = 0; i < num_inputs; ++i) inputs.append(nb::handle(input(i)));
+  return results_(spec.python, list, inputs);
 }
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
@@ -319,7 +260,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     }
     const size_t own = fast ? n : leaves.size();
     ArgList in(own + s.captures.size());
-    TraceContext ctx{args, kwargs, nb::list(), nb::list(), nb::object(), std::nullopt};
+    TraceContext ctx{args, kwargs, s.key, fast ? nullptr : &leaves, arrays, nb::list(), nb::list(), nb::object(), std::nullopt};
     try {
       for (size_t i = 0; i < own; ++i) in.add(fast ? PyTuple_GET_ITEM(args.ptr(), i) : leaves[i], i);
       for (const Capture& c : s.captures) {
@@ -348,7 +289,11 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       };
       // The kernel took the inputs as apart; NumPy would read the writes
       // through the other names. Nothing is written yet: NumPy runs it.
-      if (writes_overlap(s, in, input)) return numpy_runs(args, kwargs);
+      const std::span<const DLTensor* const> dl = in.span();
+      if (writes_overlap(s.spec, dl.size(), [&](size_t i) { return argument_span(input(i), *dl[i]); })) {
+        helpers_.attr("why") = nb::str("a write into an input that another input shares");
+        return numpy_runs(args, kwargs);
+      }
       return results(s, outputs, own + nb::len(ctx.captures), input);
     }
     if (ctx.error) {
@@ -369,7 +314,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       }
       continue;
     }
-    if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.captures, ctx.sources);
+    if (st.code() == Code::kGraphBreak) return run_segmented(s, args, kwargs, ctx.own_arrays(), ctx.captures, ctx.sources);
     if (st.code() == Code::kRaised) {  // a raised entry: NumPy's call, unless what the function reads changed
       if (nb::cast<bool>(still_raises_(nb::str(st.message().c_str())))) return numpy_runs(args, kwargs);
       if (attempt >= 8) return numpy_runs(args, kwargs);  // its raised entries keep being dropped
@@ -388,49 +333,33 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   }
 }
 
-bool Function::writes_overlap(const Site& s, const ArgList& in, const std::function<PyObject*(size_t)>& input) {
-  if (!s.writes) return false;
-  // Every input's bytes, sorted by where they begin; a sweep finds a pair
-  // that overlaps with a written one among them: n log n, for a model's
-  // hundreds of inputs and tens of cache writes.
-  struct Bytes {
-    uintptr_t begin, end;
-    bool written;
-  };
-  thread_local std::vector<Bytes> spans;
-  spans.clear();
-  const std::span<const DLTensor* const> dl = in.span();
-  std::vector<bool> written(dl.size(), false);
-  for (const Site::WriteSpec& w : s.write_specs) {
-    if (w.input < dl.size()) written[w.input] = true;
-  }
-  for (size_t i = 0; i < dl.size(); ++i) {
-    const ir::ByteSpan b = argument_span(input(i), *dl[i]);
-    if (b.begin != b.end) spans.push_back({b.begin, b.end, written[i]});
-  }
-  std::sort(spans.begin(), spans.end(), [](const Bytes& a, const Bytes& b) { return a.begin < b.begin; });
-  uintptr_t any_end = 0, written_end = 0;  // the furthest end of those before, all and written ones
-  for (const Bytes& b : spans) {
-    if (b.begin < (b.written ? any_end : written_end)) return true;
-    any_end = std::max(any_end, b.end);
-    if (b.written) written_end = std::max(written_end, b.end);
-  }
-  return false;
-}
-
 nb::object Function::numpy_runs(nb::args args, nb::kwargs kwargs) {
   ++numpy_runs_;
   return eager_(fn_, args, kwargs);
 }
 
-nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources) {
-  nb::tuple r = nb::cast<nb::tuple>(segmented_(fn_, args, kwargs, captures, sources));
-  nb::handle found = r[1];
+nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle arrays, nb::handle captures, nb::handle sources) {
+  nb::object run = segmented_(fn_, args, kwargs, arrays, s.key, captures, sources);
+  nb::object found = run.attr("found");
   if (nb::len(found) > 0) {
     for (nb::handle f : found) add_found(s.captures, f);
     next_generation(s);
   }
-  return r[0];
+  nb::object spec_object = run.attr("spec");
+  if (spec_object.is_none()) return run.attr("value");
+  const ResultSpec spec = ResultSpec::read(spec_object);
+  nb::list inputs = nb::cast<nb::list>(run.attr("inputs"));
+  const size_t n = nb::len(inputs);
+  const InputFn input = [&](size_t i) { return PyList_GET_ITEM(inputs.ptr(), i); };
+  // The arrays it found are inputs too; those that are not NumPy's span
+  // nothing here (their writes are theirs to make).
+  if (writes_overlap(spec, n, [&](size_t i) { return numpy_span(input(i)); })) {
+    helpers_.attr("why") = nb::str("a write into an input that another input shares");
+    return numpy_runs(args, kwargs);
+  }
+  std::vector<nb::object> values;
+  for (nb::handle v : nb::iter(run.attr("arrays"))) values.push_back(nb::borrow(v));
+  return finish(spec, values, n, input);
 }
 
 nb::dict Function::stats() const {

@@ -24,14 +24,17 @@
 
 #include "python/src/arrays.h"
 #include "python/src/pytree.h"
+#include "python/src/results.h"
 
 namespace shapejit::python {
 
 class Function {
  public:
-  // `helpers` is the function's shapejit._runtime.calls.Callbacks: flatten, trace,
-  // unflatten, eager, segmented, still_raises, dynamic_floats; `segments` its
-  // _runtime.segments.Segments.
+  // `helpers` is the function's shapejit._runtime.calls.Callbacks: flatten
+  // (a call's arrays and key, where the C++ walk has not met its
+  // signature), trace (the miss callback: a Traced), results (those that
+  // hold numbers), eager, segmented (a SegmentedRun), still_raises, and
+  // dynamic_floats; `segments` its _runtime.segments.Segments.
   Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string name, nb::object helpers, nb::object segments);
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
@@ -67,18 +70,7 @@ class Function {
     std::vector<runtime::CallSite*> generations;  // every one, for stats
     std::vector<Capture> captures;
     bool traced = false;
-    nb::object out_spec;  // the result's structure; None: one array
-    bool writes = false;  // the function writes into its inputs: results() writes them back
-    bool sizes = false;   // sizes among its results: calls.unflatten makes them ints
-    // out_spec's writes, read once when first traced (write_back): the
-    // input each writes into, and the dims its block's start names (none:
-    // the whole input); out_spec's count of results before them.
-    struct WriteSpec {
-      size_t input = 0;
-      std::optional<std::vector<int>> dims;
-    };
-    std::vector<WriteSpec> write_specs;
-    size_t results = 0;
+    ResultSpec spec;  // the results' of its first trace, which every entry gives
   };
   struct TraceContext;
 
@@ -90,29 +82,25 @@ class Function {
   // p["layers"][i][name], are one lookup each, not three.
   bool refresh(Site& s);
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
-  // A call the site breaks on, run as compiled segments; the arrays it read
-  // that were not captures become captures (a new generation).
   // The call run by NumPy, counted.
   nb::object numpy_runs(nb::args args, nb::kwargs kwargs);
-  nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle captures, nb::handle sources);
-  // `input(i)` gives the call's array i of `num_inputs` (captures after its
-  // own), for the writes.
-  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const std::function<PyObject*(size_t)>& input);
-  // Whether an input the site writes into shares memory with another input
-  // of the call (an array passed twice, x with x.T, a global also passed):
-  // NumPy reads such a write through the other name, where the kernel took
-  // them as apart. `input(i)` as for results.
-  static bool writes_overlap(const Site& s, const ArgList& in, const std::function<PyObject*(size_t)>& input);
-  // The writes made here and the results built, where every write is a
-  // block of its target's dtype (writable_block) and the results hold no
-  // sizes; nullopt, with nothing written, otherwise.
-  std::optional<nb::object> write_back(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs,
-                                       const std::function<PyObject*(size_t)>& input);
+  // A call the site breaks on, run as compiled segments over its `arrays`;
+  // the arrays it read that were not captures become captures (a new
+  // generation); its writes made here, as a compiled call's are.
+  nb::object run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb::handle arrays, nb::handle captures, nb::handle sources);
+  // A compiled call's results: its writes made into the call's inputs
+  // (`input(i)`, i < num_inputs: its arrays, captures after its own), the
+  // results built from the others.
+  nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const InputFn& input);
+  // The results of `spec` from `values` (the outputs as arrays), after its
+  // writes: built here where they are arrays alone, by calls.results where
+  // they hold numbers or the call's own arrays.
+  nb::object finish(const ResultSpec& spec, std::vector<nb::object>& values, size_t num_inputs, const InputFn& input);
 
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;
   std::string name_;
-  nb::object flatten_, trace_, unflatten_, eager_, segmented_, still_raises_;
+  nb::object flatten_, trace_, results_, eager_, segmented_, still_raises_;
   nb::object helpers_;   // the function's Callbacks: whether its floats are inputs
   nb::object segments_;  // the segmented runs after graph breaks: their stats and breaks
   std::vector<std::unique_ptr<Site>> sites_;

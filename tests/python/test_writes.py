@@ -268,3 +268,36 @@ def test_an_out_its_result_does_not_cast_to_is_numpys_error():
         return o
     with pytest.raises(np.exceptions.UFuncTypeError if hasattr(np.exceptions, "UFuncTypeError") else TypeError):
         jit(f)(np.arange(3))
+
+
+def test_writes_into_several_inputs_are_all_made_or_none():
+    """NumPy refuses a write into a read-only array before it writes: the
+    compiled call's writes are made all, or none where one target is
+    read-only (the extension checks every target first)."""
+    def fn(a, b):
+        a[0] = 1.0
+        b[1:] = 2.0
+        return a + b
+    f = jit(fn)
+    a, b = np.zeros(3, np.float32), np.zeros(3, np.float32)
+    np.testing.assert_array_equal(f(a, b), fn(np.zeros(3, np.float32), np.zeros(3, np.float32)))
+    a, b = np.zeros(3, np.float32), np.zeros(3, np.float32)
+    b.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        f(a, b)
+    np.testing.assert_array_equal(a, np.zeros(3, np.float32))  # not written either
+
+
+def test_a_segmented_run_writes_as_a_compiled_call_does():
+    # A branch on data cuts the call into segments; the writes after it
+    # (a block, cast from float64, and a whole array) are the extension's.
+    def fn(x, cache, pos):
+        if x.sum() > 0:
+            cache[pos:pos + 2] = x[:2] * np.float64(0.5)
+        else:
+            cache[...] = -1
+        x += 1
+        return x
+    for values in (f32(4) + 1, -f32(4) - 1):
+        s = same_as_numpy(fn, values, np.zeros(6, np.float32), 3, calls=3)
+        assert s["segmented_calls"] >= 1 and s["eager_calls"] == 0

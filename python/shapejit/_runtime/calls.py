@@ -1,8 +1,14 @@
 """What the extension calls back for each jitted function (its Callbacks):
 flatten a call's arguments (arguments.py), trace the function on tracing
-values, take its results (their spec: structure, numbers, writes into its
-inputs), give them back after a compiled call, run a call as segments
-(segments.py) or in NumPy."""
+values, take its results, build them after a compiled call, run a call as
+segments (segments.py) or in NumPy.
+
+What crosses to the extension is typed: a trace gives a `Traced` (the
+results' `ResultSpec`, or the arrays it found that are not inputs yet), a
+segmented run a `SegmentedRun`. The extension makes every write into the
+call's inputs (python/src/results.cpp), from a compiled call and from a
+segmented run alike; Python builds only results that hold numbers or the
+call's own arrays (`results`)."""
 from __future__ import annotations
 
 import itertools
@@ -75,6 +81,59 @@ class _Constant:
 _CONSTANTS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.generic, np.dtype, type, slice, range)
 
 
+class ResultSpec:
+    """What a traced function's results are besides their arrays, read by
+    the extension (python/src/results.h) when the function is first traced:
+    `tree`, their structure (a _pytree spec, constants in it); `numbers`,
+    (index, kind) of each result that is not an array: a number ("int",
+    "float", "bool", "scalar": NumPy's scalar of the 0-d array) or the call's
+    own array ("input", k), which NumPy gives back as itself; `count`, how
+    many results there are; `writes`, (input, dims) for each write into the
+    call's inputs, in order: its value follows the results, after the
+    block's start in each of `dims` (None: the whole input)."""
+
+    __slots__ = ("tree", "numbers", "count", "writes")
+
+    def __init__(self, tree, numbers, count, writes):
+        self.tree, self.numbers, self.count, self.writes = tree, numbers, count, writes
+
+    def _key(self):
+        return self.tree, self.numbers, self.count, self.writes
+
+    def __eq__(self, other):
+        return isinstance(other, ResultSpec) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"ResultSpec(tree={self.tree!r}, numbers={self.numbers!r}, count={self.count}, writes={self.writes!r})"
+
+
+class Traced:
+    """What a trace gives the extension: the results' spec (None: one array
+    and no writes), or the arrays it met that are not inputs yet (`found`,
+    (array, source) each), with which the call is traced again."""
+
+    __slots__ = ("spec", "found")
+
+    def __init__(self, spec=None, found=()):
+        self.spec, self.found = spec, list(found)
+
+
+class SegmentedRun:
+    """A call run as segments (or in NumPy): `value`, its result where NumPy
+    gave it or the result is one array; else `spec` and `arrays` (the
+    results, then the writes' starts and values, as a trace's outputs are)
+    over `inputs` (the call's arrays, its captures, then `found`, the
+    arrays it read that were not captures yet)."""
+
+    __slots__ = ("value", "spec", "arrays", "inputs", "found")
+
+    def __init__(self, value=None, spec=None, arrays=(), inputs=(), found=()):
+        self.value, self.spec, self.arrays, self.inputs, self.found = value, spec, list(arrays), list(inputs), list(found)
+
+
 def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
     back as ints. The writes into the call's inputs follow the results: for
@@ -101,9 +160,9 @@ def _results(st, out):
             leaves.extend(offsets[d] for d in dims)
         leaves.append(value)
     numbers = tuple((i, k) for i, k in enumerate(kinds) if k) + tuple(
-        (i, "int") for i, leaf in enumerate(leaves) if isinstance(leaf, SymInt) and (i >= n or not kinds[i])) + tuple(
+        (i, "int") for i, leaf in enumerate(leaves[:n]) if isinstance(leaf, SymInt) and not kinds[i]) + tuple(
         (i, ("input", leaf._input)) for i, leaf in enumerate(leaves[:n]) if _is_input(leaf))
-    return (tree, tuple(sorted(numbers)), n, tuple(writes)), [_tensor_of(st, leaf) for leaf in leaves]
+    return ResultSpec(tree, tuple(sorted(numbers)), n, tuple(writes)), [_tensor_of(st, leaf) for leaf in leaves]
 
 
 def _is_input(leaf):
@@ -137,41 +196,24 @@ def _tensor_of(st, leaf):
     return as_tensor(st, leaf)
 
 
-def unflatten(spec, arrays, inputs=None):
-    """The results of a compiled call, after the writes it makes into the
-    caller's arrays (`inputs`: the call's arrays, captures after its own)."""
-    tree, numbers, n, writes = spec
-    arrays = list(arrays)
-    for i, kind in numbers:
+def results(spec, arrays, inputs):
+    """The results of a call whose spec holds numbers or the call's own
+    arrays, from their arrays (`inputs`: the call's arrays, captures after
+    its own); the extension has made the writes."""
+    arrays = list(arrays[:spec.count])
+    for i, kind in spec.numbers:
         arrays[i] = inputs[kind[1]] if isinstance(kind, tuple) else _CONVERT[kind](arrays[i])  # ("input", k): the caller's array
-    for input_index, _ in writes:  # all or none: NumPy refuses before it writes
-        target = inputs[input_index]
-        if isinstance(target, np.ndarray) and not target.flags.writeable:
-            raise ValueError("assignment destination is read-only")
-    at = n
-    for input_index, dims in writes:
-        target = inputs[input_index]
-        if dims is None:
-            np.copyto(target, arrays[at], casting="unsafe")
-        else:
-            index = [slice(None)] * target.ndim
-            value = arrays[at + len(dims)]
-            for k, d in enumerate(dims):
-                index[d] = slice(arrays[at + k], arrays[at + k] + value.shape[d])
-            target[tuple(index)] = value
-            at += len(dims)
-        at += 1
-    return _pytree.unflatten(tree, arrays[:n], lambda c: c.value)
+    return _pytree.unflatten(spec.tree, arrays, lambda c: c.value)
 
 
 # -- the extension's callbacks ----------------------------------------------------
 
-def traced_call(arguments, st, fn, args, kwargs, captures, sources, begin, end):
-    """Runs fn on tracing values of st: the call's arrays, then `captures`
-    (found at `sources`), are its inputs (`begin(arrays)` first makes a
-    tracer for them where st has none); `end((spec, tensors))` takes its
-    results while the trace is still current."""
-    arrays, key = arguments.flatten(args, kwargs)
+def traced_call(arguments, st, fn, args, kwargs, arrays, key, captures, sources, begin, end):
+    """Runs fn on tracing values of st: the call's arrays (flattened by the
+    extension, under the site's key), then `captures` (found at `sources`),
+    are its inputs (`begin(arrays)` first makes a tracer for them where st
+    has none); `end((spec, tensors))` takes its results while the trace is
+    still current."""
     inputs = list(itertools.chain(arrays, captures))
     if begin:
         begin(inputs)
@@ -208,7 +250,7 @@ class Callbacks:
     def __init__(self, arguments, segments, strict=False):
         self.arguments = arguments
         self.segments = segments
-        self.unflatten = unflatten
+        self.results = results
         self.describe_inputs = describe_inputs
         self.strict = strict
         self.why = None  # the last reason shapejit let NumPy run a call
@@ -230,12 +272,14 @@ class Callbacks:
     def flatten(self, args, kwargs):
         return self.arguments.flatten(args, kwargs)
 
-    def trace(self, tracer, fn, args, kwargs, captures, sources):
-        """Runs fn on tracing values; returns (result spec, captures found,
-        whether it writes into its inputs)."""
+    def trace(self, tracer, fn, args, kwargs, arrays, key, captures, sources):
+        """The miss callback: runs fn on tracing values of `tracer` (the
+        call's `arrays`, flattened under the site's `key`, then its
+        captures), and gives the Traced: the results' spec, their values
+        the tracer's outputs, or the arrays it found to trace again with."""
         st = TraceState(tracer, fn)
         try:
-            spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, captures, sources, None, lambda r: r)
+            spec, leaves = traced_call(self.arguments, st, fn, args, kwargs, arrays, key, captures, sources, None, lambda r: r)
             if not st.made_unchanged():
                 st.found.clear()  # not inputs to trace again with: NumPy runs the calls
                 raise RuntimeError("the function writes into an array it made from untraced values after the trace read it")
@@ -243,7 +287,7 @@ class Callbacks:
             raise
         except Exception as e:  # noqa: BLE001 - NumPy runs the call, and says what it raises
             if st.found:  # traced again with them as inputs
-                return None, st.found, False
+                return Traced(found=st.found)
             # Whatever raised (NumPy's error on these shapes, the function's
             # own, a tracing value that NumPy's code or the program's did not
             # take), NumPy runs the call: it raises its own error, with its
@@ -256,10 +300,10 @@ class Callbacks:
             tracer.raise_error(label)
             raise
         if st.found:
-            return None, st.found, False
+            return Traced(found=st.found)
         for leaf in leaves:
             tracer.output(leaf._id)
-        return spec, [], bool(spec and spec[3])
+        return Traced(spec)
 
     def still_raises(self, label):
         """Whether a call that hit the entry cached as `label` still runs in
@@ -269,40 +313,22 @@ class Callbacks:
         snapshot = self._raised[label]
         return snapshot is None or not Reach.changed(snapshot)
 
-    def segmented(self, fn, args, kwargs, captures, sources):
-        """The call after a graph break, as compiled segments (segments.py):
-        (its results, the arrays it read that were not captures yet); a break
-        that a cut cannot take runs it eagerly."""
+    def segmented(self, fn, args, kwargs, arrays, key, captures, sources):
+        """The call after a graph break, as compiled segments (segments.py),
+        over the call's `arrays` (flattened under `key`) and its captures: a
+        SegmentedRun, whose writes the extension makes; a break that a cut
+        cannot take runs it in NumPy."""
         def run(st, fn, args, kwargs, begin, end):
-            return traced_call(self.arguments, st, fn, args, kwargs, captures, sources, begin, end)
+            return traced_call(self.arguments, st, fn, args, kwargs, arrays, key, captures, sources, begin, end)
         try:
-            spec, arrays, found = self.segments.run(fn, args, kwargs, run)
+            spec, values, found = self.segments.run(fn, args, kwargs, run)
         except GraphBreak as e:
             self.why = f"a graph break no cut takes: {_first_line(e)}"
-            return self.eager(fn, args, kwargs), []
+            return SegmentedRun(self.eager(fn, args, kwargs))
         if spec is None:
-            return arrays[0], found
+            return SegmentedRun(values[0], found=found)
         # The arrays it found as it ran are written as the call's inputs are.
-        inputs = list(itertools.chain(self.arguments.flatten(args, kwargs)[0], captures, (a for a, _ in found)))
-        if writes_overlap(spec, inputs):
-            self.why = "a write into an input that another input shares"
-            return self.eager(fn, args, kwargs), found
-        return unflatten(spec, arrays, inputs), found
-
-
-def writes_overlap(spec, inputs):
-    """Whether an input the results' spec writes into shares memory with
-    another input: NumPy would read the write through the other name (the
-    extension's check of a compiled call, Function::writes_overlap)."""
-    written = {w[0] for w in spec[3]}
-    for i in written:
-        target = inputs[i]
-        if not isinstance(target, np.ndarray):
-            continue
-        for j, other in enumerate(inputs):
-            if j != i and isinstance(other, np.ndarray) and np.may_share_memory(target, other):
-                return True
-    return False
+        return SegmentedRun(spec=spec, arrays=values, inputs=itertools.chain(arrays, captures, (a for a, _ in found)), found=found)
 
 
 def _to_numpy(x):
