@@ -1,4 +1,5 @@
 #include "backends/fallback.h"
+#include "core/support/faults.h"
 
 namespace shapejit::backends {
 
@@ -37,18 +38,35 @@ WithFallback::WithFallback(std::unique_ptr<Backend> primary)
       reference_(make_reference_backend()),
       device_(primary_->device()) {}
 
+namespace {
+
+Status injected(support::Fault f) {
+  return Status(Code::kInternal, std::string(support::fault_name(f)) + " failed (fault injected)");
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::SpecializedGraphPtr& graph) {
+  if (support::fault(support::Fault::kFallback)) return injected(support::Fault::kFallback);
   return primary_->from_host(SJ_TRY(reference_->compile(graph)));
 }
 
-Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) { return wrap(primary_->compile(graph), graph); }
+Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) {
+  if (support::fault(support::Fault::kCompile)) return wrap(injected(support::Fault::kCompile), graph);
+  return wrap(primary_->compile(graph), graph);
+}
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_quick(const ir::SpecializedGraphPtr& graph) {
+  if (support::fault(support::Fault::kCompile)) return injected(support::Fault::kCompile);
   std::unique_ptr<Kernel> quick = SJ_TRY(primary_->compile_quick(graph));
   return wrap(std::move(quick), graph);
 }
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
+  if (support::fault(support::Fault::kCompile)) {
+    image.clear();
+    return wrap(injected(support::Fault::kCompile), graph);
+  }
   auto compiled = primary_->compile_image(graph, image);
   if (!compiled.is_ok()) image.clear();
   return wrap(std::move(compiled), graph);
@@ -56,6 +74,7 @@ Expected<std::unique_ptr<Kernel>> WithFallback::compile_image(const ir::Speciali
 
 Expected<std::unique_ptr<Kernel>> WithFallback::load(const ir::SpecializedGraphPtr& graph, std::string_view image) {
   // A load that fails is the cache's miss, not a fallback: it compiles next.
+  if (support::fault(support::Fault::kLoad)) return injected(support::Fault::kLoad);
   std::unique_ptr<Kernel> loaded = SJ_TRY(primary_->load(graph, image));
   return wrap(std::move(loaded), graph);
 }

@@ -1,4 +1,5 @@
 #include "cache/kernel_cache.h"
+#include "core/support/faults.h"
 
 #include <chrono>
 
@@ -158,7 +159,7 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
 }
 
 std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& maker) {
-  if (!maker.load || !disk_on_.load()) return std::nullopt;
+  if (!maker.load || !disk_on_.load() || support::fault(support::Fault::kLoad)) return std::nullopt;
   // Lines are logged outside the lock: a sink may take locks of its own
   // (Python's takes the GIL).
   std::string why;
@@ -190,7 +191,7 @@ std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& mak
 }
 
 std::optional<Found> KernelCache::load_remote(const Hash128& key, const Maker& maker) {
-  if (!maker.load || !remote_) return std::nullopt;
+  if (!maker.load || !remote_ || support::fault(support::Fault::kLoad)) return std::nullopt;
   std::optional<std::string> record = remote_->get(key);
   if (!record) return std::nullopt;
   Rejection kind = Rejection::kNone;

@@ -3,7 +3,8 @@
 # Python package's (pytest).
 #   scripts/test.sh               the suite; the Python tests run against the package
 #                                 that `pip install .` builds (into build/venv), then a
-#                                 smoke of the Python differential fuzzer
+#                                 smoke of the Python differential fuzzer and of it
+#                                 under fault injection
 #   scripts/test.sh --sanitize    the suite under AddressSanitizer and
 #                                 UndefinedBehaviorSanitizer (clang); any report fails it (the
 #                                 Python tests run on the sanitized build's extension); then
@@ -57,4 +58,7 @@ else
   # about a minute, from a fixed seed, so that a run of CI is reproducible;
   # the long runs that find new differences take a fresh seed.
   (cd tests/python && timeout 600 "../../$python" fuzz/fuzz_numpy.py --seconds 120 --programs 4500 --seed 7 --no-save)
+  # Fault injection: each stage of a call made to fail in turn, and every
+  # realistic program, fuzz regression and fresh fuzz program still NumPy's.
+  (cd tests/python && timeout 1200 "../../$python" fuzz/fault_run.py --programs 200 --seed 11)
 fi

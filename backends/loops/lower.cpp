@@ -16,6 +16,7 @@
 #include "backends/loops/lower.h"
 
 #include "backends/loops/lowering.h"
+#include "core/support/faults.h"
 
 namespace shapejit::backends::loops {
 
@@ -158,6 +159,7 @@ Expected<LoopProgram> Lowering::run() && {
 }
 
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options) {
+  if (support::fault(support::Fault::kLower)) return Status(Code::kInternal, "lowering failed (fault injected)");
   BufferPlan buffers = SJ_TRY(plan_buffers(g, options));
   AttentionPlan attention = plan_attention(g, options, buffers);
   return Lowering(g, options, std::move(buffers), std::move(attention)).run();

@@ -1,4 +1,5 @@
 #include "core/sym/shape_env.h"
+#include "core/support/faults.h"
 
 #include <algorithm>
 #include <utility>
@@ -440,6 +441,7 @@ Expected<bool> ShapeEnv::decide(Expr e, Rel rel, Origin origin, const std::strin
   e = resolve(e);
   if (auto k = known(e, rel)) return *k;
   if (has_unbacked(e)) return graph_break("the decision " + str(e) + " depends on data (a data-dependent size)");
+  if (support::fault(support::Fault::kSymbolic)) return Status(Code::kInternal, "cannot decide " + str(e) + " (fault injected)");
   if (auto v = hint(e)) {
     bool outcome = rel == Rel::kEq ? *v == 0 : rel == Rel::kNe ? *v != 0 : *v >= 0;
     record(e, rel, outcome, origin, label);
@@ -455,6 +457,7 @@ Expected<bool> ShapeEnv::unify(Expr a, Expr b, Origin origin, const std::string&
   Expr d = a - b;
   if (auto k = known(d, Rel::kEq)) return *k;
   if (has_unbacked(d)) return graph_break("the equality " + str(a) + " == " + str(b) + " depends on data");
+  if (support::fault(support::Fault::kSymbolic)) return Status(Code::kInternal, "cannot decide " + str(a) + " == " + str(b) + " (fault injected)");
   auto ha = hint(a), hb = hint(b);
   if (ha && hb && *ha != *hb) {
     // Recorded like any decision: a specialization (no hints) must answer it

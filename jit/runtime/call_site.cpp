@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "core/support/faults.h"
 #include "jit/runtime/entry.h"
 #include "jit/runtime/trace_recorder.h"
 
@@ -101,7 +102,8 @@ Status CallSite::run_entry(const Entry& e, const Call& call, std::vector<ir::Ten
     }
   }
   SJ_TRY(backends::prepare_outputs(services_.backend, call.ctx, *e.graph, call.args, std::span<const int64_t>(symbols, n), outputs));
-  Status s = e.kernel->run(call.ctx, call.args, std::span<int64_t>(symbols, n), outputs);
+  Status s = support::fault(support::Fault::kRun) ? Status(Code::kRuntime, "the kernel could not finish the call (fault injected)")
+                                                  : e.kernel->run(call.ctx, call.args, std::span<int64_t>(symbols, n), outputs);
   if (s.is_ok() && e.graph->size_checks_after_run) s = backends::check_sizes(*e.graph, std::span<const int64_t>(symbols, n), true);
   if (!s.is_ok()) return s.with_context("site " + name_);
   return s;

@@ -20,7 +20,7 @@ from ._indexing import getitem, inplace, setitem, take
 from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak
-from ._trace.state import as_tensor, emit, strong
+from ._trace.state import as_tensor, emit, fault, strong
 from ._trace.tensor import Tensor, as_array, as_scalar
 
 
@@ -224,6 +224,9 @@ for _name, _member in vars(_Methods).items():
 
 # -- NumPy's protocols --------------------------------------------------------------
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if fault("numpy"):
+        return self._st.call_numpy(ufunc if method == "__call__" else getattr(ufunc, method), inputs, kwargs,
+                                   f"np.{ufunc.__name__} is not in the table (fault injected)")
     if kwargs.get("out") is not None:
         return _into_out(self, ufunc, method, inputs, kwargs)
     if method == "__call__" and ufunc in UFUNCS and not kwargs:
@@ -262,7 +265,7 @@ def _into_out(self, ufunc, method, inputs, kwargs):
 
 
 def _array_function(self, func, types, args, kwargs):
-    impl = FUNCTIONS.get(func)
+    impl = None if fault("numpy") else FUNCTIONS.get(func)
     if impl is None:
         return self._st.call_numpy(func, args, kwargs, f"np.{func.__name__} has no shapejit op")
     out = impl(*args, **kwargs)

@@ -7,6 +7,7 @@
 
 
 #include "backends/frozen.h"
+#include "core/support/faults.h"
 #include "jit/runtime/trace_recorder.h"
 #include "python/src/arrays.h"
 #include "python/src/function.h"
@@ -186,6 +187,18 @@ NB_MODULE(_shapejit, m) {
     d["derived_bytes"] = s.derived_bytes;
     d["made"] = s.made;
     return d;
+  });
+
+  // Fault injection (core/support/faults.h): the stages SHAPEJIT_FAULTS
+  // names, and whether one fails at this chance (the package's own stages,
+  // trace and numpy, ask here so that one seed picks every stage's chances).
+  m.def("faults", [] { return shapejit::support::faults_named(); });
+  m.def("fault", [](const std::string& stage) {
+    for (int f = 0; f < static_cast<int>(shapejit::support::Fault::kCount); ++f) {
+      const auto fault = static_cast<shapejit::support::Fault>(f);
+      if (stage == shapejit::support::fault_name(fault)) return shapejit::support::fault(fault);
+    }
+    raise(shapejit::invalid("'" + stage + "' is not a stage of SHAPEJIT_FAULTS"));
   });
 
   bind_tracer(m);

@@ -152,3 +152,35 @@ def test_a_function_whose_segmented_runs_all_end_in_numpy_stops_segmenting():
     s = g.stats()
     assert s["segments"] == segments and s["eager_calls"] == 6, s
     assert "all ended in NumPy's" in g.explain()
+
+
+def test_a_copy_of_an_argument_given_back_after_a_cut_is_not_the_argument():
+    # y is NumPy's copy of x; x is written, then the call is cut: the
+    # result is the copy's values, never the caller's array (found by the
+    # fault-injection run: the last segment gave back x itself, written).
+    def f(x):
+        y = x.copy()
+        x += 1
+        if x.sum() > 0:
+            pass
+        return y
+    mine, theirs = np.arange(3.0), np.arange(3.0)
+    got, want = jit(f)(mine), f(theirs)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine, theirs)
+    assert got is not mine
+
+
+def test_an_array_made_outside_the_trace_and_written_before_the_next_cut_is_numpys():
+    # v is NumPy's own array (from a NumPy scalar's method), read into w,
+    # then written before the segment that computes w runs: the segment
+    # would read the write, so NumPy runs the call.
+    def h(x, s):
+        v = s.reshape(-1)
+        w = x + v
+        v[0] = 7
+        if x.sum() > 0:
+            pass
+        return w
+    for _ in range(2):
+        np.testing.assert_array_equal(jit(h)(np.arange(3.0), np.float64(2.0)), h(np.arange(3.0), np.float64(2.0)))

@@ -154,10 +154,12 @@ class SegmentState(TraceState):
         self.segments = segments
         self.live = _Live()
         self.arrays = []
+        self._callers = set()  # ids of the arrays that are the caller's (its own, its captures, those found)
 
     def begin(self, arrays):
         """The first segment, over the call's arrays and captures."""
         self.arrays = list(arrays)
+        self._callers = {id(a) for a in self.arrays}
         self.tr = _shapejit.Tracer(self.arrays, self.segments.jit.specialize_zero_one)
 
     def close(self):
@@ -175,9 +177,22 @@ class SegmentState(TraceState):
         """Ends the current segment: runs it, its outputs every live value
         computed in it (the `last` one's: `needed` alone); returns {id of a
         live value or a needed one: its array or int}."""
+        if not self.made_unchanged():
+            # NumPy wrote into an array the function made from untraced
+            # values after the trace read it: the segment would read the
+            # write. NumPy runs the call (nothing is written yet).
+            raise GraphBreak("the function writes into an array it made from untraced values after the trace read it")
         values = [] if last else [v for v in list(self.live) if not self._is_input(v)]
         values += [v for v in needed if not self._is_input(v) and all(v is not w for w in values)]
-        concrete = {id(v): self.arrays[v._id] for v in list(self.live) + list(needed) if self._is_input(v)}
+        concrete = {}
+        for v in list(self.live) + list(needed):
+            if self._is_input(v):
+                a = self.arrays[v._id]
+                if last and v._input is None and id(a) in self._callers:
+                    # A result that is NumPy's copy of a caller's array (x.copy(), a
+                    # 0-d flip) over the array itself: not the array the call writes.
+                    a = a.copy()
+                concrete[id(v)] = a
         if not values:
             return concrete  # nothing computed since the last cut is needed
         for v in values:
@@ -261,6 +276,7 @@ class SegmentState(TraceState):
         here on (and, through `found`, a capture of the function's next
         calls), whose writes go to it after the call's own arrays and its
         captures'."""
+        self._callers.add(id(a))
         (t,) = self.cut(None, then=lambda _: [a])
         if into is not None:
             self.live.discard(t)

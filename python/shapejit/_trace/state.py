@@ -25,6 +25,13 @@ from .sizes import SymBool, SymInt, SymRange
 from .tensor import Scalar, Tensor, Unlifted, View, is_array
 
 GraphBreak = _shapejit.GraphBreak
+# The stages fault injection makes fail (core/support/faults.h), read once.
+_FAULTS = frozenset(_shapejit.faults())
+
+
+def fault(stage):
+    """Whether `stage` ("trace", "numpy") fails at this chance (SHAPEJIT_FAULTS; never, unset)."""
+    return stage in _FAULTS and _shapejit.fault(stage)
 
 _local = threading.local()
 
@@ -237,6 +244,8 @@ _VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "u
 
 def emit(st, op, operands, attrs=None):
     """Adds one node; returns its value."""
+    if _FAULTS and fault("trace"):
+        raise RuntimeError(f"shapejit: the trace could not add a {op} node (fault injected)")
     for o in operands:  # before the node: lifting may cut the graph (_segments), a view be made again
         kind = type(o)
         if kind is Unlifted:

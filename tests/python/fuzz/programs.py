@@ -212,10 +212,19 @@ def _stacks_a_matrix(line, env):
     return "np.stack(" in line and any(isinstance(env.get(name), np.matrix) for name in re.findall(r"[A-Za-z_]\w*", line))
 
 
+def _adds_an_axis_to_a_matrix(line, env):
+    """Whether `line` indexes an np.matrix with None: the view is a matrix
+    of rank 3, whose product (m * 2 is np.dot, in an expression or in a
+    write's `*=`) writes past NumPy 2.4's buffers (a segfault, or a heap a
+    later free finds corrupt), with shapejit not imported."""
+    return any(isinstance(v, np.matrix) and re.search(rf"\b{re.escape(name)}\[[^\]]*None", line) for name, v in env.items())
+
+
 def _numpy_cannot(line, env):
     """Whether NumPy cannot run `line` on `env` and stay well: a power that
-    no memory holds, or a stack that corrupts NumPy's heap."""
-    return _powers_a_python_int(line, env) or _stacks_a_matrix(line, env)
+    no memory holds, a stack that corrupts NumPy's heap, or a matrix made
+    of rank 3."""
+    return _powers_a_python_int(line, env) or _stacks_a_matrix(line, env) or _adds_an_axis_to_a_matrix(line, env)
 
 
 def _exec_write(line, env):
