@@ -77,6 +77,10 @@ SHAPE = ("{}.T", "{}.reshape(-1)", "{}[None]", "{}[..., None]", "np.expand_dims(
 BIG = ("{0} + {1}", "{0} - {1}", "{0} * {1}", "{0} // {1}", "{0} == {1}", "{0} != {1}", "{0} < {1}", "{0} >= {1}",
        "{1} > {0}", "np.maximum({0}, {1})", "np.where({0} > 0, {0}, {1})", "np.clip({0}, -{1}, {1})",
        "{0}.shape[0] * {1}", "len({0}) * {1} % 7", "np.full({0}.shape, {1})", "{0} & {1}")
+# Steps that read data (a branch on it, a number of it, a NumPy function
+# with no op): the call runs as compiled segments cut there.
+CUT = ("({0} * 2 if {1}.sum() > 0 else {0} - 1)", "{0} + float(np.sum({1}))", "np.partition({0}.ravel(), 0)",
+       "({0}.copy() if {1}.any() else {0})", "{0} * int(np.count_nonzero({1}))")
 INT_ARG = ("n * n", "{0} + n", "{0} * n", "{0}.shape[0] + n", "{0}.shape[0] * n % 7", "n * 2**61 % 7", "{0}[:n]",
            "{0} == n", "{0} < n", "np.full({0}.shape, n)", "n - {0}.size", "{0}[n % 3:]")
 # Writes: into a block, a mask, index arrays, in place, through a view.
@@ -252,7 +256,7 @@ def steps(draw, env):
     write)."""
     arrays = [n for n, v in env.items() if isinstance(v, np.ndarray)]
     kinds = ("unary", "binary", "binary", "scalar", "reduce", "shape", "index", "sized", "branch", "mask", "write", "write",
-             "alias", "big") + (("n", "n") if "n" in env else ()) + (("count",) if "g2" in env else ())
+             "alias", "big", "cut") + (("n", "n") if "n" in env else ()) + (("count",) if "g2" in env else ())
     kind = draw(st.sampled_from(kinds))
     if kind == "write" and arrays:
         return True, draw(writes(env, arrays))
@@ -283,6 +287,8 @@ def expressions(draw, env, kind):
         return pick()  # the same array under a new name: writes through it are writes into it
     if kind == "big":
         return draw(st.sampled_from(BIG)).format(pick(), draw(st.sampled_from(BIG_INTS)))
+    if kind == "cut":
+        return draw(st.sampled_from(CUT)).format(pick(), pick())
     if kind == "n":
         return draw(st.sampled_from(INT_ARG)).format(pick())
     if kind == "write":
