@@ -5,6 +5,17 @@
 
 namespace shapejit::python {
 
+int numpy_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::kF32: return NPY_FLOAT32;
+    case ir::DType::kF64: return NPY_FLOAT64;
+    case ir::DType::kI32: return NPY_INT32;
+    case ir::DType::kI64: return NPY_INT64;
+    case ir::DType::kBool: return NPY_BOOL;
+  }
+  return NPY_FLOAT32;
+}
+
 namespace {
 
 static_assert(sizeof(npy_intp) == sizeof(int64_t), "NumPy's dims are read as DLPack's int64 shape");
@@ -22,17 +33,6 @@ std::optional<ir::DType> numpy_dtype(PyArrayObject* a) {
     case 'b': return ir::DType::kBool;
     default: return std::nullopt;
   }
-}
-
-int numpy_type(ir::DType t) {
-  switch (t) {
-    case ir::DType::kF32: return NPY_FLOAT32;
-    case ir::DType::kF64: return NPY_FLOAT64;
-    case ir::DType::kI32: return NPY_INT32;
-    case ir::DType::kI64: return NPY_INT64;
-    case ir::DType::kBool: return NPY_BOOL;
-  }
-  return NPY_FLOAT32;
 }
 
 [[noreturn]] void type_error(const std::string& message) {

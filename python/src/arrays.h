@@ -60,6 +60,9 @@ class ArgList {
 // any other) runs in NumPy.
 bool is_plain_numpy(PyObject* o);
 
+// NumPy's type number of our dtype.
+int numpy_type(ir::DType t);
+
 // A NumPy array over `t`'s buffer, which it keeps alive (no copy). A tensor
 // borrowed from a caller's memory (an output that is an input) is copied.
 nb::object to_numpy(ir::Tensor t);

@@ -205,20 +205,20 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
 nb::object Function::results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const InputFn& input) {
   if (!s.traced) raise(internal_error("a compiled entry of " + s.name + " ran before its trace"));
   if (s.spec.one_array()) return to_numpy(std::move(outputs.at(0)));
-  std::vector<nb::object> values;
-  values.reserve(outputs.size());
-  for (ir::Tensor& t : outputs) values.push_back(to_numpy(std::move(t)));
-  return finish(s.spec, values, num_inputs, input);
+  KernelOutputs values(outputs);
+  write_back(s.spec, values, num_inputs, input);
+  std::vector<nb::object> results;
+  results.reserve(s.spec.count);
+  for (size_t i = 0; i < s.spec.count; ++i) results.push_back(values.object(i));
+  return build(s.spec, results, num_inputs, input);
 }
 
-nb::object Function::finish(const ResultSpec& spec, std::vector<nb::object>& values, size_t num_inputs, const InputFn& input) {
-  write_back(spec, values, num_inputs, input);
+nb::object Function::build(const ResultSpec& spec, std::vector<nb::object>& results, size_t num_inputs, const InputFn& input) {
   if (!spec.numbers) {
-    values.resize(std::min(values.size(), spec.count));
-    if (std::optional<nb::object> tree = build_tree(spec.tree, values)) return std::move(*tree);
+    if (std::optional<nb::object> tree = build_tree(spec.tree, results)) return std::move(*tree);
   }
   nb::list list, inputs;  // a result that is one of the inputs is given back as itself
-  for (nb::object& v : values) list.append(std::move(v));
+  for (nb::object& v : results) list.append(std::move(v));
   for (size_t i = 0; i < num_inputs; ++i) inputs.append(nb::handle(input(i)));
   return results_(spec.python, list, inputs);
 }
@@ -359,7 +359,10 @@ nb::object Function::run_segmented(Site& s, nb::args args, nb::kwargs kwargs, nb
   }
   std::vector<nb::object> values;
   for (nb::handle v : nb::iter(run.attr("arrays"))) values.push_back(nb::borrow(v));
-  return finish(spec, values, n, input);
+  ObjectOutputs outputs(values);
+  write_back(spec, outputs, n, input);
+  values.resize(std::min(values.size(), spec.count));
+  return build(spec, values, n, input);
 }
 
 nb::dict Function::stats() const {

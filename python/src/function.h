@@ -92,10 +92,10 @@ class Function {
   // (`input(i)`, i < num_inputs: its arrays, captures after its own), the
   // results built from the others.
   nb::object results(const Site& s, std::vector<ir::Tensor>& outputs, size_t num_inputs, const InputFn& input);
-  // The results of `spec` from `values` (the outputs as arrays), after its
-  // writes: built here where they are arrays alone, by calls.results where
-  // they hold numbers or the call's own arrays.
-  nb::object finish(const ResultSpec& spec, std::vector<nb::object>& values, size_t num_inputs, const InputFn& input);
+  // The results of `spec` from their arrays, once its writes are made:
+  // built here where they are arrays alone, by calls.results where they
+  // hold numbers or the call's own arrays.
+  nb::object build(const ResultSpec& spec, std::vector<nb::object>& results, size_t num_inputs, const InputFn& input);
 
   std::shared_ptr<runtime::Jit> jit_;
   nb::object fn_;

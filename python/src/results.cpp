@@ -28,6 +28,16 @@ ResultSpec ResultSpec::read(nb::handle spec) {
   return r;
 }
 
+namespace {
+
+int64_t start_of(const nb::object& v) {
+  nb::object i = nb::steal(PyNumber_Index(v.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  return nb::cast<int64_t>(i);
+}
+
+}  // namespace
+
 bool ResultSpec::differs_in_writes_only(const ResultSpec& other) const {
   if (one_array() && other.one_array()) return false;
   if (one_array() || other.one_array()) {
@@ -38,80 +48,118 @@ bool ResultSpec::differs_in_writes_only(const ResultSpec& other) const {
          !python.attr("writes").equal(other.python.attr("writes"));
 }
 
+int64_t KernelOutputs::start(size_t i) {
+  const ir::Tensor& t = outputs_.at(i);
+  if (objects_[i].is_valid() || t.rank() != 0 || t.device().device_type != kDLCPU) return start_of(object(i));
+  if (t.dtype() == ir::DType::kI64) return *t.ptr<int64_t>();
+  if (t.dtype() == ir::DType::kI32) return *t.ptr<int32_t>();
+  return start_of(object(i));
+}
+
+bool KernelOutputs::memory(size_t i, Memory& m) {
+  const ir::Tensor& t = outputs_.at(i);
+  // A tensor over an argument's memory (an output that is an input) may be
+  // the target itself: its object, a copy, makes the write.
+  if (objects_[i].is_valid() || t.borrowed() || t.device().device_type != kDLCPU) return false;
+  m.data = static_cast<const char*>(t.data());
+  m.nd = static_cast<int>(t.rank());
+  m.type = numpy_type(t.dtype());
+  m.shape = t.shape().data();
+  const auto item = static_cast<int64_t>(ir::dtype_size(t.dtype()));
+  for (int d = 0; d < m.nd; ++d) m.strides[d] = t.strides()[d] * item;
+  return true;
+}
+
+nb::object KernelOutputs::object(size_t i) {
+  if (!objects_.at(i).is_valid()) objects_[i] = to_numpy(std::move(outputs_[i]));
+  return objects_[i];
+}
+
+int64_t ObjectOutputs::start(size_t i) { return start_of(values_.at(i)); }
+
+bool ObjectOutputs::memory(size_t i, Memory& m) {
+  PyObject* o = values_.at(i).ptr();
+  if (!PyArray_CheckExact(o)) return false;
+  auto* a = reinterpret_cast<PyArrayObject*>(o);
+  m.data = static_cast<const char*>(PyArray_DATA(a));
+  m.nd = PyArray_NDIM(a);
+  m.type = PyArray_TYPE(a);
+  m.shape = reinterpret_cast<const int64_t*>(PyArray_DIMS(a));
+  for (int d = 0; d < m.nd; ++d) m.strides[d] = PyArray_STRIDES(a)[d];
+  return true;
+}
+
 namespace {
 
-// One write, resolved: its target, its value, and its block's start in each dim.
+// One write, resolved: its target, its value (output `value`), and its
+// block's start in each dim.
 struct Planned {
   PyObject* target;
-  PyObject* value;
+  size_t value;
   const ResultSpec::Write* write;
   std::array<int64_t, ir::kMaxRank> start{};
 };
 
-int64_t start_of(const nb::object& v) {
-  nb::object i = nb::steal(PyNumber_Index(v.ptr()));
-  if (!i.is_valid()) throw nb::python_error();
-  return nb::cast<int64_t>(i);
-}
-
 // Dims [d, nd) of a block: from `src` to `dst`, both with byte strides,
 // each row whose elements are contiguous in both as one copy.
-void copy_dims(int d, int nd, const npy_intp* shape, const char* src, const npy_intp* from, char* dst, const npy_intp* to,
-               size_t item) {
+void copy_dims(int d, int nd, const int64_t* shape, const char* src, const int64_t* from, char* dst, const npy_intp* to, size_t item) {
   if (d == nd - 1) {
     const auto n = static_cast<size_t>(shape[d]);
-    if (from[d] == static_cast<npy_intp>(item) && to[d] == static_cast<npy_intp>(item)) {
+    if (from[d] == static_cast<int64_t>(item) && to[d] == static_cast<npy_intp>(item)) {
       std::memcpy(dst, src, n * item);
       return;
     }
-    for (npy_intp i = 0; i < shape[d]; ++i) std::memcpy(dst + i * to[d], src + i * from[d], item);
+    for (int64_t i = 0; i < shape[d]; ++i) std::memcpy(dst + i * to[d], src + i * from[d], item);
     return;
   }
-  for (npy_intp i = 0; i < shape[d]; ++i) copy_dims(d + 1, nd, shape, src + i * from[d], from, dst + i * to[d], to, item);
+  for (int64_t i = 0; i < shape[d]; ++i) copy_dims(d + 1, nd, shape, src + i * from[d], from, dst + i * to[d], to, item);
 }
 
 // The write made as a copy of the value's bytes into the target's, where
-// it is one: both NumPy arrays of one dtype and rank, the block within the
-// target (a dim the block does not name: the target's whole dim). False,
-// with nothing written, where the target's __setitem__ has to make it.
-bool copied(const Planned& p) {
-  if (!PyArray_CheckExact(p.value) || !is_plain_numpy(p.target)) return false;
+// it is one: a NumPy target, a value of its dtype and rank in memory of its
+// own, the block within the target (a dim the block does not name: the
+// target's whole dim). False, with nothing written, where the target's
+// __setitem__ has to make it.
+bool copied(const Planned& p, WriteValues& values) {
+  if (!is_plain_numpy(p.target)) return false;
+  WriteValues::Memory v;
+  if (!values.memory(p.value, v)) return false;
   auto* target = reinterpret_cast<PyArrayObject*>(p.target);
-  auto* value = reinterpret_cast<PyArrayObject*>(p.value);
   const int nd = PyArray_NDIM(target);
-  if (PyArray_NDIM(value) != nd || PyArray_TYPE(value) != PyArray_TYPE(target)) return false;
+  if (v.nd != nd || v.type != PyArray_TYPE(target)) return false;
   const npy_intp* tshape = PyArray_DIMS(target);
-  const npy_intp* vshape = PyArray_DIMS(value);
   std::array<bool, ir::kMaxRank> named{};
   if (p.write->dims) {
     for (const int d : *p.write->dims) named[d] = true;
   }
+  int64_t size = 1;
   for (int d = 0; d < nd; ++d) {
     const int64_t s = named[d] ? p.start[d] : 0;
-    if (named[d] ? (s < 0 || vshape[d] > tshape[d] - s) : vshape[d] != tshape[d]) return false;
+    if (named[d] ? (s < 0 || v.shape[d] > tshape[d] - s) : v.shape[d] != tshape[d]) return false;
+    size *= v.shape[d];
   }
-  if (PyArray_SIZE(value) == 0) return true;
+  if (size == 0) return true;
   const npy_intp* to = PyArray_STRIDES(target);
   char* dst = static_cast<char*>(PyArray_DATA(target));
   for (int d = 0; d < nd; ++d) dst += (named[d] ? p.start[d] : 0) * to[d];
-  const auto item = static_cast<size_t>(PyArray_ITEMSIZE(value));
-  const char* src = static_cast<const char*>(PyArray_DATA(value));
+  const auto item = static_cast<size_t>(PyArray_ITEMSIZE(target));
   if (nd == 0) {
-    std::memcpy(dst, src, item);
+    std::memcpy(dst, v.data, item);
     return true;
   }
-  copy_dims(0, nd, vshape, src, PyArray_STRIDES(value), dst, to, item);
+  copy_dims(0, nd, v.shape, v.data, v.strides, dst, to, item);
   return true;
 }
 
 // target[...] = value, or target[start:start + n, ...] in the dims the block names.
-void assigned(const Planned& p) {
+void assigned(const Planned& p, WriteValues& values) {
+  const nb::object value = values.object(p.value);
   nb::object key;
   if (!p.write->dims) {
     key = nb::borrow(Py_Ellipsis);
   } else {
     const auto nd = nb::cast<size_t>(nb::handle(p.target).attr("ndim"));
-    const nb::object shape = nb::handle(p.value).attr("shape");
+    const nb::object shape = value.attr("shape");
     nb::list index;
     for (size_t d = 0; d < nd; ++d) index.append(nb::slice(nb::none(), nb::none(), nb::none()));
     for (const int d : *p.write->dims) {
@@ -121,21 +169,21 @@ void assigned(const Planned& p) {
     }
     key = nb::tuple(index);
   }
-  if (PyObject_SetItem(p.target, key.ptr(), p.value) < 0) throw nb::python_error();
+  if (PyObject_SetItem(p.target, key.ptr(), value.ptr()) < 0) throw nb::python_error();
 }
 
 }  // namespace
 
-void write_back(const ResultSpec& spec, const std::vector<nb::object>& values, size_t num_inputs, const InputFn& input) {
+void write_back(const ResultSpec& spec, WriteValues& values, size_t num_inputs, const InputFn& input) {
   std::vector<Planned> plan;
   size_t at = spec.count;
   for (const ResultSpec::Write& w : spec.writes) {
     if (w.input >= num_inputs) raise(internal_error("a write into input " + std::to_string(w.input) + " of " + std::to_string(num_inputs)));
-    Planned p{input(w.input), nullptr, &w};
+    Planned p{input(w.input), 0, &w};
     if (w.dims) {
-      for (const int d : *w.dims) p.start[d] = start_of(values.at(at++));
+      for (const int d : *w.dims) p.start[d] = values.start(at++);
     }
-    p.value = values.at(at++).ptr();
+    p.value = at++;
     plan.push_back(p);
   }
   for (const Planned& p : plan) {  // all or none: NumPy refuses before it writes
@@ -145,7 +193,7 @@ void write_back(const ResultSpec& spec, const std::vector<nb::object>& values, s
     }
   }
   for (const Planned& p : plan) {
-    if (!copied(p)) assigned(p);
+    if (!copied(p, values)) assigned(p, values);
   }
 }
 

@@ -45,10 +45,55 @@ struct ResultSpec {
 // Input i of a call (i < its number of inputs): the call's arrays, then its captures.
 using InputFn = std::function<PyObject*(size_t)>;
 
+// The outputs as the writes read them: a block's start, a value's bytes
+// where they may be copied from as they lie, or the value as a Python object.
+class WriteValues {
+ public:
+  virtual ~WriteValues() = default;
+  struct Memory {
+    const char* data = nullptr;
+    int nd = 0;
+    int type = 0;  // NumPy's type number
+    const int64_t* shape = nullptr;
+    int64_t strides[ir::kMaxRank] = {};  // in bytes
+  };
+  virtual int64_t start(size_t i) = 0;
+  // Output i's elements where nothing else holds them (a kernel's own
+  // buffer, a NumPy array), false where its object must make the write.
+  virtual bool memory(size_t i, Memory& m) = 0;
+  virtual nb::object object(size_t i) = 0;
+};
+
+// A compiled call's outputs, read where the kernel wrote them; made NumPy
+// arrays only where asked for (objects).
+class KernelOutputs final : public WriteValues {
+ public:
+  explicit KernelOutputs(std::vector<ir::Tensor>& outputs) : outputs_(outputs), objects_(outputs.size()) {}
+  int64_t start(size_t i) override;
+  bool memory(size_t i, Memory& m) override;
+  nb::object object(size_t i) override;
+
+ private:
+  std::vector<ir::Tensor>& outputs_;
+  std::vector<nb::object> objects_;  // those made, which own their tensors from then on
+};
+
+// A segmented run's outputs: NumPy arrays and numbers.
+class ObjectOutputs final : public WriteValues {
+ public:
+  explicit ObjectOutputs(std::vector<nb::object>& values) : values_(values) {}
+  int64_t start(size_t i) override;
+  bool memory(size_t i, Memory& m) override;
+  nb::object object(size_t i) override { return values_.at(i); }
+
+ private:
+  std::vector<nb::object>& values_;
+};
+
 // Makes `spec`'s writes into the call's `num_inputs` inputs, in order, from
-// `values` (the outputs as arrays). Raises what NumPy raises, having made
-// none, where a target is read-only.
-void write_back(const ResultSpec& spec, const std::vector<nb::object>& values, size_t num_inputs, const InputFn& input);
+// `values`. Raises what NumPy raises, having made none, where a target is
+// read-only.
+void write_back(const ResultSpec& spec, WriteValues& values, size_t num_inputs, const InputFn& input);
 
 // Whether an input `spec` writes into shares memory with another of the
 // call's `num_inputs` inputs (`span(i)`: the bytes input i spans): NumPy
