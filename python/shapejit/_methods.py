@@ -17,10 +17,10 @@ import operator
 import numpy as np
 
 from ._indexing import getitem, inplace, setitem, take
-from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics
+from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics, ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak
-from ._trace.state import as_tensor, emit, fault, strong
+from ._trace.state import as_tensor, emit, fault
 from ._trace.tensor import Tensor, as_array, as_scalar
 
 
@@ -224,24 +224,30 @@ for _name, _member in vars(_Methods).items():
 
 # -- NumPy's protocols --------------------------------------------------------------
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    what = ufunc if method == "__call__" else getattr(ufunc, method)
     if fault("numpy"):
-        return self._st.call_numpy(ufunc if method == "__call__" else getattr(ufunc, method), inputs, kwargs,
-                                   f"np.{ufunc.__name__} is not in the table (fault injected)")
+        return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__} is not in the table (fault injected)")
     if kwargs.get("out") is not None:
         return _into_out(self, ufunc, method, inputs, kwargs)
-    if method == "__call__" and ufunc in UFUNCS and not kwargs:
-        return as_scalar(_new_array(conform(ufunc, inputs, lambda: UFUNCS[ufunc](*inputs)), inputs))
-    if method == "reduce" and ufunc in (np.add, np.maximum, np.minimum):
-        x = inputs[0]
-        op = {np.add: x.sum, np.maximum: x.max, np.minimum: x.min}[ufunc]
-        return op(axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
-    if method == "outer" and ufunc in UFUNCS and not kwargs and len(inputs) == 2:
-        # ufunc(a[..., None, ...], b): a's dims, then b's.
-        # Arrays, as NumPy's outer makes them: 2 is int64, np.float32(2) float32.
-        a, b = (strong(self._st, x) if isinstance(x, np.generic) else as_tensor(self._st, x) for x in inputs)
-        return ufunc(a.reshape(*a.shape, *([1] * b.ndim)), b)
-    what = ufunc if method == "__call__" else getattr(ufunc, method)
-    return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method} has no shapejit op")
+    impl = UFUNCS.get(ufunc)
+    out = ufuncs.NOT_TAKEN
+    if method == "__call__" and impl is not None:
+        if not kwargs:
+            return as_scalar(_new_array(conform(ufunc, inputs, lambda: impl(*inputs)), inputs))
+        if kwargs.get("dtype") is not None and set(kwargs) <= {"dtype", "casting", "out"}:
+            out = ufuncs.call_with_dtype(ufunc, impl, inputs, kwargs["dtype"], kwargs.get("casting", "same_kind"))
+            if out is not ufuncs.NOT_TAKEN:
+                return as_scalar(_new_array(out, inputs))
+    elif method == "reduce" and len(inputs) == 1:
+        out = ufuncs.reduce(ufunc, inputs[0], **kwargs)
+    elif method == "accumulate" and len(inputs) == 1:
+        out = ufuncs.accumulate(ufunc, inputs[0], **kwargs)
+    elif method == "outer" and impl is not None and not kwargs and len(inputs) == 2:
+        out = ufuncs.outer(ufunc, *inputs)
+    if out is not ufuncs.NOT_TAKEN:
+        return out
+    suffix = "" if method == "__call__" else "." + method
+    return self._st.call_numpy(what, inputs, kwargs, f"np.{ufunc.__name__}{suffix} has no shapejit op")
 
 
 def _into_out(self, ufunc, method, inputs, kwargs):

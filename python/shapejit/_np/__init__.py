@@ -21,4 +21,5 @@ protocols (``__array_ufunc__``, ``__array_function__``) from the table, and
     creation      arrays from sizes and values: full, arange, linspace, eye, asarray
     selection     the data-dependent ones: nonzero, argwhere, compress, extract
     network       shapejit's ops beyond NumPy: softmax, layer_norm, gelu, embedding
+    ufuncs        a ufunc's methods and keywords: reduce, accumulate, outer, dtype=
 """
