@@ -68,7 +68,9 @@ SCALAR = ("{} + 1.5", "{} * 2", "3 - {}", "{} / 2", "{} // 2", "{} % 3", "{} ** 
           "{} * np.float32(0.5)", "np.int32(3) * {}")
 REDUCE = ("{}.sum({})", "{}.mean({})", "{}.max({})", "{}.min({})", "{}.prod({})", "{}.any({})", "{}.all({})",
           "np.var({}{})", "np.std({}{})", "{}.argmax({})", "np.cumsum({}{})", "np.sort({}{})", "np.argsort({}{}, kind=\"stable\")",
-          "np.count_nonzero({}{})", "np.median({}{})", "np.ptp({}{})")
+          "np.count_nonzero({}{})", "np.median({}{})", "np.ptp({}{})", "np.add.reduce({}{})", "np.multiply.reduce({}{}, initial=2)",
+          "np.maximum.reduce({}{}, initial=-1)", "np.minimum.reduce({}{}, where=True, initial=3)", "np.logical_or.reduce({}{})",
+          "np.add.accumulate({}{})")
 SHAPE = ("{}.T", "{}.reshape(-1)", "{}[None]", "{}[..., None]", "np.expand_dims({}, 0)", "np.squeeze({})",
          "np.flip({}, 0)", "np.flip({})", "{}[::-1]", "np.tile({}, 2)", "np.repeat({}, 2, axis=0)", "np.pad({}, 1)",
          "np.tril({})", "np.triu({}, 1)", "np.moveaxis({}, 0, -1)", "np.swapaxes({}, 0, -1)", "{}.copy()",
