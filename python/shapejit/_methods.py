@@ -216,6 +216,16 @@ class _Methods:
     def cumprod(self, axis=None, dtype=None, out=None):
         return statistics.cumprod(self, axis, dtype, out)
 
+    # The array API standard's attributes: a tracing value is on the CPU.
+    @property
+    def device(self):
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise ValueError(f"Unsupported device: {device}. Only 'cpu' is accepted.")
+        return self
+
 
 for _name, _member in vars(_Methods).items():
     if not _name.startswith("__"):
@@ -280,8 +290,20 @@ def _array_function(self, func, types, args, kwargs):
     return out if func in _MAY_RETURN_ITS_ARGUMENT else _new_array(out, args)
 
 
+def _array_namespace(self, *, api_version=None):
+    """The array API standard's namespace of a tracing value: NumPy's own
+    (NumPy 2's namespace is the standard's), whose functions dispatch to the
+    table, and whose creation functions take sizes while a trace runs.
+    Libraries written against the standard (einops, array-api-compat,
+    scikit-learn's array API mode) trace through it as NumPy code does."""
+    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"Unrecognized array API version: {api_version!r}")
+    return np
+
+
 Tensor.__array_ufunc__ = _array_ufunc
 Tensor.__array_function__ = _array_function
+Tensor.__array_namespace__ = _array_namespace
 
 
 def _new_array(out, inputs):

@@ -187,11 +187,16 @@ class SymInt:
     def __float__(self): return float(int(self))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        # NumPy's math on a size (np.sqrt(n), np.float32(n) * x) needs the
-        # number: each size is read, an observation like int(n). A tensor
-        # among the inputs takes the call itself, the size traced.
+        # A tensor among the inputs takes the call itself, the size traced.
+        # A NumPy array among them (one the function made: np.arange(3) * n)
+        # becomes the trace's, and the call is traced as a tensor's is. NumPy's
+        # math on sizes and numbers alone (np.sqrt(n), np.float32(n)) needs
+        # the number: each size is read, an observation like int(n).
         if any(isinstance(x, Tensor) for x in inputs):
             return NotImplemented
+        if any(isinstance(x, np.ndarray) for x in inputs) and not kwargs and method == "__call__":
+            lifted = tuple(self._st.lift(x) if isinstance(x, np.ndarray) else x for x in inputs)
+            return getattr(ufunc, method)(*lifted)
         inputs = tuple(int(x) if isinstance(x, SymInt) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
     def __bool__(self): return bool(self != 0)
