@@ -241,6 +241,11 @@ RECIPES["var"] = lambda: reductions("var") + [(lambda x: np.var(x, ddof=1), (M,)
 RECIPES["std"] = lambda: reductions("std") + [(lambda x: np.std(x, axis=0, ddof=1), (M,))]
 RECIPES["nansum"] = lambda: reductions("nansum") + [(lambda x: np.nansum(x), (np.array([1.0, np.nan, 2.0]),))]
 RECIPES["nanmean"] = lambda: [(lambda x: np.nanmean(x, axis=0), (np.array([[1.0, np.nan], [3.0, 4.0]]),))]
+NAN_ROWS = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, -2.0], [np.inf, 3.0, np.nan]])  # an all-NaN slice is NaN
+for _n in ["nanmax", "nanmin"]:
+    RECIPES[_n] = (lambda name: lambda: reductions(name) + [(lambda x, f=getattr(np, name): f(x, axis=1), (NAN_ROWS,)),
+                                                           (lambda x, f=getattr(np, name): f(x[:1]), (NAN_ROWS,)),
+                                                           (lambda x, f=getattr(np, name): f(x, axis=0, keepdims=True), (NAN_ROWS,))])(_n)
 for _n in ["all", "any"]:
     RECIPES[_n] = (lambda name: lambda: reductions(name) + [(lambda x, f=getattr(np, name): f(x, axis=1), (arr((3, 4), bool),)),
                                                            (lambda x, f=getattr(np, name): f(x), (arr((0,), F64),))])(_n)

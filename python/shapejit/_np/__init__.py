@@ -20,6 +20,10 @@ protocols (``__array_ufunc__``, ``__array_function__``) from the table, and
     products      dot, inner, outer, tensordot, einsum, norms, convolutions
     creation      arrays from sizes and values: full, arange, linspace, eye, asarray
     selection     the data-dependent ones: nonzero, argwhere, compress, extract
+    building      arrays built from others or from sizes: append, insert, delete, block, kron, the index arrays
+    logic         choosing among arrays and comparing them whole: select, isin, copyto
     network       shapejit's ops beyond NumPy: softmax, layer_norm, gelu, embedding
     ufuncs        a ufunc's methods and keywords: reduce, accumulate, outer, dtype=
 """
+from . import (arithmetic, building, creation, elementwise, logic, network, products, reductions, selection,  # noqa: F401
+               shapes, sorting, statistics, ufuncs)  # each registers its entries: the table is whole once the package is imported

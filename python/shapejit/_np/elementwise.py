@@ -10,7 +10,7 @@ from .._trace.dtypes import DTYPES, FLOAT
 from .._trace.promotion import promote, python_scalar
 from .._trace.state import emit, graph_break, state_of
 from .._trace.tensor import Tensor
-from .arithmetic import as_float, maximum, minimum, true_divide, unary, where
+from .arithmetic import as_float, floor_divide, maximum, minimum, remainder, true_divide, unary, where
 from .base import full_of, tensor_of, to_float, unsupported, zero_of
 from .registry import implements
 
@@ -224,6 +224,95 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return where(y == -math.inf, -big if neginf is None else neginf, y)
 
 
+def fmod(a, b):
+    """C's fmod: the remainder of the division truncated, the sign of the
+    dividend's (NumPy's `%` takes the divisor's); an integer by 0 is 0."""
+    st = state_of(a, b)
+    a, b = promote(st, a, b)
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype
+    if dt in FLOAT:
+        return emit(st, "fmod", [tensor_of(st, a, dt), tensor_of(st, b, dt)])
+    if dt == "bool":
+        graph_break(st, "np.fmod of two bool arrays (NumPy gives int8)")
+    r = remainder(a, b)
+    a = tensor_of(st, a, dt)
+    return where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
+
+
+def divmod_(a, b):
+    """np.divmod: (a // b, a % b), NumPy's floor division and remainder."""
+    return floor_divide(a, b), remainder(a, b)
+
+
+def modf(x):
+    """(the fraction, the whole part), both of x's sign; of an integer array, floats."""
+    st = state_of(x)
+    x = to_float(tensor_of(st, x))
+    whole = emit(st, "trunc", [x])
+    frac = where(isinf(x), 0.0, x - whole)
+    return copysign(frac, x), whole
+
+
+def heaviside(x1, x2):
+    """0 below zero, 1 above, x2 at zero, NaN where x1 is NaN."""
+    st = state_of(x1, x2)
+    x1 = to_float(tensor_of(st, x1))
+    x2 = tensor_of(st, x2, x1._dtype) if not isinstance(x2, Tensor) else x2
+    out = where(x1 < 0, 0.0, where(x1 > 0, 1.0, x2))
+    return where(isnan(x1), x1, out)
+
+
+def ldexp(x, e):
+    """x * 2**e, exact: the power split in two, so that neither half
+    overflows where the product does not."""
+    st = state_of(x, e)
+    x = tensor_of(st, x)
+    if x._dtype not in FLOAT:
+        x = x.astype("f64")
+    e = tensor_of(st, e)
+    if e._dtype not in ("i32", "i64", "bool"):
+        raise TypeError("ufunc 'ldexp' not supported for the input types, and the inputs could not be safely coerced")
+    half = floor_divide(e, 2)
+    two = lambda k: unary("exp2", k.astype(x._dtype))  # noqa: E731
+    return x * two(half) * two(e - half)
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0."""
+    st = state_of(x)
+    x = to_float(tensor_of(st, x))
+    y = x * math.pi
+    return where(x == 0, 1.0, unary("sin", y) / y)
+
+
+def isneginf(x):
+    st = state_of(x)
+    x = tensor_of(st, x)
+    return x == -math.inf if x._dtype in FLOAT else full_of(x, False, "bool")
+
+
+def isposinf(x):
+    st = state_of(x)
+    x = tensor_of(st, x)
+    return x == math.inf if x._dtype in FLOAT else full_of(x, False, "bool")
+
+
+def isreal(x):
+    return full_of(tensor_of(state_of(x), x), True, "bool")  # every dtype shapejit has is real
+
+
+def iscomplex(x):
+    return full_of(tensor_of(state_of(x), x), False, "bool")
+
+
+def angle(z, deg=False):
+    """The argument of a real: 0, or pi where it is negative (-0.0 too, as atan2 gives it)."""
+    st = state_of(z)
+    z = to_float(tensor_of(st, z))
+    a = arctan2(full_of(z, 0.0, z._dtype), z)
+    return a * (180.0 / math.pi) if deg else a
+
+
 # -- the table's entries --------------------------------------------------------
 for _ufunc, _op in ((np.tan, "tan"), (np.arcsin, "asin"), (np.arccos, "acos"), (np.arctan, "atan"), (np.sinh, "sinh"),
                     (np.cosh, "cosh"), (np.arcsinh, "asinh"), (np.arccosh, "acosh"), (np.arctanh, "atanh"), (np.log1p, "log1p"),
@@ -256,3 +345,16 @@ implements(np.conjugate, np.real)(lambda x: x)  # every dtype shapejit has is re
 implements(np.imag)(imag)
 implements(np.nan_to_num)(nan_to_num)
 implements(np.isclose)(isclose)
+implements(np.fmod)(fmod)
+implements(np.divmod)(divmod_)
+implements(np.modf)(modf)
+implements(np.heaviside)(heaviside)
+implements(np.ldexp)(ldexp)
+implements(np.sinc)(sinc)
+implements(np.isneginf)(isneginf)
+implements(np.isposinf)(isposinf)
+implements(np.isreal)(isreal)
+implements(np.iscomplex)(iscomplex)
+implements(np.isrealobj)(lambda x: True)
+implements(np.iscomplexobj)(lambda x: False)
+implements(np.angle)(angle)

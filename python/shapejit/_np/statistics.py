@@ -154,7 +154,8 @@ def nanmax(x, axis=None, out=None, keepdims=False, **kw):
     x = tensor_of(st, x)
     if x._dtype not in FLOAT:
         return x.max(axis, keepdims)
-    return where(isnan(x), -math.inf, x).max(axis, keepdims)
+    nan = isnan(x)  # an all-NaN slice is NaN (NumPy warns), not the fill
+    return where(all(nan, axis, keepdims=keepdims), math.nan, where(nan, -math.inf, x).max(axis, keepdims))
 
 
 def nanmin(x, axis=None, out=None, keepdims=False, **kw):
@@ -163,7 +164,8 @@ def nanmin(x, axis=None, out=None, keepdims=False, **kw):
     x = tensor_of(st, x)
     if x._dtype not in FLOAT:
         return x.min(axis, keepdims)
-    return where(isnan(x), math.inf, x).min(axis, keepdims)
+    nan = isnan(x)
+    return where(all(nan, axis, keepdims=keepdims), math.nan, where(nan, math.inf, x).min(axis, keepdims))
 
 
 # -- the table's entries --------------------------------------------------------
