@@ -53,6 +53,30 @@ NUMPY = [
     "clip", "convolve", "fill_diagonal",
 ]
 
+# NumPy's numerical and scientific functions beyond those, from the
+# functions issue 58 names (convolve, correlate, interp, gradient, polyval,
+# select, piecewise, histogram, bincount, unique, np.linalg, np.random,
+# np.fft) and the NumPy functions of Numba's supported list (its nopython
+# mode's checklist), with np.linalg's array API functions of NumPy 2.
+SCIENTIFIC = [
+    "fmod", "divmod", "modf", "heaviside", "ldexp", "sinc", "isneginf", "isposinf", "isreal", "iscomplex", "isrealobj",
+    "iscomplexobj", "angle", "bitwise_not", "invert", "left_shift", "right_shift", "bitwise_count", "gcd", "lcm", "frexp",
+    "nextafter", "spacing",
+    "append", "insert", "delete", "resize", "rot90", "block", "kron", "ediff1d", "diagflat", "indices", "ix_", "tril_indices",
+    "triu_indices", "diag_indices", "unravel_index", "ravel_multi_index", "select", "piecewise", "isin", "copyto", "put",
+    "place", "putmask", "copy", "ascontiguousarray", "asanyarray", "asfortranarray", "logspace", "geomspace",
+    "nanprod", "nancumsum", "nancumprod", "nanvar", "nanstd", "nanargmax", "nanargmin", "nanmedian", "nanquantile",
+    "nanpercentile", "quantile", "percentile", "cov", "corrcoef", "histogram", "histogram2d", "bincount", "digitize",
+    "cumulative_prod", "unique", "partition", "argpartition", "lexsort",
+    "trapezoid", "cross", "polyval", "polyder", "polyadd", "polysub", "correlate", "interp", "gradient", "matvec", "vecmat",
+    "vander", "unwrap", "real_if_close", "histogram_bin_edges", "hanning", "hamming", "blackman", "bartlett",
+    "tril_indices_from", "triu_indices_from", "diag_indices_from", "size", "linalg.matrix_power",
+    "linalg.matmul", "linalg.outer", "linalg.tensordot", "linalg.vecdot", "linalg.vector_norm", "linalg.matrix_norm",
+    "linalg.matrix_transpose", "linalg.diagonal", "linalg.trace", "linalg.cross", "linalg.solve", "linalg.inv",
+    "linalg.det", "linalg.cholesky", "linalg.qr", "linalg.eigh", "linalg.svd", "linalg.lstsq", "linalg.pinv",
+    "random.default_rng", "random.rand", "random.normal", "fft.fft", "fft.rfft", "fft.ifft",
+]
+
 # The ndarray's methods and operators (x.name, or the operator's symbol).
 NDARRAY = [
     "x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)", "~x",
@@ -63,16 +87,29 @@ NDARRAY = [
     "x.sum", "x.mean", "x.max", "x.min", "x.argmax", "x.argmin", "x.var", "x.std", "x.any", "x.all",
     "x.clip", "x.round", "x.repeat", "x.take", "x.dot", "x.diagonal", "x.trace", "x.cumsum", "x.cumprod", "x.prod",
     "x.nonzero", "x.sort", "x.argsort", "x[i] = v", "x[mask] = v", "x.mT", "x.conj", "x.fill", "x.searchsorted",
+    "x += y", "x -= y", "x *= y", "x /= y", "x //= y", "x %= y", "x **= y", "x @= y", "x &= y", "x |= y", "x ^= y",
+    "x <<= y", "x >>= y", "divmod(x, y)", "x[I, J]", "x[I, :, J]", "x[a:b] = v", "x[a:b] += v", "x[I] = v",
+    "x.real", "x.imag", "x.conjugate", "x.itemsize", "x.nbytes", "x.device", "x.to_device", "x.__array_namespace__",
 ]
 
 _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",
               "x == y", "x != y", "x < y", "x <= y", "x > y", "x >= y", "~x", "x[i]", "x[a:b]", "x[::-1]",
               "x[None]", "x[...]", "x[int_array]", "x[bool_mask]", "x[range]", "x.T", "x.shape", "x.ndim", "x.size",
-              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y", "x[i] = v", "x[mask] = v", "x.mT"}
+              "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y", "x[i] = v", "x[mask] = v", "x.mT",
+              "x += y", "x -= y", "x *= y", "x /= y", "x //= y", "x %= y", "x **= y", "x @= y", "x &= y", "x |= y",
+              "x ^= y", "x <<= y", "x >>= y", "divmod(x, y)", "x[I, J]", "x[I, :, J]", "x[a:b] = v", "x[a:b] += v",
+              "x.real", "x.itemsize", "x.nbytes", "x.device"}
 _PARTIAL = {"argsort": "equal elements keep their order, as kind='stable' (NumPy's default kind leaves it unspecified)",
             "x.argsort": "equal elements keep their order, as kind='stable'",
             "median": "over one axis or all of them", "searchsorted": "without sorter=",
-            "x[mask] = v": "v a scalar"}
+            "x[mask] = v": "v a scalar", "quantile": "the linear method, constant quantiles",
+            "percentile": "the linear method, constant percentiles", "insert": "at one integer position",
+            "delete": "at one integer position", "cross": "of 3-vectors", "gradient": "uniform spacings, edge_order=1",
+            "cov": "without weights", "histogram": "equal bins over a given range",
+            "histogram_bin_edges": "a given range", "digitize": "into bins known while tracing",
+            "unique": "flattened (axis=None), sorted", "lexsort": "of 1-d keys",
+            "linalg.matrix_power": "to a power of 0 or more", "nanquantile": "the linear method, constant quantiles",
+            "nanpercentile": "the linear method, constant percentiles"}
 
 
 def _numpy_callable(name):
@@ -93,24 +130,28 @@ def _traced(name):
 
 def _method(name):
     attr = name[2:]
-    return callable(getattr(Tensor, attr, None)) and attr not in BREAKING_METHODS
+    member = getattr(Tensor, attr, None)  # a method, or a property (x.imag, x.mT)
+    return (callable(member) or isinstance(member, property)) and attr not in BREAKING_METHODS
 
 
 def coverage():
     """Every entry of the list and whether a jitted function compiles it:
-    {"numpy": {name: status}, "array_api": {...}, "ndarray": {...}}, a status
+    {"array_api": {name: status}, "numpy": {...}, "scientific": {...},
+    "ndarray": {...}}, a status
     being "compiled", "compiled (<which arguments>)" or "graph break"."""
     def status(ok, note=None):
         if not ok:
             return "graph break"
         return "compiled" + (f" ({note})" if note else "")
-    out = {"array_api": {}, "numpy": {}, "ndarray": {}}
+    out = {"array_api": {}, "numpy": {}, "scientific": {}, "ndarray": {}}
     def note(name):
         return _PARTIAL.get(name)
     for name in ARRAY_API:
         out["array_api"][name] = status(_traced(name), note(name))
     for name in NUMPY:
         out["numpy"][name] = status(_traced(name), note(name))
+    for name in SCIENTIFIC:
+        out["scientific"][name] = status(_traced(name), note(name))
     for name in NDARRAY:
         ok = name in _OPERATORS or (name.startswith("x.") and _method(name))
         out["ndarray"][name] = status(ok, note(name))

@@ -212,7 +212,13 @@ def _check_constant_indices(x, dim, key):
 
 
 def _index_list(x, dim, key):
-    """A list of indices as a tensor, negative numbers counted from the end of `dim`."""
+    """A list of indices as a tensor, negative numbers counted from the end
+    of `dim`; a nested list as the integer array NumPy makes of it."""
+    if any(isinstance(k, (list, tuple)) for k in key):
+        nested = np.asarray(key)
+        if nested.dtype.kind not in "iu":
+            graph_break(x._st, f"an index of nested lists of {nested.dtype}")
+        return _index_list(x, dim, nested.ravel().tolist()).reshape(*nested.shape)
     n = x.shape[dim]
     items = [k + n if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k < 0 else k for k in key]
     return as_tensor(x._st, items, "i64", index=True)

@@ -77,6 +77,8 @@ for _name, _op, _ufunc in (("and", "and", np.bitwise_and), ("or", "or", np.bitwi
     setattr(Tensor, f"__{_name}__", lambda self, o, fn=_fn: fn(self, o))
     setattr(Tensor, f"__r{_name}__", lambda self, o, fn=_fn: fn(o, self))
     setattr(Tensor, f"__i{_name}__", _inplace(None, _ufunc, _fn))
+Tensor.__divmod__ = lambda self, o: elementwise.divmod_(self, o)
+Tensor.__rdivmod__ = lambda self, o: elementwise.divmod_(o, self)
 Tensor.__neg__ = lambda self: mark_weak(emit(self._st, "neg", [self]), self)
 Tensor.__pos__ = lambda self: self._fresh()
 Tensor.__abs__ = lambda self: emit(self._st, "abs", [self])
@@ -322,7 +324,8 @@ def _new_array(out, inputs):
 _MAY_RETURN_ITS_ARGUMENT = {np.asarray, np.asanyarray, np.ascontiguousarray, np.real, np.atleast_1d, np.atleast_2d,
                             np.atleast_3d, np.squeeze, np.transpose, np.reshape, np.ravel, np.moveaxis, np.rollaxis,
                             np.swapaxes, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
-                            np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.diff}
+                            np.flipud, np.diagonal, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.diff,
+                            np.linalg.matrix_power, np.real_if_close, np.ascontiguousarray, np.asfortranarray}
 _MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpose", "permute_dims") if hasattr(np, n)}
 # NumPy's functions whose 0-d results are scalars (reductions, products of
 # vectors); the others give arrays, even where shapejit computes them with

@@ -71,7 +71,7 @@ def test_one_break_per_layer_compiles_a_few_graphs():
     def model(x, ws):
         for w in ws:
             x = np.tanh(x @ w)
-            x = x - np.percentile(x, 50, axis=-1, keepdims=True)  # a break in every layer
+            x = x - np.partition(x, 1, axis=-1)[..., 1:2]  # a break in every layer (np.partition has no op)
         return x
     ws = [f32(8, 8, seed=i) for i in range(6)]
     g = jit(model)

@@ -23,7 +23,8 @@ protocols (``__array_ufunc__``, ``__array_function__``) from the table, and
     building      arrays built from others or from sizes: append, insert, delete, block, kron, the index arrays
     logic         choosing among arrays and comparing them whole: select, isin, copyto
     network       shapejit's ops beyond NumPy: softmax, layer_norm, gelu, embedding
+    numerics      nan-reductions, quantiles, cov, corrcoef, trapezoid, cross, polyval, correlate, interp, gradient
     ufuncs        a ufunc's methods and keywords: reduce, accumulate, outer, dtype=
 """
-from . import (arithmetic, building, creation, elementwise, logic, network, products, reductions, selection,  # noqa: F401
-               shapes, sorting, statistics, ufuncs)  # each registers its entries: the table is whole once the package is imported
+from . import (arithmetic, building, creation, elementwise, logic, network, numerics, products, reductions,  # noqa: F401
+               selection, shapes, sorting, statistics, ufuncs)  # each registers its entries: the table is whole once the package is imported

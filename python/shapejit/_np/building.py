@@ -256,3 +256,29 @@ def diag_indices(n, ndim=2):
     idx = emit(st, "arange", [0, n, 1], {"dtype": "i64"})
     return (idx,) * ndim
 
+
+def _two_d(arr):
+    a = tensor_of(state_of(arr), arr)
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return a
+
+
+implements(np.tril_indices_from)(lambda arr, k=0: tril_indices(_two_d(arr).shape[-2], k=k, m=_two_d(arr).shape[-1]))
+implements(np.triu_indices_from)(lambda arr, k=0: triu_indices(_two_d(arr).shape[-2], k=k, m=_two_d(arr).shape[-1]))
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(arr):
+    a = tensor_of(state_of(arr), arr)
+    if not a.ndim >= 2:
+        raise ValueError("input array must be at least 2-d")
+    if any(a.shape[0] != d for d in a.shape[1:]):
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(a.shape[0], a.ndim)
+
+
+@implements(np.size)
+def size(a, axis=None):
+    a = tensor_of(state_of(a), a)
+    return a.size if axis is None else a.shape[checked_axis(axis, a.ndim)]

@@ -33,14 +33,26 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     numbers = (int, float, np.integer, np.floating)
     if retstep or axis != 0 or not isinstance(start, numbers) or not isinstance(stop, numbers):
         graph_break(st, "np.linspace with array bounds, retstep or an axis")
+    if isinstance(num, (int, np.integer)) and num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = float(start), float(stop)
+    delta = stop - start
+    div = (num - 1) if endpoint else num
     i = emit(st, "arange", [0, shape_operand(num), 1], {"dtype": "f64"})
-    step = true_divide(stop - start, (num - 1) if endpoint else num)
-    y = i * step + start
-    if endpoint:  # the last is stop itself; a single one is start
+    if div > 0:  # a predicate where num is a size
+        if isinstance(div, SymInt):
+            y = i * true_divide(delta, div) + start
+        else:
+            step = delta / div  # in float64, as NumPy divides
+            y = (i / div * delta if step == 0 else i * step) + start
+    else:
+        y = i * delta + start  # 0 or 1 sample: its step is undefined
+    if endpoint and num > 1:  # the last is stop itself
         y = where(i == num - 1, stop, y)
-    y = where(i == 0, start, y)
-    return y.astype(dtype_name(dtype) if dtype is not None else "f64")
+    name = dtype_name(dtype) if dtype is not None else "f64"
+    if name in ("i32", "i64"):
+        y = emit(st, "floor", [y])  # NumPy floors before it casts to an integer dtype
+    return y.astype(name)
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
@@ -49,6 +61,16 @@ def empty(shape, dtype=float, order="C", *, device=None, like=None):
 
 def empty_like(x, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return zeros_like(x, dtype)
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """An array of at least one dim (NumPy's for a 0-d one), as asarray gives it."""
+    out = asarray(a, dtype)
+    return out.reshape(1) if out.ndim == 0 else out
+
+
+def copy(a, order="K", subok=False):
+    return array(a, copy=True)
 
 
 def array(a, dtype=None, *, copy=True, **kw):
@@ -137,3 +159,4 @@ implements(np.ones_like)(ones_like)
 implements(np.full_like)(full_like)
 implements(np.empty_like)(empty_like)
 implements(np.meshgrid)(meshgrid)
+implements(np.copy)(copy)

@@ -3,6 +3,7 @@ batched matmuls), take_along_axis, linalg.norm."""
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from .._trace.state import emit, graph_break, state_of
 from .arithmetic import binary, matmul, unary, where
 from .base import checked_axis, count, full_of, sym_max, sym_min, tensor_of, to_float, unsupported, zero_of
 from .registry import implements, numpy_has
-from .shapes import concatenate, expand_dims
+from .shapes import broadcast_to, concatenate, expand_dims
 
 
 def outer(a, b, out=None):
@@ -262,3 +263,78 @@ implements(np.convolve)(convolve)
 implements(np.take_along_axis)(take_along_axis)
 implements(np.linalg.norm)(norm)
 implements(np.dot)(dot)
+
+
+# NumPy 2's np.linalg functions of the array API standard: over the last axes.
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    st = state_of(x)
+    x = tensor_of(st, x)
+    if axis is None:
+        flat = x.reshape(-1)
+        out = norm(flat, ord, 0, False)
+        return out.reshape(*([1] * x.ndim)) if keepdims else out
+    if isinstance(axis, (tuple, list)):
+        graph_break(st, "np.linalg.vector_norm over several axes")
+    return norm(x, ord, axis, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return norm(x, ord, (-2, -1), keepdims)
+
+
+_linalg = np.linalg
+implements(getattr(_linalg, "matmul", None))(matmul)
+implements(getattr(_linalg, "outer", None))(outer)
+implements(getattr(_linalg, "tensordot", None))(tensordot)
+implements(getattr(_linalg, "vecdot", None))(vecdot)
+implements(getattr(_linalg, "vector_norm", None))(vector_norm)
+implements(getattr(_linalg, "matrix_norm", None))(matrix_norm)
+
+
+def matvec(x1, x2):
+    """The matrix-vector product of the last dims, batches broadcast (NumPy 2.2's gufunc)."""
+    return matmul(x1, expand_dims(tensor_of(state_of(x1, x2), x2), -1))[..., 0]
+
+
+def vecmat(x1, x2):
+    """The vector-matrix product (the vector conjugated: a real's is itself)."""
+    return matmul(expand_dims(tensor_of(state_of(x1, x2), x1), -2), x2)[..., 0, :]
+
+
+implements(numpy_has("matvec"))(matvec)
+implements(numpy_has("vecmat"))(vecmat)
+
+
+@implements(np.linalg.matrix_power)
+def matrix_power(a, n):
+    """a's n-th power by NumPy's own order of products (squares, and the
+    result times the squares its bits name); a negative power needs inv."""
+    st = state_of(a)
+    a = tensor_of(st, a)
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    if n < 0:
+        graph_break(st, "np.linalg.matrix_power to a negative power (an inverse)")
+    if n == 0:
+        eye = (emit(st, "arange", [0, a.shape[-1], 1], {"dtype": "i64"})[:, None] ==
+               emit(st, "arange", [0, a.shape[-1], 1], {"dtype": "i64"})[None, :]).astype(a._dtype)
+        return broadcast_to(eye, a.shape)._fresh()
+    if n == 1:
+        return a  # NumPy gives back a itself
+    if n == 2:
+        return matmul(a, a)
+    if n == 3:
+        return matmul(matmul(a, a), a)
+    z = result = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result

@@ -545,3 +545,6 @@ for _f, _impl in ((np.reshape, reshape), (np.ravel, ravel),
                   (np.tril, tril), (np.triu, triu), (np.diagonal, diagonal), (np.diag, diag), (np.trace, trace), (np.diff, diff),
                   (np.fill_diagonal, fill_diagonal)):
     implements(_f)(_impl)
+implements(getattr(np.linalg, "matrix_transpose", None))(matrix_transpose)
+implements(getattr(np.linalg, "diagonal", None))(lambda x, /, *, offset=0: diagonal(x, offset, -2, -1))
+implements(getattr(np.linalg, "trace", None))(lambda x, /, *, offset=0, dtype=None: trace(x, offset, -2, -1, dtype))

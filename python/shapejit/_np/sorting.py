@@ -9,7 +9,7 @@ from .._trace.promotion import promote
 from .._trace.state import emit, graph_break, state_of
 from .._trace.tensor import as_scalar
 from .arithmetic import where
-from .base import checked_axis, tensor_of, to_float, unsupported
+from .base import checked_axis, sym_min, tensor_of, to_float, unsupported
 from .elementwise import isnan
 from .shapes import expand_dims
 from .registry import implements
@@ -98,3 +98,62 @@ implements(np.sort)(sort)
 implements(np.argsort)(argsort)
 implements(np.median)(median)
 implements(np.searchsorted)(searchsorted)
+
+
+@implements(np.lexsort)
+def lexsort(keys, axis=-1):
+    """The indices that sort by the last key, ties by the one before, ...:
+    a stable sort by each key in turn, from the first (NaNs last, as in argsort)."""
+    st = state_of(*keys) if isinstance(keys, (list, tuple)) else state_of(keys)
+    ks = list(keys) if isinstance(keys, (list, tuple)) else [keys[i] for i in range(int(tensor_of(st, keys).shape[0]))]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    ks = [tensor_of(st, k) for k in ks]
+    if any(k.ndim != 1 for k in ks) or axis not in (-1, 0):
+        graph_break(st, "np.lexsort of keys that are not 1-d")
+    n = ks[0].shape[0]
+    if any(k.shape[0] != n for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    order = argsort(ks[0])
+    for k in ks[1:]:
+        order = emit(st, "index_select", [order, argsort(emit(st, "index_select", [k, order], {"dim": 0}))], {"dim": 0})
+    return order
+
+
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True, sorted=True):
+    """The sorted distinct values of ar flattened (NaNs one, with
+    equal_nan), and where asked: the index of each one's first occurrence,
+    the index of each element's value among them (in ar's shape), and each
+    one's count. Their number is the data's (the op set's masked_select)."""
+    st = state_of(ar)
+    if axis is not None or not sorted:
+        graph_break(st, "np.unique along an axis or unsorted")
+    flat = tensor_of(st, ar)
+    shape = flat.shape
+    flat = flat.reshape(-1)
+    if return_index or return_inverse:
+        perm = argsort(flat)  # stable: the first occurrence first, as NumPy's mergesort
+        aux = emit(st, "index_select", [flat, perm], {"dim": 0})
+    else:
+        aux = sort(flat)
+    n = aux.shape[0]
+    first = emit(st, "slice", [emit(st, "full", [1], {"value": 1, "dtype": "bool"}), 0, sym_min(n, 1), 1], {"dim": 0})
+    hi, lo = emit(st, "slice", [aux, 1, n, 1], {"dim": 0}), emit(st, "slice", [aux, 0, n - 1, 1], {"dim": 0})
+    new = hi != lo
+    if equal_nan and aux._dtype in ("f32", "f64"):
+        new = new & ~(isnan(hi) & isnan(lo))  # NaNs sort last: the first of them stands for all
+    mask = emit(st, "concat", [first, new], {"dim": 0})
+    values = emit(st, "masked_select", [aux, mask])
+    out = [values]
+    if return_index:
+        out.append(emit(st, "masked_select", [perm, mask]))
+    if return_inverse:
+        rank = mask.astype("i64").cumsum() - 1
+        out.append(emit(st, "index_select", [rank, argsort(perm)], {"dim": 0}).reshape(*shape))  # argsort(perm): its inverse
+    if return_counts:
+        starts = emit(st, "nonzero", [mask]).reshape(-1)
+        bounds = emit(st, "concat", [starts, emit(st, "full", [1], {"value": 0, "dtype": "i64"}) + n], {"dim": 0})
+        m = bounds.shape[0]
+        out.append(emit(st, "slice", [bounds, 1, m, 1], {"dim": 0}) - emit(st, "slice", [bounds, 0, m - 1, 1], {"dim": 0}))
+    return tuple(out) if len(out) > 1 else values

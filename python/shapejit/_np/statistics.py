@@ -62,22 +62,29 @@ def cumprod(x, axis=None, dtype=None, out=None):
     return _scan("cumprod", x, axis, dtype)
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    st = state_of(x)
-    unsupported(st, "np.cumulative_sum", out=out)
-    xt = tensor_of(st, x)
-    if axis is None:
-        if xt.ndim > 1:
-            raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
-        axis = 0
-    y = _scan("cumsum", xt, axis, dtype)
-    if not include_initial:
-        return y
-    a = checked_axis(axis, y.ndim)
-    shape = list(y.shape)
-    shape[a] = 1
-    zero = emit(st, "full", [shape_operand(s) for s in shape], {"value": fill_of(0, y), "dtype": y._dtype})
-    return emit(st, "concat", [zero, y], {"dim": a})
+def _cumulative(op, identity):
+    def f(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        st = state_of(x)
+        unsupported(st, f"np.cumulative_{op[3:]}", out=out)
+        xt = tensor_of(st, x)
+        if axis is None:
+            if xt.ndim > 1:
+                raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+            axis = 0
+        y = _scan(op, xt, axis, dtype)
+        if not include_initial:
+            return y
+        a = checked_axis(axis, y.ndim)
+        shape = list(y.shape)
+        shape[a] = 1
+        first = emit(st, "full", [shape_operand(s) for s in shape], {"value": fill_of(identity, y), "dtype": y._dtype})
+        return emit(st, "concat", [first, y], {"dim": a})
+    f.__name__ = f"cumulative_{op[3:]}"
+    return f
+
+
+cumulative_sum = _cumulative("cumsum", 0)
+cumulative_prod = _cumulative("cumprod", 1)
 
 
 def ptp(x, axis=None, out=None, keepdims=False):
@@ -175,6 +182,7 @@ implements(np.prod)(prod)
 implements(np.cumsum)(cumsum)
 implements(np.cumprod)(cumprod)
 implements(numpy_has("cumulative_sum"))(cumulative_sum)
+implements(numpy_has("cumulative_prod"))(cumulative_prod)
 implements(np.ptp)(ptp)
 implements(np.any)(any)
 implements(np.all)(all)

@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from .._np import creation, shapes
+from .._np import building, creation, numerics, shapes
 from .._trace.sizes import SymInt, SymRange
 from .._trace.state import current
 from .._trace.tensor import Tensor, as_array
@@ -38,7 +38,11 @@ def _sizes_in(args, kwargs):
 CREATION = {
     "arange": creation.arange, "zeros": creation.zeros, "ones": creation.ones, "full": creation.full, "empty": creation.empty,
     "eye": shapes.eye, "identity": shapes.identity, "tri": shapes.tri, "linspace": creation.linspace,
-    "asarray": creation.asarray, "array": creation.array,
+    "asarray": creation.asarray, "array": creation.array, "asanyarray": creation.asarray,
+    "ascontiguousarray": creation.ascontiguousarray, "asfortranarray": creation.ascontiguousarray, "copy": creation.copy,
+    "logspace": numerics.logspace, "indices": building.indices, "tril_indices": building.tril_indices,
+    "triu_indices": building.triu_indices, "diag_indices": building.diag_indices, "hanning": numerics.hanning,
+    "hamming": numerics.hamming, "blackman": numerics.blackman, "bartlett": numerics.bartlett,
 }
 
 
