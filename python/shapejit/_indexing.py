@@ -456,9 +456,23 @@ def _casting_refused(ufunc, x, other):
 
 
 def _assigned(st, x, value):
-    """The value a write stores: a tensor of x's dtype (NumPy casts unsafely)."""
+    """The value a write stores: a tensor of x's dtype. NumPy casts an array
+    unsafely, but converts a scalar into an integer array as Python's int()
+    does, refusing a NaN, an infinity and a value out of the dtype's range."""
     if isinstance(value, (list, tuple)):
         value = asarray(list(value))
+    if x._dtype in ("i32", "i64"):
+        if type(value) is Scalar and (value._dtype in ("f32", "f64") or (value._dtype == "i64" and x._dtype == "i32")):
+            # Its value decides whether NumPy raises: read it (a cut), as NumPy reads it.
+            value = st.read(value, lambda a: a[()], "a NumPy scalar written into an integer array (NumPy checks its value)")
+        if isinstance(value, (float, np.floating)):
+            if math.isnan(value):
+                raise ValueError("cannot convert float NaN to integer")
+            if math.isinf(value):
+                raise OverflowError("cannot convert float infinity to integer")
+            value = int(value)
+        elif isinstance(value, np.integer):
+            value = int(value)
     if type(value) is int:  # NumPy 2 refuses a Python int out of x's range
         if x._dtype == "bool":
             value = bool(value)
@@ -466,6 +480,11 @@ def _assigned(st, x, value):
             python_int_fits(value, x._dtype)
             if x._dtype in ("f32", "f64"):
                 value = float(value)
+    elif isinstance(value, SymInt):  # a size is a Python int to NumPy: the same, as predicates on it
+        if x._dtype == "bool":
+            value = value != 0
+        elif x._dtype == "i32" and not (bool(value >= -2**31) and bool(value <= 2**31 - 1)):
+            raise OverflowError(f"Python integer {int(value)} out of bounds for int32")
     v = as_tensor(st, value, x._dtype)
     return v if v._dtype == x._dtype else v.astype(x._dtype)
 

@@ -301,3 +301,33 @@ def test_a_segmented_run_writes_as_a_compiled_call_does():
     for values in (f32(4) + 1, -f32(4) - 1):
         s = same_as_numpy(fn, values, np.zeros(6, np.float32), 3, calls=3)
         assert s["segmented_calls"] >= 1 and s["eager_calls"] == 0
+
+
+@pytest.mark.parametrize("value", [3e9, float("inf"), float("nan"), np.float32(3e9), 2.7, -2.7, np.int64(2**40), np.int64(5)],
+                         ids=repr)
+def test_a_scalar_written_into_an_integer_array_is_converted_as_numpy_converts_it(value):
+    # NumPy converts a scalar (Python's or its own) into an integer array as
+    # int() does: NaN a ValueError, out of the dtype's range an OverflowError.
+    def w(t, v):
+        t[...] = v
+        return t
+    t = np.zeros(2, np.int32)
+    try:
+        want = w(t.copy(), value)
+    except Exception as e:  # noqa: BLE001 - NumPy's exception is the answer
+        with pytest.raises(type(e)):
+            jit(w)(t.copy(), value)
+        return
+    np.testing.assert_array_equal(jit(w)(t.copy(), value), want)
+
+
+def test_a_traced_scalar_written_into_an_integer_array_is_read_as_numpy_reads_it():
+    def w(t, a):
+        t[...] = a.sum()
+        return t
+    for a, error in ((np.array([1e9, 2e9]), OverflowError), (np.array([np.nan]), ValueError), (np.array([2.0**40, 1]), OverflowError)):
+        with pytest.raises(error):
+            w(np.zeros(2, np.int32), a)
+        with pytest.raises(error):
+            jit(w)(np.zeros(2, np.int32), a)
+    np.testing.assert_array_equal(jit(w)(np.zeros(2, np.int32), np.array([1.5, -0.2])), [1, 1])

@@ -55,7 +55,11 @@ UNARY = ("np.exp({})", "np.log({})", "np.sqrt({})", "np.abs({})", "-{}", "np.tan
          "np.ceil({})", "np.round({})", "np.sign({})", "np.square({})", "np.log1p({})", "np.expm1({})",
          "np.arctan({})", "np.isnan({})", "np.isfinite({})", "np.logical_not({})", "~{}", "np.reciprocal({})",
          "np.trunc({})", "np.cbrt({})", "{}.astype(np.float32)", "np.clip(np.nan_to_num({}), -1e6, 1e6).astype(np.int64)",
-         "{}.astype(bool)", "np.clip({}, -1, 2)", "np.nan_to_num({})")
+         "{}.astype(bool)", "np.clip({}, -1, 2)", "np.nan_to_num({})", "np.nanmedian({})", "np.quantile({}, 0.3)",
+         "np.percentile({}, [10, 90])", "np.gradient({}.ravel())", "np.unique({})", "np.fmod({}, 2)", "np.modf({})[0]",
+         "np.heaviside({}, 0.5)", "np.sinc({})", "np.trapezoid({})", "np.ediff1d({})", "np.interp({}, [0, 1, 2], [1, 0, 3])",
+         "np.nanvar({})", "np.histogram({}, 3, range=(-2, 2))[0]", "np.isin({}, [0, 1])", "np.cov({})", "np.unwrap({})",
+         "np.unique({}, return_counts=True)[1]", "np.nanquantile({}, [0.5])")
 # Not drawn: a cast of NaN or inf to an integer (NumPy's value is the
 # platform's), and np.signbit / np.copysign of a NaN (NumPy leaves a NaN's
 # sign to the platform's math library).
@@ -63,7 +67,8 @@ BINARY = ("{} + {}", "{} - {}", "{} * {}", "{} / {}", "{} // {}", "{} % {}", "{}
           "np.minimum({}, {})", "{} < {}", "{} == {}", "{} >= {}", "{} & {}", "{} | {}", "np.arctan2({}, {})",
           "np.hypot({}, {})", "np.where({} > 0, {}, 0)", "np.logaddexp({}, {})", "np.fmax({}, {})",
           "{} @ {}", "np.concatenate([{}, {}], axis=0)", "np.stack([{}, {}])",
-          "np.isclose({}, {})")
+          "np.isclose({}, {})", "np.polyval({}.ravel()[:3], {})", "np.correlate({}.ravel(), {}.ravel())",
+          "np.append({}, {})", "np.fmod({}, {})", "np.select([{} > 0], [{}], -1)", "np.heaviside({}, {})")
 SCALAR = ("{} + 1.5", "{} * 2", "3 - {}", "{} / 2", "{} // 2", "{} % 3", "{} ** 2", "2 ** {}", "{} > 1",
           "{} * np.float32(0.5)", "np.int32(3) * {}")
 REDUCE = ("{}.sum({})", "{}.mean({})", "{}.max({})", "{}.min({})", "{}.prod({})", "{}.any({})", "{}.all({})",
@@ -226,11 +231,19 @@ def _adds_an_axis_to_a_matrix(line, env):
     return any(isinstance(v, np.matrix) and re.search(rf"\b{re.escape(name)}\[[^\]]*None", line) for name, v in env.items())
 
 
+def _reads_uninitialized(line, env):
+    """Whether `line` takes np.gradient of a masked array: NumPy's result
+    (np.empty_like of the masked array, filled where it is not masked)
+    holds whatever that memory held, which changes from run to run."""
+    return "np.gradient(" in line and any(isinstance(env.get(name), np.ma.MaskedArray) for name in re.findall(r"[A-Za-z_]\w*", line))
+
+
 def _numpy_cannot(line, env):
     """Whether NumPy cannot run `line` on `env` and stay well: a power that
     no memory holds, a stack that corrupts NumPy's heap, or a matrix made
     of rank 3."""
-    return _powers_a_python_int(line, env) or _stacks_a_matrix(line, env) or _adds_an_axis_to_a_matrix(line, env)
+    return (_powers_a_python_int(line, env) or _stacks_a_matrix(line, env) or _adds_an_axis_to_a_matrix(line, env) or
+            _reads_uninitialized(line, env))
 
 
 def _exec_write(line, env):
