@@ -125,6 +125,7 @@ class LlvmKernel final : public Kernel {
     for (size_t s = 0; s < p_.steps.size(); ++s) {
       const loops::Step& st = p_.steps[s];
       StepSlots& slots = step_slots_[s];
+      if (s < steps_.size()) add(steps_[s].offsets, slots.offsets);
       if (st.kind == loops::Step::Kind::kMatmul) add(st.matmul.shape_exprs(), slots.matmul);
       if (st.kind != loops::Step::Kind::kLoops) continue;
       add(st.loops.outer_extents, slots.extents);
@@ -151,9 +152,12 @@ class LlvmKernel final : public Kernel {
   int64_t eval(Expr e, std::span<const int64_t> values) const { return sym::evaluate(e, values); }
   // Step s's function over the call's buffers and symbols, its arguments
   // gathered into `local_bufs` and `local_syms`.
-  StepCall call(size_t s, char* const* bufs, const int64_t* values, char** local_bufs, int64_t* local_syms) const {
+  // `evaluated` holds table_'s slots, the step's lifted offsets among them.
+  StepCall call(size_t s, char* const* bufs, const int64_t* values, const std::vector<int64_t>& evaluated, char** local_bufs,
+                int64_t* local_syms) const {
     const BoundStep& b = steps_[s];
-    b.gather(bufs, values, local_bufs, local_syms);
+    const std::vector<int>& offsets = step_slots_[s].offsets;
+    b.gather(bufs, values, [&](size_t j) { return evaluated[static_cast<size_t>(offsets[j])]; }, local_bufs, local_syms);
     return StepCall{b.fn, local_bufs, local_syms};
   }
   // C = A @ B in blocks of rows; `epilogue`, when the step has one, runs on
@@ -169,12 +173,13 @@ class LlvmKernel final : public Kernel {
   // returns; an output of the call is allocated.
   void allocate_sized_later(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::span<const int64_t> values,
                             std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held) const;
-  // Compact step s: its count, set in `values` and `symbols`; then the
-  // buffers first used here (its result, its epilogue's); then the fill,
-  // with its epilogue on each block's rows. False when the epilogue failed
-  // a check.
+  // Compact step s: its count, set in `values` and `symbols`, and table_
+  // evaluated again into `evaluated`; then the buffers first used here (its
+  // result, its epilogue's); then the fill, with its epilogue on each
+  // block's rows. False when the epilogue failed a check.
   bool compact(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::vector<int64_t>& values, std::span<int64_t> symbols,
-               std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const;
+               std::vector<int64_t>& evaluated, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs,
+               int64_t* local_syms) const;
 
   // The temporaries' steps, for the arena (inputs, outputs and per-task
   // scratch are not in it).
@@ -200,11 +205,12 @@ class LlvmKernel final : public Kernel {
   // The expressions a call evaluates (core/sym/expr_table.h), and where
   // each use finds its value: per temporary its dims; per step its
   // product's shape (MatmulStep::shape_exprs) or its loops' extents,
-  // empty_if_zero and work per row.
+  // empty_if_zero and work per row, and its code's lifted offsets
+  // (BoundStep::offsets).
   sym::ExprTable table_;
   std::vector<std::vector<int>> temp_dims_;
   struct StepSlots {
-    std::vector<int> matmul, extents, empty_if_zero;
+    std::vector<int> matmul, extents, empty_if_zero, offsets;
     int work = -1;
   };
   std::vector<StepSlots> step_slots_;
@@ -290,15 +296,14 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     const loops::Step& step = p_.steps[s];
     if (step.kind == loops::Step::Kind::kCompact) {
-      if (!compact(s, bufs, reserved, values, symbols, outputs, held, local_bufs, local_syms)) return use_reference();
-      table_.evaluate(values, evaluated);  // the count is known now
+      if (!compact(s, bufs, reserved, values, symbols, evaluated, outputs, held, local_bufs, local_syms)) return use_reference();
       if (step.compact.epilogue) ++s;
       continue;
     }
     allocate_sized_later(s, bufs, reserved, values, outputs, held);
     if (step.kind == loops::Step::Kind::kMatmul) {
       const loops::MatmulShape shape = loops::MatmulShape::evaluated(step.matmul, gather(step_slots_[s].matmul, gathered));
-      const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), local_bufs, local_syms) : StepCall{};
+      const StepCall epilogue = step.matmul.epilogue ? call(++s, bufs.data(), values.data(), evaluated, local_bufs, local_syms) : StepCall{};
       if (!matmul(step.matmul, shape, p_.buffers[step.matmul.c].dtype, bufs.data(), epilogue)) return use_reference();
       continue;
     }
@@ -317,7 +322,7 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
     if (!outer) return runtime_error("llvm: " + step.label + ": a loop runs more than 2^63 - 1 times");
     const int64_t rows = *outer;
     if (rows == 0) continue;
-    const StepCall fn = call(s, bufs.data(), values.data(), local_bufs, local_syms);
+    const StepCall fn = call(s, bufs.data(), values.data(), evaluated, local_bufs, local_syms);
     const int64_t work = std::max<int64_t>(1, evaluated[slots.work]);
     const int64_t grain = std::max<int64_t>(1, kWorkPerTask / work);
     if (rows <= grain) {
@@ -351,8 +356,8 @@ void LlvmKernel::allocate_sized_later(size_t s, std::vector<char*>& bufs, const 
 }
 
 bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, const std::vector<size_t>& reserved, std::vector<int64_t>& values,
-                         std::span<int64_t> symbols, std::span<ir::Tensor> outputs, std::vector<std::shared_ptr<void>>& held, char** local_bufs,
-                         int64_t* local_syms) const {
+                         std::span<int64_t> symbols, std::vector<int64_t>& evaluated, std::span<ir::Tensor> outputs,
+                         std::vector<std::shared_ptr<void>>& held, char** local_bufs, int64_t* local_syms) const {
   const loops::CompactStep& c = p_.steps[s].compact;
   const ir::DType value_dtype = c.values >= 0 ? p_.buffers[c.values].dtype : ir::DType::kI64;
   Compaction compaction(c, p_.buffers[c.mask].dtype, value_dtype, bufs[c.mask], c.values >= 0 ? bufs[c.values] : nullptr,
@@ -360,9 +365,10 @@ bool LlvmKernel::compact(size_t s, std::vector<char*>& bufs, const std::vector<s
   const int64_t count = compaction.count();
   values[c.count] = count;
   symbols[c.count] = count;
+  table_.evaluate(values, evaluated);  // the count is known now
   allocate_sized_later(s, bufs, reserved, values, outputs, held);
   if (!c.epilogue) return compaction.fill(bufs[c.out]);
-  const StepCall epilogue = call(s + 1, bufs.data(), values.data(), local_bufs, local_syms);
+  const StepCall epilogue = call(s + 1, bufs.data(), values.data(), evaluated, local_bufs, local_syms);
   return compaction.fill(bufs[c.out], [&](int64_t begin, int64_t end) { return epilogue(begin, end) == 0; });
 }
 

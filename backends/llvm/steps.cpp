@@ -86,6 +86,7 @@ Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p,
     loops::DetachedStep d = loops::detach_step(p, static_cast<int>(s));
     bound[s].buffers = d.buffers;
     bound[s].symbols = d.symbols;
+    bound[s].offsets = d.offsets;
     auto [it, fresh] = index.emplace(std::make_pair(d.key.hi, d.key.lo), distinct.size());
     if (fresh) distinct.push_back(std::move(d));
     of_step[s] = it->second;

@@ -1,5 +1,7 @@
 #include "backends/loops/detach_step.h"
 
+#include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace shapejit::backends::loops {
@@ -33,7 +35,7 @@ class Uses {
     for (const std::vector<int>& k : kinds) {
       for (int s : k) {
         index_[s] = static_cast<int>(d.symbols.size());
-        d.symbols.push_back(s);
+        d.symbols.push_back(s < p_.num_symbols ? s : -1 - (s - p_.num_symbols));  // a lifted offset: its index
       }
     }
     int next = static_cast<int>(d.symbols.size());
@@ -60,13 +62,13 @@ class Uses {
   }
 
  private:
-  // 0: a size (a graph symbol), 1: a stride, 2: a task symbol.
+  // 0: a size (a graph symbol), 1: a stride or a lifted offset, 2: a task symbol.
   int kind(int s) const {
     const int strides = p_.num_graph_symbols + static_cast<int>(p_.params.size());
-    return s < p_.num_graph_symbols ? 0 : s < strides ? 1 : 2;
+    return s >= p_.num_symbols ? 1 : s < p_.num_graph_symbols ? 0 : s < strides ? 1 : 2;
   }
   void read(int s) {
-    if (s >= p_.num_read_symbols()) return;  // defined by the step itself (seen at its definition)
+    if (s >= p_.num_read_symbols() && s < p_.num_symbols) return;  // defined by the step itself (seen at its definition)
     if (index_.emplace(s, -1).second) read_.push_back(s);
   }
 
@@ -123,10 +125,65 @@ Hash128 structure_key(const LoopProgram& p) {
   return h.finish();
 }
 
+// The step with each load's and store's offset split: what its loops vary
+// stays, the rest (the terms that read none of the step's own symbols)
+// becomes the symbol p.num_symbols + j, offsets[j] its value. Every offset
+// is split, a zero rest too: the step that reads x[0] is the one that reads
+// x[1]. Accesses to one buffer with equal rests share their parameter, so
+// that the code still sees them at one address (an accumulator loaded and
+// stored in a loop stays in a register).
+LoopStep lift_offsets(const LoopProgram& p, const LoopStep& from, std::vector<Expr>& offsets) {
+  std::vector<bool> own(static_cast<size_t>(std::max(p.num_symbols, 0)), false);
+  auto mark = [&](int s) {
+    if (s >= 0 && static_cast<size_t>(s) < own.size()) own[static_cast<size_t>(s)] = true;
+  };
+  for (int v : from.outer_vars) mark(v);
+  for (const Phase& ph : from.phases) {
+    for (int v : ph.vars) mark(v);
+    for (const Inst& in : ph.body) {
+      if (in.kind == InstKind::kCheckIndex) mark(in.symbol);
+    }
+  }
+  auto varies = [&](Expr e) {
+    for (int s : sym::symbols_of(e)) {
+      if (s < 0 || static_cast<size_t>(s) >= own.size() || own[static_cast<size_t>(s)]) return true;
+    }
+    return false;
+  };
+  std::map<std::pair<int, const sym::Node*>, int> param_of;  // (buffer, rest): its parameter
+  auto split = [&](int buffer, Expr e) -> Expr {
+    Expr fixed = 0;
+    if (e.kind() == sym::Kind::kAdd) {
+      fixed = Expr(e.add_constant());
+      for (size_t i = 0; i < e.num_args(); ++i) {
+        if (!varies(e.arg(i))) fixed = fixed + Expr(e.coeff(i)) * e.arg(i);
+      }
+    } else if (!varies(e)) {
+      fixed = e;
+    }
+    auto [it, fresh] = param_of.try_emplace({buffer, fixed.node()}, static_cast<int>(offsets.size()));
+    if (fresh) offsets.push_back(fixed);
+    return e - fixed + Expr::symbol(p.num_symbols + it->second);
+  };
+  LoopStep to = from;
+  for (Phase& ph : to.phases) {
+    for (Inst& in : ph.body) {
+      if (in.kind == InstKind::kLoad) in.expr = split(in.buffer, in.expr);
+    }
+    for (Store& s : ph.stores) s.offset = split(s.buffer, s.offset);
+  }
+  return to;
+}
+
 }  // namespace
 
 DetachedStep detach_step(const LoopProgram& p, int step) {
-  const LoopStep& from = p.steps[static_cast<size_t>(step)].loops;
+  // An attention step's tile code reads its symbols as the attention step
+  // gathers them (its own, the kernel's): its offsets stay whole.
+  std::vector<Expr> offsets;
+  const bool lifts = p.steps[static_cast<size_t>(step)].kind == Step::Kind::kLoops;
+  const LoopStep lifted = lifts ? lift_offsets(p, p.steps[static_cast<size_t>(step)].loops, offsets) : LoopStep();
+  const LoopStep& from = lifts ? lifted : p.steps[static_cast<size_t>(step)].loops;
   // 1. What the step uses, in order.
   Uses uses(p);
   for (size_t i = 0; i < from.outer_vars.size(); ++i) {
@@ -179,6 +236,7 @@ DetachedStep detach_step(const LoopProgram& p, int step) {
   local.loops = std::move(to);
   local.label = p.steps[static_cast<size_t>(step)].label;
   d.program.steps.push_back(std::move(local));
+  d.offsets = std::move(offsets);
   d.key = structure_key(d.program);
   return d;
 }

@@ -10,6 +10,13 @@
 // compile to the same function: a backend compiles it once and runs it on
 // each step's own buffers and symbols, gathered by the maps.
 //
+// What a load's or a store's offset adds that no loop of the step varies
+// (a constant, i * rows * cols for the i-th slice x[i]) is taken out of
+// the code too, into a parameter the kernel evaluates on each call: the
+// steps of an unrolled loop that read x[i] differ by that term alone, and
+// share one function (a scan of 1,000 steps compiled 1,000 before). The
+// parameters are strides' kind of symbol (they may be negative).
+//
 // Renumbering never merges steps that would compile differently: the key
 // holds every instruction, expression, dtype and the kind of each symbol
 // (sizes and task symbols are never negative, strides may be, and the code
@@ -31,7 +38,10 @@ struct DetachedStep {
   // `params` are placeholders that only count the strides.
   LoopProgram program;
   std::vector<int> buffers;  // per buffer of `program`: the original program's buffer
-  std::vector<int> symbols;  // per symbol `program`'s code reads: the original program's symbol
+  // Per symbol `program`'s code reads: the original program's symbol, or
+  // -1 - j for the j-th of `offsets`, in the original program's symbols.
+  std::vector<int> symbols;
+  std::vector<sym::Expr> offsets;
   Hash128 key;               // of the step's structure, as code generation sees it
 };
 

@@ -184,3 +184,19 @@ def test_an_array_made_outside_the_trace_and_written_before_the_next_cut_is_nump
         return w
     for _ in range(2):
         np.testing.assert_array_equal(jit(h)(np.arange(3.0), np.float64(2.0)), h(np.arange(3.0), np.float64(2.0)))
+
+
+def test_an_unrolled_loop_compiles_its_steps_once():
+    # A scan unrolled into one trace: its steps differ only by where they
+    # read x[i], which each takes as a parameter, so two functions serve all.
+    W16 = np.linspace(-0.2, 0.2, 64).reshape(8, 8)
+
+    def scan(h, x):
+        for i in range(x.shape[0]):
+            h = np.tanh(h @ W16 + x[i])
+        return h
+    f = jit(scan)
+    h, x = np.zeros((3, 8)), np.random.default_rng(0).standard_normal((120, 3, 8))
+    np.testing.assert_allclose(f(h, x), scan(h, x), rtol=1e-12)
+    s = f.stats()["steps"]
+    assert s["steps"] >= 120 and s["distinct"] <= 3, s

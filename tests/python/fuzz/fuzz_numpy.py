@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import pathlib
+import resource
 import signal
 import sys
 import tempfile
@@ -53,6 +54,8 @@ def main():
                     help="compile.async: calls run on stand-ins (the reference, a wait, the trace's dynamic kernel) while kernels compile")
     ap.add_argument("--rounds-per-process", type=int, default=40,
                     help="Hypothesis rounds each child process runs (0: all in this process)")
+    ap.add_argument("--memory-gb", type=float, default=8,
+                    help="each child's address space (0: unbounded): a program whose NumPy needs more meets MemoryError, both ways")
     a = ap.parse_args()
     P.DATA_DEPENDENT_STEPS = a.data_dependent
     P.ASYNC_COMPILE = a.async_
@@ -67,7 +70,7 @@ def main():
         last = first + per_process if per_process > 0 else None
         if per_process > 0:
             child = _in_child(lambda: _rounds(a, start_seed, first, last, deadline, counts["programs"]),
-                              f"rounds of seeds {start_seed + first} to {start_seed + last - 1}")
+                              f"rounds of seeds {start_seed + first} to {start_seed + last - 1}", a.memory_gb)
         else:
             child = _rounds(a, start_seed, first, last, deadline, counts["programs"])
         counts["programs"] += child["programs"]
@@ -123,14 +126,21 @@ def _rounds(a, start_seed, first, last, deadline, programs_before):
     return counts
 
 
-def _in_child(work, what):
+def _in_child(work, what, memory_gb=0):
     """work() run in a forked child; its counts come back through a pipe. A
     child that dies before it answers is a failure that says how, naming
-    `what` it ran."""
+    `what` it ran. Its address space is bounded (`memory_gb`, but under a
+    sanitizer, whose shadow memory is address space): a program whose
+    NumPy needs more (a power of an object array of Python ints, another
+    call's n = 2**64) meets NumPy's MemoryError, not the machine's OOM killer."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        sanitized = "asan" in os.environ.get("LD_PRELOAD", "") or "ASAN_OPTIONS" in os.environ
+        if memory_gb > 0 and not sanitized:
+            limit = int(memory_gb * (1 << 30))
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         status = 0
         try:
             out = json.dumps(work()).encode()
