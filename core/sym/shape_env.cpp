@@ -131,7 +131,10 @@ Expected<Expr> ShapeEnv::input_dim(const std::string& name, int input, int dim, 
   s.dim = dim;
   s.hint = hint;
   if (zero_one_) {
-    s.range = {2, Range::kInf};
+    // Sizes 0 and 1 are their own; a larger one of a tensor that holds
+    // anything is at most kMaxDim. One past it (beside a 0 dim, the tensor
+    // empty) keeps the range open: its guard would refuse the call again.
+    s.range = {2, hint && *hint > Range::kMaxDim ? Range::kInf : Range::kMaxDim};
     s.range_origin = Origin::kZeroOne;
     if (hint && (*hint == 0 || *hint == 1)) {
       s.range = {*hint, *hint};

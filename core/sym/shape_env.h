@@ -54,6 +54,11 @@ enum class Rel : uint8_t { kEq, kNe, kGe };
 struct Range {
   static constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
   static constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
+  // The most a dim of a tensor that holds anything can be: no input spans
+  // 2^62 bytes (the runtime refuses one that claims to, jit/runtime/inputs.cpp).
+  // A dynamic dim's range stops here, so that a slice to "the end" (a stop
+  // of 2^62, clamped to the dim) is the dim itself.
+  static constexpr int64_t kMaxDim = int64_t{1} << 62;
   int64_t lo = kNegInf, hi = kInf;
   bool contains(int64_t v) const { return lo <= v && v <= hi; }
   bool operator==(const Range&) const = default;

@@ -124,6 +124,30 @@ TEST(Infer, SliceClampsLikePython) {
   EXPECT_EQ(r.shape("c"), "[max(0, min(9, n) - max(0, n - 3)), 4]");
 }
 
+TEST(Infer, ASliceToTheFrontEndsEndIsTheDim) {
+  // The Python front end spells "to the end" as a stop of 2^62: a dim of a
+  // tensor that holds anything is at most that (Range::kMaxDim), so the
+  // clamp is the dim itself, and a write's pieces sum back to it.
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": ["n", "m"]})",
+               R"({"op": "slice", "in": ["x", 1, 4611686018427387904, 1], "out": "a", "attrs": {"dim": 0}},
+                  {"op": "slice", "in": ["x", -1, 4611686018427387904, 1], "out": "b", "attrs": {"dim": 1}},
+                  {"op": "concat", "in": ["b", "x"], "out": "c", "attrs": {"dim": 1}})",
+               R"("a", "b", "c")", {{10, 4}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.shape("a"), "[n - 1, m]");
+  EXPECT_EQ(r.shape("b"), "[n, 1]");
+  EXPECT_EQ(r.shape("c"), "[n, m + 1]");
+  EXPECT_EQ(r.env.range(sym::Expr::symbol(0)).hi, sym::Range::kMaxDim);
+}
+
+TEST(Infer, ADimPastTheLargestATensorCanHoldKeepsItsRangeOpen) {
+  // Beside a 0 dim (the tensor empty, only through DLPack): no bound.
+  auto r = run(R"({"name": "x", "dtype": "f32", "shape": [0, "m"]})", R"({"op": "exp", "in": ["x"], "out": "y"})", R"("y")",
+               {{0, sym::Range::kMaxDim + 5}});
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_EQ(r.env.range(sym::Expr::symbol(0)).hi, sym::Range::kInf);
+}
+
 TEST(Infer, MatmulPromotesVectorsAndBroadcastsBatches) {
   auto r = run(R"({"name": "a", "dtype": "f32", "shape": ["b", 1, "m", "k"]}, {"name": "w", "dtype": "f32", "shape": [3, "k2", "n"]},
                   {"name": "v", "dtype": "f32", "shape": ["k3"]})",

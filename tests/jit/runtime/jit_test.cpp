@@ -219,6 +219,30 @@ TEST(Jit, ASizePastInt64IsAnOverflowNeverAWrappedValue) {
   }
 }
 
+TEST(Jit, ADimPastTheLargestATensorHoldsRunsBesideAZero) {
+  // Dynamic dims are at most 2^62 (sym::Range::kMaxDim) in what is
+  // compiled, and guarded so: an empty tensor through DLPack may still have
+  // a larger one, which an entry of its own takes, and later calls still hit.
+  auto jit = make_jit("{}");
+  ir::Graph g = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "m"]}],
+    "nodes": [{"op": "sum", "in": ["x"], "out": "y", "attrs": {"axes": [1]}}], "outputs": ["y"]})");
+  ir::Tensor empty = testing::zeros(ir::DType::kF32, {0, 2});
+  for (const int64_t m : {int64_t{7}, (int64_t{1} << 62) + 5, int64_t{9}, (int64_t{1} << 62) + 9}) {
+    DLTensor x = empty.dl();
+    int64_t shape[2] = {0, m};
+    int64_t strides[2] = {m, 1};
+    x.shape = shape;
+    x.strides = strides;
+    const DLTensor* args[] = {&x};
+    std::vector<ir::Tensor> out;
+    const Status s = jit->call_graph("wide", g, {}, args, out);
+    ASSERT_TRUE(s.is_ok()) << m << ": " << s.to_string();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), std::vector<int64_t>{0}) << m;
+  }
+  EXPECT_EQ(jit->stats_json()["backend_compiles"], 2u) << "one entry within the bound, one past it";
+}
+
 TEST(Jit, RejectsUnavailableBackendsAndBadConfigs) {
   auto a = runtime::Jit::create(R"({"compile": {"backend": "cuda"}})");
 #ifdef SHAPEJIT_HAVE_CUDA
