@@ -338,7 +338,7 @@ def assign(x: Tensor, new: Tensor, region):
     x._writes += 1
     if x._input is not None:
         offsets, block = region
-        x._st.writes.append((x._input, offsets, block._fresh()))
+        x._st.writes.append((x._input, offsets, block._fresh(), x))
 
 
 def _put_back(view, new, region):

@@ -1,5 +1,6 @@
 #include "python/src/tracer.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -101,6 +102,17 @@ nb::tuple PyTracer::info(int value) const {
   const trace::Tracer::Value v{value};
   const int rank = t.is_tensor(v) ? t.rank(v) : 0;
   return nb::make_tuple(t.is_tensor(v), ir::dtype_name(t.dtype(v)), rank);
+}
+
+std::optional<int64_t> PyTracer::elements_hint(int value) const {
+  trace::Tracer& t = get();
+  if (value < 0 || value >= t.graph().num_values() || !t.is_tensor({value})) raise(invalid("no such traced tensor"));
+  int64_t n = 1;
+  for (const sym::Expr& d : t.types()[static_cast<size_t>(value)].shape) {
+    const std::optional<int64_t> h = t.env().hint(d);
+    if (!h || __builtin_mul_overflow(n, *h, &n)) return std::nullopt;
+  }
+  return n;
 }
 
 int64_t PyTracer::guard_int(int value) { return value_or_raise(get().guard_int({value})); }
@@ -208,6 +220,7 @@ void bind_tracer(nb::module_& m) {
       .def_prop_ro("num_inputs", &PyTracer::num_inputs)
       .def("op", &PyTracer::op, nb::arg("name"), nb::arg("operands"), nb::arg("attrs").none() = nb::none())
       .def("info", &PyTracer::info)
+      .def("elements_hint", &PyTracer::elements_hint)
       .def("guard_int", &PyTracer::guard_int)
       .def("guard_bool", &PyTracer::guard_bool)
       .def("output", &PyTracer::output)

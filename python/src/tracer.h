@@ -46,6 +46,10 @@ class PyTracer {
   int op(const std::string& name, nb::handle operands, nb::handle attrs);
   // (is_tensor, dtype name, rank).
   nb::tuple info(int value) const;
+  // A tensor value's element count at this call (None where a size has no
+  // hint: a data-dependent one): what a choice that is only about speed
+  // reads, deciding nothing.
+  std::optional<int64_t> elements_hint(int value) const;
   int64_t guard_int(int value);
   bool guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs);
   void output(int value);

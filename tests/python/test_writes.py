@@ -288,6 +288,36 @@ def test_writes_into_several_inputs_are_all_made_or_none():
     np.testing.assert_array_equal(a, np.zeros(3, np.float32))  # not written either
 
 
+def test_an_input_written_all_over_is_written_back_once_whole(monkeypatch):
+    """A solver's sweeps write a grid's interior and its edges again and
+    again: the call writes the grid back once, whole, where the blocks add
+    up to its size; a few small blocks stay blocks. Both as NumPy writes."""
+    from shapejit._runtime import calls
+    specs = []
+    results = calls._results
+    monkeypatch.setattr(calls, "_results", lambda st, out: specs.append(r := results(st, out)) or r)
+
+    def sweeps(x, y):
+        for _ in range(3):
+            x[1:-1, 1:-1] = (x[:-2, 1:-1] + x[2:, 1:-1]) * 0.5
+            x[0, :] = x[1, :]
+            x[-1, :] = -x[-2, :]
+        y[2] = 1.0  # another input, written once
+        return x.sum()
+
+    def points(x, y):
+        x[0, 0] = 1.0
+        x[2, 3] = x[0, 0] + 5.0
+        y[...] = 2.0
+        y[1] += 1.0
+        return x
+
+    same_as_numpy(sweeps, f32(6, 6), f32(4, 3), calls=2)
+    assert list(specs[-1][0].writes) == [(0, None), (1, (0,))]
+    same_as_numpy(points, f32(6, 6), f32(4, 3), calls=2)
+    assert list(specs[-1][0].writes) == [(0, (0, 1)), (0, (0, 1)), (1, None)]
+
+
 def test_a_segmented_run_writes_as_a_compiled_call_does():
     # A branch on data cuts the call into segments; the writes after it
     # (a block, cast from float64, and a whole array) are the extension's.

@@ -134,6 +134,28 @@ class SegmentedRun:
         self.value, self.spec, self.arrays, self.inputs, self.found = value, spec, list(arrays), list(inputs), list(found)
 
 
+def _coalesced(st):
+    """(input, offsets, value) of each write into an input the call makes,
+    in order, but that an input written more than once, by blocks that add
+    up to at least its size at this call (or once whole), takes its final
+    value whole, once, in its last write's place: a solver that writes a
+    grid's interior and its edges ten times copies the grid once, not each
+    block. Inputs a call writes never overlap others (writes_overlap runs
+    such a call as NumPy), so each input's writes stand apart."""
+    by_input = {}
+    for w in st.writes:
+        by_input.setdefault(w[0], []).append(w)
+    last = {}
+    for i, ws in by_input.items():
+        if len(ws) < 2:
+            continue
+        whole = st.tr.elements_hint(ws[-1][3]._id)
+        blocks = [None if off is None else st.tr.elements_hint(v._id) for _, off, v, _ in ws]
+        if any(b is None for b in blocks) or (whole is not None and None not in blocks and sum(blocks) >= whole):
+            last[i] = ws[-1]
+    return [(w[0], None, w[3]) if w is last.get(w[0]) else w[:3] for w in st.writes if w[0] not in last or w is last[w[0]]]
+
+
 def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
     back as ints. The writes into the call's inputs follow the results: for
@@ -151,7 +173,7 @@ def _results(st, out):
             graph_break(st, f"the function returns a {leaf.dtype} array, a dtype shapejit lacks")
     n = len(leaves)
     writes = []
-    for input_index, offsets, value in st.writes:
+    for input_index, offsets, value in _coalesced(st):
         if offsets is None:
             writes.append((input_index, None))
         else:

@@ -52,7 +52,7 @@ class TraceState:
         self.found = []      # (array, source) for arrays met that are not inputs
         self.made = []       # (array, its value when lifted) for arrays the function made outside the trace
         self.captures = []   # the arrays that are inputs after the call's own
-        self.writes = []     # (input, block offsets or None for all of it, value): writes into inputs, in order
+        self.writes = []     # (input, block offsets or None for all of it, value, the input's tensor): writes into inputs, in order
         self.sources = {}    # id(array) -> where the function reaches it (_runtime.captures.swapped)
         self.live = None     # a segmented run's: the tracing values made (a WeakSet)
         self.reach = None    # where the function finds arrays besides its arguments (_runtime.captures.Reach)
