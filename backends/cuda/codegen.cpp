@@ -488,6 +488,7 @@ loops::LowerOptions lower_options(bool blas) {
   options.fuse_attention = false;
   options.softmax_sum_pass = false;
   options.scans = false;  // the CPU runs graphs with a cumsum, copying the data
+  options.scatters = false;  // and graphs with an index_put or index_add
   options.count_steps = true;  // a compaction's fill kernel reads dense buffers and counts
   return options;
 }

@@ -1,5 +1,6 @@
-// The LLVM backend's line routines (loops::ScanStep): cumsum, cumprod, sort
-// and argsort along one dim, run as library code, not generated code.
+// The LLVM backend's line routines (loops::ScanStep, loops::ScatterStep):
+// cumsum, cumprod, sort and argsort along one dim, index_put and index_add,
+// run as library code, not generated code.
 #include "backends/llvm/lines.h"
 
 #include <tbb/blocked_range.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -75,7 +77,59 @@ void sort_lines(ir::Op op, const T* in, char* out, int64_t l0, int64_t l1, int64
   }
 }
 
+// Columns [c0, c1) of a scatter over [outer, n, inner] (column c is outer
+// c / inner, inner c % inner), each index in order: a column's elements
+// meet the rows in the order of the index, so a repeated index keeps its
+// last row (index_put) or adds them all (index_add).
+template <typename T>
+void scatter_columns(ir::Op op, const int64_t* ids, const T* values, T* out, int64_t c0, int64_t c1, int64_t n, int64_t m, int64_t inner) {
+  using Acc = typename Wrapping<T>::type;
+  for (int64_t c = c0; c < c1;) {
+    const int64_t o = c / inner, i0 = c % inner, i1 = std::min(inner, i0 + (c1 - c));
+    for (int64_t k = 0; k < m; ++k) {
+      T* y = out + (o * n + ids[k]) * inner;
+      const T* v = values + (o * m + k) * inner;
+      if (op == ir::Op::kIndexPut) {
+        std::copy(v + i0, v + i1, y + i0);
+      } else {
+        for (int64_t i = i0; i < i1; ++i) y[i] = static_cast<T>(static_cast<Acc>(y[i]) + static_cast<Acc>(v[i]));
+      }
+    }
+    c += i1 - i0;
+  }
+}
+
 }  // namespace
+
+bool run_scatter(const loops::ScatterStep& c, ir::DType dtype, ir::DType index_dtype, const char* in, const char* index, const char* values,
+                 char* out, int64_t outer, int64_t n, int64_t m, int64_t inner, int64_t work_per_task) {
+  std::vector<int64_t> ids(static_cast<size_t>(m));
+  ir::visit_dtype(index_dtype, [&]<typename I>() {
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+      for (int64_t k = 0; k < m; ++k) ids[static_cast<size_t>(k)] = static_cast<int64_t>(reinterpret_cast<const I*>(index)[k]);
+    }
+  });
+  if (outer > 0 && inner > 0 && std::any_of(ids.begin(), ids.end(), [&](int64_t i) { return i < 0 || i >= n; })) return false;
+  const size_t bytes = static_cast<size_t>(outer * n * inner) * ir::dtype_size(dtype);
+  if (bytes > 0) std::memcpy(out, in, bytes);
+  if (outer == 0 || inner == 0 || m == 0) return true;
+  const int64_t columns = outer * inner, grain = std::max<int64_t>(1, work_per_task / m);
+  ir::visit_dtype(dtype, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      // index_put of bool (index_add of bool is not an op): the bytes.
+      const auto* v = reinterpret_cast<const uint8_t*>(values);
+      auto* y = reinterpret_cast<uint8_t*>(out);
+      scatter_columns(ir::Op::kIndexPut, ids.data(), v, y, 0, columns, n, m, inner);
+    } else {
+      const T* v = reinterpret_cast<const T*>(values);
+      T* y = reinterpret_cast<T*>(out);
+      if (columns <= grain) return scatter_columns(c.op, ids.data(), v, y, 0, columns, n, m, inner);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, columns, grain),
+                        [&](const tbb::blocked_range<int64_t>& r) { scatter_columns(c.op, ids.data(), v, y, r.begin(), r.end(), n, m, inner); });
+    }
+  });
+  return true;
+}
 
 void run_lines(const loops::ScanStep& c, ir::DType in_dtype, const char* in_buf, char* out_buf, int64_t outer, int64_t n, int64_t inner,
                int64_t work_per_task) {

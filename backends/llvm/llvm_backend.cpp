@@ -311,6 +311,14 @@ Status LlvmKernel::run(const RunContext&, std::span<const DLTensor* const> args,
       scan(step.scan, bufs.data(), values);
       continue;
     }
+    if (step.kind == loops::Step::Kind::kScatter) {
+      const loops::ScatterStep& c = step.scatter;
+      if (!run_scatter(c, p_.buffers[c.in].dtype, p_.buffers[c.index].dtype, bufs[c.in], bufs[c.index], bufs[c.values], bufs[c.out], eval(c.outer, values),
+                       eval(c.n, values), eval(c.m, values), eval(c.inner, values), kWorkPerTask)) {
+        return use_reference();
+      }
+      continue;
+    }
     if (step.kind == loops::Step::Kind::kAttention) {
       const loops::AttentionStep& a = step.attention;
       const bool ok = run_attention(a, p_.buffers[a.out].dtype, bufs.data(), values, steps_[s], kMatmulWorkPerTask);

@@ -33,6 +33,12 @@ std::string LoopProgram::dump(bool labels) const {
            c.n.str() + ", " + c.inner.str() + "]\n";
       continue;
     }
+    if (st.kind == Step::Kind::kScatter) {
+      const ScatterStep& c = st.scatter;
+      s += std::string("  ") + ir::op_name(c.op) + " b" + std::to_string(c.in) + " at b" + std::to_string(c.index) + " of b" + std::to_string(c.values) +
+           " -> b" + std::to_string(c.out) + " [" + c.outer.str() + ", " + c.n.str() + " (" + c.m.str() + "), " + c.inner.str() + "]\n";
+      continue;
+    }
     if (st.kind == Step::Kind::kCompact) {
       const CompactStep& c = st.compact;
       s += std::string("  ") + ir::op_name(c.op) + " b" + std::to_string(c.mask) + (c.values >= 0 ? ", b" + std::to_string(c.values) : "") +
@@ -204,6 +210,9 @@ std::vector<std::pair<int, int>> buffer_lifetimes(const LoopProgram& p) {
       case Step::Kind::kScan:
         use(step.scan.in, at);
         use(step.scan.out, at);
+        break;
+      case Step::Kind::kScatter:
+        for (int b : {step.scatter.in, step.scatter.index, step.scatter.values, step.scatter.out}) use(b, at);
         break;
       case Step::Kind::kCompact:
         for (int b : {step.compact.mask, step.compact.values, step.compact.counts, step.compact.out}) use(b, at);

@@ -203,6 +203,18 @@ struct ScanStep {
   sym::Expr outer, n, inner;
 };
 
+// index_put and index_add along a dim, over dense buffers viewed as
+// [outer, n, inner] (in, out) and [outer, m, inner] (values), index [m]
+// (i32 or i64): out = in, then for each k in order, out's row index[k]
+// set to (index_put: a repeated index keeps its last) or added with
+// (index_add) values' row k. An index outside [0, n) fails the step (the
+// reference then says which). A backend runs it as a routine.
+struct ScatterStep {
+  ir::Op op = ir::Op::kIndexPut;  // or kIndexAdd
+  int in = -1, index = -1, values = -1, out = -1;
+  sym::Expr outer, n, m, inner;
+};
+
 // out = the elements of a domain that a mask sets, in row-major order:
 // nonzero, their coordinates (i64, [count, rank]; the mask is any dtype,
 // set where != 0); masked_select, the values there (a buffer of the
@@ -233,7 +245,7 @@ struct CompactStep {
 };
 
 struct Step {
-  enum class Kind : uint8_t { kLoops, kMatmul, kAttention, kScan, kCompact };
+  enum class Kind : uint8_t { kLoops, kMatmul, kAttention, kScan, kCompact, kScatter };
   explicit Step(Kind k) : kind(k) {}
   Kind kind;
   LoopStep loops;  // kLoops; kAttention: its tile's code
@@ -241,6 +253,7 @@ struct Step {
   AttentionStep attention;
   ScanStep scan;
   CompactStep compact;
+  ScatterStep scatter;
   std::string label;  // the graph node it comes from, for messages
 };
 
@@ -273,10 +286,10 @@ struct LoopProgram {
   };
   std::vector<UnreadIndices> unread_indices;
 
-  // Whether a loop step has runtime checks (may_fail).
+  // Whether a step has runtime checks (a loop step's may_fail, a scatter's indices).
   bool has_checks() const {
     for (const Step& s : steps) {
-      if (s.kind != Step::Kind::kMatmul && s.loops.may_fail) return true;
+      if (s.kind == Step::Kind::kScatter || (s.kind != Step::Kind::kMatmul && s.loops.may_fail)) return true;
     }
     return false;
   }

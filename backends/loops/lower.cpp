@@ -10,7 +10,7 @@
 //                             merge_dims.cpp and tile.cpp (the loops)
 //        reduce_steps.cpp     reductions, argmax, softmax, norms
 //        matmul_step.cpp      matmuls (BLAS or loops)
-//        scan_step.cpp        cumsum, cumprod, sort, argsort (a backend's routine)
+//        scan_step.cpp        cumsum, cumprod, sort, argsort; index_put, index_add (a backend's routines)
 //        compact_step.cpp     nonzero, masked_select (a backend's routine)
 //   5. (here)             copies for outputs that are inputs or listed twice
 #include "backends/loops/lower.h"
@@ -120,6 +120,7 @@ Expected<LoopProgram> Lowering::run() && {
       case OpClass::kMatmul: SJ_TRY(attention_.count(node) ? attention_step(node, buffer) : matmul_step(node, buffer)); break;
       case OpClass::kConcat: SJ_TRY(concat_step(node, buffer)); break;
       case OpClass::kScan: SJ_TRY(scan_step(node, buffer)); break;
+      case OpClass::kIndexPut: SJ_TRY(scatter_step(node, buffer)); break;
       case OpClass::kNonzero:
       case OpClass::kMaskedSelect: SJ_TRY(compact_step(node, buffer)); break;
       default: SJ_TRY(materialize(v, buffer, node)); break;

@@ -46,6 +46,9 @@ struct LowerOptions {
   // cumsum and cumprod as scan steps (loop_ir.h ScanStep), which the
   // backend runs itself; off, a graph with one is unsupported.
   bool scans = true;
+  // index_put and index_add as scatter steps (loop_ir.h ScatterStep), which
+  // the backend runs itself; off, a graph with one is unsupported.
+  bool scatters = true;
   // nonzero and masked_select as compact steps (loop_ir.h CompactStep),
   // which the backend runs itself; off, a graph with one is unsupported.
   bool compaction = true;

@@ -233,6 +233,7 @@ class Lowering {
   // pointwise_steps.cpp. `depth` bounds the readers' chain followed.
   bool unread(int v, std::vector<std::pair<Expr, Expr>> box, int depth = 8) const;
   Status scan_step(int node, int buffer);
+  Status scatter_step(int node, int buffer);
   Status compact_step(int node, int buffer);
   Status count_step(int node, const std::vector<Expr>& shape, int mask, int mask_buffer, int values, int values_buffer, int counts);
   Status attention_step(int node, int buffer);

@@ -58,7 +58,8 @@ Expected<Tensor> run_node(const NodeCtx& c) {
     case ir::OpClass::kIndexSelect:
     case ir::OpClass::kEmbedding:
     case ir::OpClass::kNonzero:
-    case ir::OpClass::kMaskedSelect: return run_indexing(c);
+    case ir::OpClass::kMaskedSelect:
+    case ir::OpClass::kIndexPut: return run_indexing(c);
     default: return run_view(c);
   }
 }

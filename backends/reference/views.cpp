@@ -2,6 +2,7 @@
 // slice, squeeze, unsqueeze, reshape of dense data), copies otherwise;
 // concat; creation (full, arange); gathers and data-dependent selections.
 #include <cstring>
+#include <type_traits>
 
 #include "backends/reference/kernels.h"
 #include "core/ir/strided.h"
@@ -152,6 +153,59 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
         Tensor src = x.view(slice_shape, xs, ids[i] * x.strides()[dim]);
         Tensor dst = out.view(slice_shape, os, static_cast<int64_t>(i) * out_step);
         dst.copy_from(src);
+      }
+      return out;
+    }
+    case Op::kIndexPut:
+    case Op::kIndexAdd: {
+      // A copy of x, then each index in order: index_put's slice k replaces
+      // the slice at index[k] (a repeated index keeps its last), index_add's
+      // adds to it (integers wrap).
+      const Tensor& idx = c.tensor(1);
+      const Tensor& v = c.tensor(2);
+      const int dim = norm_axis(c.node.attrs.dim, x.rank());
+      const int64_t limit = x.shape()[dim];
+      std::vector<int64_t> ids;
+      ir::visit_dtype(idx.dtype(), [&]<typename I>() {
+        ir::for_each_offset<1>(idx.shape(), {idx.strides().data()}, [&](const std::array<int64_t, 1>& o) {
+          ids.push_back(static_cast<int64_t>(idx.ptr<I>()[o[0]]));
+        });
+      });
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= limit) {
+          return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")",
+                         Detail::kIndex);
+        }
+      }
+      Tensor out = Tensor::empty(x.dtype(), shape);
+      out.copy_from(x);
+      std::vector<int64_t> slice_shape = x.shape();
+      slice_shape.erase(slice_shape.begin() + dim);
+      std::vector<int64_t> os = out.strides(), vs = v.strides();
+      const int64_t out_step = os[dim], value_step = vs[dim];
+      os.erase(os.begin() + dim);
+      vs.erase(vs.begin() + dim);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        Tensor dst = out.view(slice_shape, os, ids[i] * out_step);
+        const Tensor src = v.view(slice_shape, vs, static_cast<int64_t>(i) * value_step);
+        if (c.node.op == Op::kIndexPut) {
+          dst.copy_from(src);
+          continue;
+        }
+        ir::visit_dtype(x.dtype(), [&]<typename T>() {
+          if constexpr (!std::is_same_v<T, bool>) {
+            T* pd = dst.ptr<T>();
+            const T* ps = src.ptr<T>();
+            ir::for_each_offset<2>(slice_shape, {dst.strides().data(), src.strides().data()}, [&](const std::array<int64_t, 2>& o) {
+              if constexpr (std::is_integral_v<T>) {
+                using U = std::make_unsigned_t<T>;
+                pd[o[0]] = static_cast<T>(static_cast<U>(pd[o[0]]) + static_cast<U>(ps[o[1]]));
+              } else {
+                pd[o[0]] = pd[o[0]] + ps[o[1]];
+              }
+            });
+          }
+        });
       }
       return out;
     }

@@ -211,6 +211,30 @@ Status infer_index(Ctx& c) {
   return Status::ok();
 }
 
+// index_put, index_add: x with the slices along `dim` at index[k] set to
+// (or added) values' slice k; values is x's shape with `dim` index's length.
+Status infer_scatter(Ctx& c) {
+  ValueType& r = c.result();
+  const ValueType x = *SJ_TRY(c.tensor(0));  // copies: `r` may alias types' storage
+  const ValueType idx = *SJ_TRY(c.tensor(1));
+  const ValueType v = *SJ_TRY(c.tensor(2));
+  if (!is_int(idx.dtype)) return c.type_error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (idx.shape.size() != 1) return c.error("index must be 1-D, got rank " + std::to_string(idx.shape.size()));
+  if (v.dtype != x.dtype) return c.type_error(std::string("values have dtype ") + dtype_name(v.dtype) + ", the tensor " + dtype_name(x.dtype));
+  if (c.node.op == Op::kIndexAdd && x.dtype == DType::kBool) return c.type_error("index_add of bool");
+  const int d = SJ_TRY(c.axis(c.attrs().dim, x.shape.size(), "dim"));
+  if (v.shape.size() != x.shape.size()) return c.error("values have rank " + std::to_string(v.shape.size()) + ", the tensor rank " + std::to_string(x.shape.size()));
+  for (size_t k = 0; k < x.shape.size(); ++k) {
+    const sym::Expr want = static_cast<int>(k) == d ? idx.shape[0] : x.shape[k];
+    if (!SJ_TRY(c.env.unify(want, v.shape[k], Origin::kShapeCheck))) {
+      return c.error("values dim " + std::to_string(k) + " is " + c.str(v.shape[k]) + ", expected " + c.str(want));
+    }
+  }
+  r.dtype = x.dtype;
+  r.shape = x.shape;
+  return Status::ok();
+}
+
 Status infer_creation(Ctx& c) {
   ValueType& r = c.result();
   r.dtype = c.attrs().dtype;
@@ -255,6 +279,7 @@ Status infer_views(Ctx& c) {
   const OpClass cls = op_info(c.node.op).cls;
   if (cls == OpClass::kConcat) return infer_concat(c);
   if (cls == OpClass::kIndexSelect || cls == OpClass::kEmbedding) return infer_index(c);
+  if (cls == OpClass::kIndexPut) return infer_scatter(c);
   if (cls == OpClass::kFull || cls == OpClass::kArange) return infer_creation(c);
   const ValueType x = *SJ_TRY(c.tensor(0));  // a copy: `r` may alias types' storage
   const size_t rank = x.shape.size();

@@ -98,6 +98,8 @@ constexpr OpInfo kOps[] = {
     {Op::kArange, "arange", OpClass::kArange, 3, 3, kAttrDtype, 0},
     {Op::kNonzero, "nonzero", OpClass::kNonzero, 1, 1, 0, 0},
     {Op::kMaskedSelect, "masked_select", OpClass::kMaskedSelect, 2, 2, 0, 0},
+    {Op::kIndexPut, "index_put", OpClass::kIndexPut, 3, 3, kAttrDim, kAttrDim},
+    {Op::kIndexAdd, "index_add", OpClass::kIndexPut, 3, 3, kAttrDim, kAttrDim},
     {Op::kSymSize, "sym_size", OpClass::kSymSize, 1, 1, kAttrDim, kAttrDim},
     {Op::kSymAdd, "sym_add", OpClass::kSymBinary, 2, 2, 0, 0},
     {Op::kSymSub, "sym_sub", OpClass::kSymBinary, 2, 2, 0, 0},

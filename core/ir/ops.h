@@ -29,6 +29,7 @@ enum class Op : uint8_t {
   kIndexSelect, kEmbedding,
   kFull, kArange,
   kNonzero, kMaskedSelect,
+  kIndexPut, kIndexAdd,
   kSymSize, kSymAdd, kSymSub, kSymMul, kSymFloorDiv, kSymMod, kSymMin, kSymMax,
   kCount_,
 };
@@ -38,6 +39,7 @@ enum class OpClass : uint8_t {
   kReduce, kArgmax, kScan, kSoftmax, kLayerNorm, kRmsNorm, kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
   kIndexSelect, kEmbedding, kFull, kArange, kNonzero, kMaskedSelect,
+  kIndexPut,  // index_put, index_add: a scatter along `dim`
   kSymSize, kSymBinary,
 };
 

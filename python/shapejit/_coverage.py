@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _methods  # noqa: F401 - the methods a Tensor has are attached there
+from ._np import ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._runtime.patches import CREATION
 from ._trace.tensor import BREAKING_METHODS, Tensor
@@ -77,6 +78,16 @@ SCIENTIFIC = [
     "random.default_rng", "random.rand", "random.normal", "fft.fft", "fft.rfft", "fft.ifft",
 ]
 
+# The ufuncs' methods that the programs of issue 58 use (boids' subtract.outer,
+# an MLP's add.at, a reduction through a ufunc passed as a value), and their
+# neighbours.
+UFUNC_METHODS = [
+    "add.outer", "subtract.outer", "multiply.outer", "divide.outer", "maximum.outer", "equal.outer",
+    "add.reduce", "multiply.reduce", "maximum.reduce", "minimum.reduce", "logical_and.reduce", "logical_or.reduce",
+    "add.accumulate", "multiply.accumulate", "maximum.accumulate", "add.reduceat",
+    "add.at", "subtract.at", "multiply.at", "maximum.at",
+]
+
 # The ndarray's methods and operators (x.name, or the operator's symbol).
 NDARRAY = [
     "x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)", "~x",
@@ -90,6 +101,7 @@ NDARRAY = [
     "x += y", "x -= y", "x *= y", "x /= y", "x //= y", "x %= y", "x **= y", "x @= y", "x &= y", "x |= y", "x ^= y",
     "x <<= y", "x >>= y", "divmod(x, y)", "x[I, J]", "x[I, :, J]", "x[a:b] = v", "x[a:b] += v", "x[I] = v",
     "x.real", "x.imag", "x.conjugate", "x.itemsize", "x.nbytes", "x.device", "x.to_device", "x.__array_namespace__",
+    "x[I, J] = v", "x[I] += v", "x[::s] = v",
 ]
 
 _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",
@@ -98,18 +110,19 @@ _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "
               "x.dtype", "len(x)", "x & y", "x | y", "x ^ y", "x << y", "x >> y", "x[i] = v", "x[mask] = v", "x.mT",
               "x += y", "x -= y", "x *= y", "x /= y", "x //= y", "x %= y", "x **= y", "x @= y", "x &= y", "x |= y",
               "x ^= y", "x <<= y", "x >>= y", "divmod(x, y)", "x[I, J]", "x[I, :, J]", "x[a:b] = v", "x[a:b] += v",
-              "x.real", "x.itemsize", "x.nbytes", "x.device"}
+              "x.real", "x.itemsize", "x.nbytes", "x.device", "x[I] = v", "x[I, J] = v", "x[I] += v", "x[::s] = v"}
 _PARTIAL = {"argsort": "equal elements keep their order, as kind='stable' (NumPy's default kind leaves it unspecified)",
             "x.argsort": "equal elements keep their order, as kind='stable'",
             "median": "over one axis or all of them", "searchsorted": "without sorter=",
-            "x[mask] = v": "v a scalar", "quantile": "the linear method, constant quantiles",
+            "x[mask] = v": "v a scalar or broadcast, not one value for each element picked", "quantile": "the linear method, constant quantiles",
             "percentile": "the linear method, constant percentiles", "insert": "at one integer position",
             "delete": "at one integer position", "cross": "of 3-vectors", "gradient": "uniform spacings, edge_order=1",
             "cov": "without weights", "histogram": "equal bins over a given range",
             "histogram_bin_edges": "a given range", "digitize": "into bins known while tracing",
             "unique": "flattened (axis=None), sorted", "lexsort": "of 1-d keys",
             "linalg.matrix_power": "to a power of 0 or more", "nanquantile": "the linear method, constant quantiles",
-            "nanpercentile": "the linear method, constant percentiles"}
+            "nanpercentile": "the linear method, constant percentiles",
+            "add.at": "b in a's dtype (NumPy adds others in the promoted dtype)", "subtract.at": "b in a's dtype"}
 
 
 def _numpy_callable(name):
@@ -137,13 +150,13 @@ def _method(name):
 def coverage():
     """Every entry of the list and whether a jitted function compiles it:
     {"array_api": {name: status}, "numpy": {...}, "scientific": {...},
-    "ndarray": {...}}, a status
+    "ufunc_methods": {...}, "ndarray": {...}}, a status
     being "compiled", "compiled (<which arguments>)" or "graph break"."""
     def status(ok, note=None):
         if not ok:
             return "graph break"
         return "compiled" + (f" ({note})" if note else "")
-    out = {"array_api": {}, "numpy": {}, "scientific": {}, "ndarray": {}}
+    out = {"array_api": {}, "numpy": {}, "scientific": {}, "ufunc_methods": {}, "ndarray": {}}
     def note(name):
         return _PARTIAL.get(name)
     for name in ARRAY_API:
@@ -152,6 +165,10 @@ def coverage():
         out["numpy"][name] = status(_traced(name), note(name))
     for name in SCIENTIFIC:
         out["scientific"][name] = status(_traced(name), note(name))
+    for name in UFUNC_METHODS:
+        ufunc, method = name.split(".")
+        f = getattr(np, ufunc)
+        out["ufunc_methods"][name] = status(ufuncs.takes(f, method, UFUNCS.get(f)), note(name))
     for name in NDARRAY:
         ok = name in _OPERATORS or (name.startswith("x.") and _method(name))
         out["ndarray"][name] = status(ok, note(name))

@@ -11,6 +11,7 @@ import numpy as np
 from ._np.creation import asarray
 from ._np.registry import implements
 from ._np.shapes import broadcast_arrays
+from ._np.ufuncs import AT
 from ._trace.dtypes import END, python_int_fits
 from ._trace.promotion import probe
 from ._trace.sizes import SymInt, SymRange, shape_operand
@@ -71,7 +72,7 @@ def getitem(x: Tensor, key):
         if x.ndim == 2:
             return emit(st, "embedding", [x, idx])
         flat = emit(st, "index_select", [x, idx.reshape(-1)], {"dim": 0})
-        return flat.reshape(*idx.shape, *x.shape[1:])
+        return flat.reshape(*idx.shape, *x.shape[1:])._fresh()  # a copy, as NumPy's: x[I] += 1 writes the copy
     if isinstance(key, (range, SymRange)):
         return getitem(x, _arange_of(st, key))
     if isinstance(key, list):
@@ -183,7 +184,7 @@ def _advanced(x, items):
         out = out.transpose([b + j for j in range(before)] + list(range(b)) + [b + j for j in range(before, len(rest))])
     if out.ndim == 0:
         return as_scalar(out._fresh())
-    return out
+    return out._fresh()  # a copy, as NumPy's: x[I, J] += 1 writes the copy (then x, by its setitem)
 
 
 def _reversed_view(x, dim, idx):
@@ -309,11 +310,68 @@ def _backward(x, dim, k: slice):
 def setitem(x: Tensor, key, value):
     st = x._st
     v = _assigned(st, x, value)
-    if _is_mask(key):
+    if _is_mask(key) and v.ndim == 0:
         new, region = _write_mask(st, x, as_tensor(st, key), v)
+    elif _is_mask(key) or _is_advanced(key) or _is_strided(key):
+        new = _scatter(st, x, key, v, "index_put")
+        region = (None, new)
     else:
         new, region = _write_block(st, x, _block_key(st, x, key), v)
     assign(x, new, region)
+
+
+def _is_advanced(key):
+    """Whether a key that is not a mask holds an index array (NumPy's
+    advanced indexing): a write there is a scatter."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(_is_index_array(k) or (isinstance(k, Tensor) and k.ndim > 0) for k in items)
+
+
+def _is_strided(key):
+    """Whether a basic key takes a step other than 1, or holds None: its
+    block is no box of x, and a write there is a scatter."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(k is None or (isinstance(k, slice) and k.step is not None and (isinstance(k.step, SymInt) or operator.index(k.step) != 1))
+               for k in items)
+
+
+def _scatter(st, x, key, v, op):
+    """x with the elements x[key] reads set to v (index_put: NumPy's
+    assignment, a repeated element keeping its last value) or added with
+    it (index_add: np.add.at, every one added), v broadcast to x[key]'s
+    shape as NumPy's assignment broadcasts. The elements are found by
+    indexing x's positions with the key, so every form NumPy's indexing
+    takes (several arrays broadcast together, slices between them, negative
+    indices, NumPy's IndexError out of range) is the read's own."""
+    positions = emit(st, "arange", [0, x.size, 1], {"dtype": "i64"}).reshape(*x.shape)
+    at = getitem(positions, key)
+    if not isinstance(at, Tensor) or type(at) is Scalar:
+        at = as_tensor(st, at, "i64")
+    values = _broadcast(st, v, list(at.shape))
+    flat = emit(st, op, [x.reshape(-1), at.reshape(-1), values.reshape(-1)], {"dim": 0})
+    return flat.reshape(*x.shape)
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """ufunc.at(a, indices, b): every element a[indices] reads combined with
+    b's, a repeated one each time (np.add.at, np.subtract.at), in a's dtype
+    where NumPy computes in it; None, as NumPy gives. NotImplemented for
+    what NumPy has to run: another ufunc, a's dtype bool, b that promotes a."""
+    if ufunc not in AT or b is None or not isinstance(a, Tensor) or a.ndim == 0 or a._dtype == "bool":
+        return NotImplemented
+    st = a._st
+    stand_in = probe(b)
+    if stand_in is None or np.result_type(np.dtype(a.dtype), stand_in) != np.dtype(a.dtype):
+        return NotImplemented  # NumPy adds in the promoted dtype, then casts each sum back
+    v = as_tensor(st, b, a._dtype)
+    v = v if v._dtype == a._dtype else v.astype(a._dtype)
+    if ufunc is np.subtract:
+        v = emit(st, "neg", [v])
+    if _is_mask(indices):
+        indices = (indices,)
+    new = _scatter(st, a, indices, v, "index_add")
+    assign(a, new, (None, new))
+    return None
 
 
 def assign(x: Tensor, new: Tensor, region):
@@ -494,8 +552,7 @@ def _is_mask(key):
 
 
 def _write_mask(st, x, mask, v):
-    if v.ndim != 0:
-        graph_break(st, "x[mask] = array (values taken in mask order)")
+    """x[mask] = v of a scalar v: a select."""
     if mask.ndim > x.ndim:
         raise IndexError(f"a boolean index of rank {mask.ndim} for a tensor of rank {x.ndim}")
     if mask.ndim < x.ndim:

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ._indexing import getitem, inplace, setitem, take
+from ._indexing import getitem, inplace, setitem, take, ufunc_at
 from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics, ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak
@@ -256,6 +256,10 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         out = ufuncs.accumulate(ufunc, inputs[0], **kwargs)
     elif method == "outer" and impl is not None and not kwargs and len(inputs) == 2:
         out = ufuncs.outer(ufunc, *inputs)
+    elif method == "at" and not kwargs and len(inputs) in (2, 3):
+        done = ufunc_at(ufunc, *inputs)
+        if done is not NotImplemented:
+            return done
     if out is not ufuncs.NOT_TAKEN:
         return out
     suffix = "" if method == "__call__" else "." + method

@@ -2,6 +2,7 @@
 run here, jitted, on shapes with 0 and 1, odd sizes, broadcasts,
 non-contiguous views and the dtypes NumPy takes there, and must compile with
 no graph break and equal NumPy's own result (values, dtype and shape)."""
+import copy
 import math
 import operator
 
@@ -48,9 +49,11 @@ def close(got, want, path="result"):
 
 
 def check(fn, *args):
-    want = fn(*args)
+    # Each on its own copies: an entry that writes into its argument (x[I]
+    # += v, np.add.at) returns it, and must not compare it with itself.
+    want = fn(*copy.deepcopy(args))
     f = sj.jit(fn)
-    got = f(*args)
+    got = f(*copy.deepcopy(args))
     stats = f.stats()
     assert stats["graph_breaks"] == 0 and stats["eager_calls"] == 0, f"not compiled: {stats}\n{f.explain()}"
     assert stats["fallbacks"] == 0, f"compiled, but run on the reference interpreter: {stats}"
@@ -523,6 +526,43 @@ RECIPES["x[I, J]"] = lambda: [(lambda a: a[np.array([0, 2, 1]), np.array([1, 3, 
 RECIPES["x[I, :, J]"] = lambda: [(lambda a: a[np.array([0, 1]), :, np.array([2, 3])], (X3,))]
 RECIPES["x[a:b] = v"] = lambda: [(lambda a: (a.__setitem__(slice(1, 3), 2.5), a)[1], (M.copy(),))]
 RECIPES["x[a:b] += v"] = lambda: [(lambda a: (a[1:3].__iadd__(a[0]), a)[1], (M.copy(),))]
+RECIPES["x[I, J] = v"] = lambda: [(lambda a: (a.__setitem__((np.array([0, 2, 0]), np.array([1, -1, 1])), a[0, :3] * 2), a)[1], (M.copy(),))]
+RECIPES["x[I] += v"] = lambda: [(lambda a: (a[np.array([1, 1, 0])].__iadd__(1.5), a)[1], (M.copy(),)),
+                                (lambda a, i: _iadd_at(a, i), (arr((5,), I32), np.array([4, -1, 0])))]
+RECIPES["x[I] = v"] = lambda: [(lambda a, i: (a.__setitem__(i, 7.0), a)[1], (M.copy(), np.array([2, 0]))),
+                               (lambda a: (a.__setitem__([[0], [1]], a[2]), a)[1], (arr((3, 4), I64),))]
+RECIPES["x[::s] = v"] = lambda: [(lambda a: (a.__setitem__(np.s_[::2, ::-3], 0.5), a)[1], (M.copy(),))]
+
+
+def _iadd_at(a, i):
+    a[i] += 3
+    return a
+
+
+def _ufunc_methods():
+    pairs = [(arr((3,), F32), arr((2, 2), F32)), (arr((0,), F64), arr((4,), F64)), (arr((2,), I64), 3)]
+    for name in ("add", "subtract", "multiply", "divide", "maximum", "equal"):
+        u = getattr(np, name)
+        RECIPES[f"{name}.outer"] = (lambda u: lambda: [(lambda a, b: u.outer(a, b), p) for p in pairs])(u)
+    for name in ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or"):
+        u = getattr(np, name)
+        RECIPES[f"{name}.reduce"] = (lambda u: lambda: [(lambda x: u.reduce(x), (x,)) for x in (arr((3, 5), F32), arr((4,), I32))] +
+                                     [(lambda x: u.reduce(x, axis=1, keepdims=True), (arr((2, 3), F64),)),
+                                      (lambda x: u.reduce(x, axis=None), (arr((4, 6), F64)[:, ::2],))])(u)
+    for name in ("add", "multiply"):
+        u = getattr(np, name)
+        RECIPES[f"{name}.accumulate"] = (lambda u: lambda: [(lambda x: u.accumulate(x), (x,)) for x in (arr((3, 5), F32), arr((0,), I64))] +
+                                         [(lambda x: u.accumulate(x, axis=1), (arr((2, 3), F64),))])(u)
+    for name in ("add", "subtract"):
+        u = getattr(np, name)
+        RECIPES[f"{name}.at"] = (lambda u: lambda: [
+            (lambda a, i: (u.at(a, i, 2.5), a)[1], (arr((5,), F64), np.array([0, 3, 3, -1]))),
+            (lambda a, i, b: (u.at(a, (i, i % 2), b), a)[1], (arr((4, 3), F32), np.array([1, 1, 2]), arr((3,), F32))),
+            (lambda a, i: (u.at(a, i, 1), a)[1], (arr((3, 2), I32), np.array([[0, 0], [2, 0]]))),
+            (lambda a, i: (u.at(a, i, 1), a)[1], (arr((0,), F64), np.array([], np.int64)))])(u)
+
+
+_ufunc_methods()
 RECIPES["x.real"] = lambda: [(lambda a: a.real * 2, (M,))]
 RECIPES["x.imag"] = lambda: [(lambda a: a.imag + a, (M,))]
 RECIPES["x.conjugate"] = lambda: [(lambda a: a.conjugate() * 2, (M,))]

@@ -1,8 +1,9 @@
 """A ufunc's methods and keywords on tracing values: `reduce` (axis,
 dtype, keepdims, initial, where), `accumulate`, `outer`, and a call's
 `dtype=` and `casting=`, as NumPy defines them. What this module does not
-take (another ufunc's reduce, `reduceat`, `at`, `out=` of a method) is the
-caller's to run in NumPy: each function gives NOT_TAKEN for it."""
+take (another ufunc's reduce, `reduceat`, `out=` of a method) is the
+caller's to run in NumPy: each function gives NOT_TAKEN for it. `at` is a
+scatter, _indexing.ufunc_at's, for the ufuncs of AT."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,6 +21,20 @@ _NO_VALUE = np._NoValue  # NumPy's "not given" for initial=
 _REDUCTIONS = {np.add: ("sum", 0), np.multiply: ("prod", 1), np.maximum: ("max", None), np.minimum: ("min", None),
                np.logical_and: ("all", True), np.logical_or: ("any", False)}
 _SCANS = {np.add: "cumsum", np.multiply: "cumprod"}
+# The ufuncs whose `at` is a scatter of the op set (_indexing.ufunc_at).
+AT = (np.add, np.subtract)
+
+
+def takes(ufunc, method, impl=None):
+    """Whether ufunc.method on tracing values is traced (for the keywords
+    each takes, see it); `impl`, the ufunc's entry in the registry."""
+    if method == "reduce":
+        return ufunc in _REDUCTIONS
+    if method == "accumulate":
+        return ufunc in _SCANS
+    if method == "outer":
+        return impl is not None
+    return method == "at" and ufunc in AT
 
 
 def reduce(ufunc, x, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):

@@ -246,6 +246,75 @@ TEST(Llvm, GathersAndTheirRangeErrors) {
   expect_agrees(gather_norm, {table, from_values(DType::kI64, {2, 3}, std::vector<int>{0, 90, 3, 3, 1, 0})}, "gather into a norm, out of range");
 }
 
+// index_put and index_add (a scatter step, run as a routine): the
+// reference's values by hand first, then the backend against it along each
+// dim, every dtype, repeated indices, computed and strided operands, empty
+// ones, and an index out of range (the reference's error, nothing written).
+TEST(Llvm, ScattersAgreeAndTheirRangeErrors) {
+  const std::string put = one_op("index_put", {{"f32", {4}}, {"i64", {3}}, {"f32", {3}}}, "", R"({"dim": 0})");
+  const std::string add = one_op("index_add", {{"f32", {4}}, {"i64", {3}}, {"f32", {3}}}, "", R"({"dim": 0})");
+  const Tensor zeros = from_values(DType::kF32, {4}, std::vector<float>{0, 0, 0, 0});
+  const Tensor at = from_values(DType::kI64, {3}, std::vector<int>{1, 3, 1});
+  const Tensor v = from_values(DType::kF32, {3}, std::vector<float>{1, 2, 3});
+  for (const char* backend : {"reference", "llvm"}) {
+    const std::string config = std::string(R"({"compile": {"backend": ")") + backend + "\"}}";
+    const Outcome p = run_with(put, {zeros, at, v}, config), a = run_with(add, {zeros, at, v}, config);
+    ASSERT_TRUE(p.status.is_ok() && a.status.is_ok()) << backend;
+    EXPECT_TRUE(testing::tensors_close(p.out[0], from_values(DType::kF32, {4}, std::vector<float>{0, 3, 0, 2}), 0, 0)) << backend << ": the last of a repeated index";
+    EXPECT_TRUE(testing::tensors_close(a.out[0], from_values(DType::kF32, {4}, std::vector<float>{0, 4, 0, 2}), 0, 0)) << backend << ": every one added";
+  }
+  std::mt19937 rng(10);
+  const std::vector<int64_t> xs = {4, 5, 6};
+  for (const char* op : {"index_put", "index_add"}) {
+    for (const char* dtype : kAll) {
+      if (std::string(op) == "index_add" && std::string(dtype) == "bool") continue;
+      for (int dim = 0; dim < 3; ++dim) {
+        for (const char* it : {"i32", "i64"}) {
+          std::vector<int64_t> vs = xs;
+          vs[static_cast<size_t>(dim)] = 7;
+          std::vector<int> ids(7);
+          for (int& i : ids) i = static_cast<int>(rng() % static_cast<unsigned>(xs[static_cast<size_t>(dim)]));
+          const std::string attrs = R"({"dim": )" + std::to_string(dim) + "}";
+          const std::string what = std::string(op) + " " + dtype + " dim " + std::to_string(dim) + " " + it;
+          const Tensor x = random_tensor(dt(dtype), xs, rng), values = random_tensor(dt(dtype), vs, rng);
+          const Tensor idx = from_values(dt(it), {7}, ids);
+          expect_agrees(one_op(op, {{dtype, xs}, {it, {7}}, {dtype, vs}}, "", attrs), {x, idx, values}, what);
+          // x transposed in memory, the values computed (a chain folded into their buffer).
+          const Tensor strided = random_tensor(dt(dtype), {6, 5, 4}, rng).view(xs, {1, 4, 20});
+          const std::string computed = R"({"inputs": [{"name": "x", "dtype": ")" + std::string(dtype) + R"(", "shape": )" + shape_str(xs) +
+                                       R"(}, {"name": "i", "dtype": ")" + it + R"(", "shape": [7]}, {"name": "v", "dtype": ")" + dtype +
+                                       R"(", "shape": )" + shape_str(vs) + R"(}],
+              "nodes": [{"op": "where", "in": ["v", "v", "v"], "out": "w"}, {"op": ")" + op + R"(", "in": ["x", "i", "w"], "out": "y", "attrs": )" +
+                                       attrs + R"(}], "outputs": ["y"]})";
+          expect_agrees(computed, {strided, idx, values}, what + ", strided and computed");
+        }
+      }
+    }
+  }
+  // No index; nothing to scatter into; an index out of range or negative.
+  expect_agrees(one_op("index_add", {{"f32", {4, 3}}, {"i64", {0}}, {"f32", {0, 3}}}, "", R"({"dim": 0})"),
+                {random_tensor(DType::kF32, {4, 3}, rng), Tensor::empty(DType::kI64, {0}), Tensor::empty(DType::kF32, {0, 3})}, "no index");
+  expect_agrees(one_op("index_put", {{"f32", {0, 3}}, {"i64", {2}}, {"f32", {0, 2}}}, "", R"({"dim": 1})"),
+                {Tensor::empty(DType::kF32, {0, 3}), from_values(DType::kI64, {2}, std::vector<int>{2, 0}), Tensor::empty(DType::kF32, {0, 2})}, "empty rows");
+  for (const int bad : {4, -1}) {
+    const std::string g = one_op("index_put", {{"f32", {4, 3}}, {"i64", {2}}, {"f32", {2, 3}}}, "", R"({"dim": 0})");
+    const std::vector<Tensor> in = {random_tensor(DType::kF32, {4, 3}, rng), from_values(DType::kI64, {2}, std::vector<int>{1, bad}),
+                                    random_tensor(DType::kF32, {2, 3}, rng)};
+    expect_agrees(g, in, "index " + std::to_string(bad));
+    const Status s = run_with(g, in, R"({"compile": {"backend": "llvm"}})").status;
+    EXPECT_EQ(s.detail(), Detail::kIndex) << s.to_string();
+  }
+  // Large: the columns split across threads, a repeated index still in order.
+  std::vector<int> many(3000);
+  for (size_t k = 0; k < many.size(); ++k) many[k] = static_cast<int>(k % 17);
+  expect_agrees(one_op("index_add", {{"f64", {17, 2048}}, {"i64", {3000}}, {"f64", {3000, 2048}}}, "", R"({"dim": 0})"),
+                {random_tensor(DType::kF64, {17, 2048}, rng), from_values(DType::kI64, {3000}, many), random_tensor(DType::kF64, {3000, 2048}, rng)},
+                "large", 1e-9, 1e-9);
+  expect_agrees(one_op("index_put", {{"f32", {17, 2048}}, {"i64", {3000}}, {"f32", {3000, 2048}}}, "", R"({"dim": 0})"),
+                {random_tensor(DType::kF32, {17, 2048}, rng), from_values(DType::kI64, {3000}, many), random_tensor(DType::kF32, {3000, 2048}, rng)},
+                "large put");
+}
+
 }  // namespace
 }  // namespace shapejit
 
