@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -83,9 +84,125 @@ Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
 }
 
 void Function::next_generation(Site& s) {
-  ++s.generation;
-  s.site = &jit_->site(s.name + "~" + std::to_string(s.generation));
+  // Numbered by how many there are: a variant taken back keeps its own.
+  s.site = &jit_->site(s.name + "~" + std::to_string(s.generations.size()));
   s.generations.push_back(s.site);
+}
+
+namespace {
+
+// Steps are the same where their keys are one object, or equal and of one
+// type (a list's 1 is not a dict's True).
+bool same_step(const std::pair<bool, nb::object>& a, const std::pair<bool, nb::object>& b) {
+  if (a.first != b.first) return false;
+  if (a.second.ptr() == b.second.ptr()) return true;
+  if (Py_TYPE(a.second.ptr()) != Py_TYPE(b.second.ptr())) return false;
+  const int eq = PyObject_RichCompareBool(a.second.ptr(), b.second.ptr(), Py_EQ);
+  if (eq < 0) PyErr_Clear();
+  return eq == 1;
+}
+
+// The object one step of a path leads to (a new reference; null, with
+// the error cleared, where there is none): dicts, lists and tuples read
+// directly, anything else through Python's protocols.
+PyObject* step_into(PyObject* at, bool attr, PyObject* key) {
+  if (!attr) {
+    if (PyDict_CheckExact(at)) {
+      PyObject* v = PyDict_GetItemWithError(at, key);
+      if (!v && PyErr_Occurred()) PyErr_Clear();
+      return Py_XNewRef(v);
+    }
+    if ((PyList_CheckExact(at) || PyTuple_CheckExact(at)) && PyLong_CheckExact(key)) {
+      const Py_ssize_t i = PyLong_AsSsize_t(key), n = Py_SIZE(at);
+      if (i >= 0 && i < n) return Py_NewRef(PyList_CheckExact(at) ? PyList_GET_ITEM(at, i) : PyTuple_GET_ITEM(at, i));
+    }
+  }
+  PyObject* next = attr ? PyObject_GetAttr(at, key) : PyObject_GetItem(at, key);
+  if (!next) PyErr_Clear();
+  return next;
+}
+
+// What a watch found at its place is what the trace saw there.
+bool same_value(PyObject* now, PyObject* then) {
+  if (now == then) return true;
+  if (Py_TYPE(now) != Py_TYPE(then)) return false;
+  if (PyFloat_CheckExact(now)) {
+    const double a = PyFloat_AS_DOUBLE(now), b = PyFloat_AS_DOUBLE(then);
+    return std::memcmp(&a, &b, sizeof a) == 0;
+  }
+  // The other scalars a watch keeps by value (ints, strings, NumPy's
+  // scalars, tuples of them); an object of another kind by identity alone.
+  if (!(PyLong_CheckExact(now) || PyUnicode_CheckExact(now) || PyBytes_CheckExact(now) || PyComplex_CheckExact(now) ||
+        PyTuple_CheckExact(now) || PyArray_IsScalar(now, Generic))) {
+    return false;
+  }
+  const int eq = PyObject_RichCompareBool(now, then, Py_EQ);
+  if (eq < 0) PyErr_Clear();
+  return eq == 1;
+}
+
+}  // namespace
+
+bool Function::watches_hold(const std::vector<Watch>& watches) {
+  if (watches.empty()) return true;
+  std::vector<nb::object> at;  // the objects along the last path walked, as refresh keeps them
+  for (const Watch& w : watches) {
+    size_t j = w.shared < at.size() ? w.shared : 0;
+    if (j == 0) {
+      at.clear();
+      at.push_back(w.root);
+    } else {
+      at.resize(j + 1);
+    }
+    for (; j < w.steps.size(); ++j) {
+      PyObject* next = step_into(at.back().ptr(), w.steps[j].first, w.steps[j].second.ptr());
+      if (!next) return false;
+      at.push_back(nb::steal(next));
+    }
+    PyObject* now = at.back().ptr();
+    if (w.size) {
+      const Py_ssize_t n = PyDict_Check(now) ? PyDict_GET_SIZE(now) : PyList_Check(now) ? PyList_GET_SIZE(now) : -1;
+      if (n != PyLong_AsSsize_t(w.value.ptr())) return false;
+    } else if (!same_value(now, w.value.ptr())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Function::match_values(Site& s) {
+  ++value_changes_;
+  for (Variant& v : s.others) {
+    if (watches_hold(v.watches)) {
+      std::swap(static_cast<Variant&>(s), v);
+      return true;
+    }
+  }
+  if (s.others.size() + 1 >= kMaxVariants) return false;
+  s.others.push_back(std::move(static_cast<Variant&>(s)));
+  static_cast<Variant&>(s) = Variant();
+  next_generation(s);
+  return true;
+}
+
+void Function::add_watches(std::vector<Watch>& watches, nb::handle found) {
+  for (nb::handle f : found) {
+    Watch w;
+    w.root = nb::borrow(f[0]);
+    for (nb::handle step : nb::cast<nb::tuple>(f[1])) w.steps.emplace_back(nb::cast<bool>(step[0]), nb::borrow(step[1]));
+    w.value = nb::borrow(f[2]);
+    w.size = nb::cast<bool>(f[3]);
+    const auto same_place = [&](const Watch& had) {
+      return had.root.ptr() == w.root.ptr() && had.size == w.size && had.steps.size() == w.steps.size() &&
+             std::equal(had.steps.begin(), had.steps.end(), w.steps.begin(), same_step);
+    };
+    if (std::any_of(watches.begin(), watches.end(), same_place)) continue;
+    if (!watches.empty() && watches.back().root.ptr() == w.root.ptr()) {
+      const Watch& before = watches.back();
+      while (w.shared < w.steps.size() && w.shared < before.steps.size() && same_step(w.steps[w.shared], before.steps[w.shared])) ++w.shared;
+    }
+    watches.push_back(std::move(w));
+  }
 }
 
 void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source) {
@@ -96,20 +213,10 @@ void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb:
     c.root = source[0];
     for (nb::handle step : nb::cast<nb::tuple>(source[1])) c.steps.emplace_back(nb::cast<bool>(step[0]), nb::borrow(step[1]));
     if (nb::len(source) == 3) c.base = source[2];
-    // Keys are the same where they are one object, or equal and of one
-    // type (a list's 1 is not a dict's True).
-    auto same = [](const std::pair<bool, nb::object>& a, const std::pair<bool, nb::object>& b) {
-      if (a.first != b.first) return false;
-      if (a.second.ptr() == b.second.ptr()) return true;
-      if (Py_TYPE(a.second.ptr()) != Py_TYPE(b.second.ptr())) return false;
-      const int eq = PyObject_RichCompareBool(a.second.ptr(), b.second.ptr(), Py_EQ);
-      if (eq < 0) PyErr_Clear();
-      return eq == 1;
-    };
     for (auto before = captures.rbegin(); before != captures.rend(); ++before) {
       if (!before->root.is_valid()) continue;
       if (before->root.ptr() == c.root.ptr()) {
-        while (c.shared < c.steps.size() && c.shared < before->steps.size() && same(c.steps[c.shared], before->steps[c.shared])) ++c.shared;
+        while (c.shared < c.steps.size() && c.shared < before->steps.size() && same_step(c.steps[c.shared], before->steps[c.shared])) ++c.shared;
       }
       break;
     }
@@ -143,12 +250,8 @@ bool Function::refresh(Site& s) {
       at.resize(j + 1);  // the shared steps' objects, at[0] the root
     }
     for (; j < c.steps.size(); ++j) {
-      const auto& [attr, key] = c.steps[j];
-      PyObject* next = attr ? PyObject_GetAttr(at.back().ptr(), key.ptr()) : PyObject_GetItem(at.back().ptr(), key.ptr());
-      if (!next) {
-        PyErr_Clear();
-        return false;
-      }
+      PyObject* next = step_into(at.back().ptr(), c.steps[j].first, c.steps[j].second.ptr());
+      if (!next) return false;
       at.push_back(nb::steal(next));
     }
     const nb::handle o = at.back();
@@ -175,6 +278,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
       ctx.found = found;
       return Status(Code::kRetry, "the function reads arrays that are not yet its inputs");
     }
+    add_watches(s.watches, traced.attr("watches"));
     ResultSpec spec = ResultSpec::read(traced.attr("spec"));
     if (!s.traced) {
       s.spec = std::move(spec);
@@ -254,6 +358,12 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   Site& s = *found;
 
   for (int attempt = 0;; ++attempt) {
+    if (!watches_hold(s.watches) && !match_values(s)) {
+      helpers_.attr("why") = nb::str("the values the function reads besides its arguments have changed between calls "
+                                     "more often than a site keeps variants for");
+      ++unmatched_values_;
+      return numpy_runs(args, kwargs);
+    }
     if (!refresh(s)) {  // a captured array's source is gone or no longer an array
       s.captures.clear();
       next_generation(s);
@@ -383,6 +493,7 @@ nb::dict Function::stats() const {
   for (const auto& [why, count] : total.recompile_reasons) reasons[nb::str(why.c_str())] = count;
   nb::dict d;
   d["calls"] = total.calls - retries_;
+  d["value_changes"] = value_changes_;
   d["hits"] = total.hits;
   d["compiles"] = total.compiles;
   d["traces"] = total.traces;
@@ -438,7 +549,14 @@ std::string Function::explain() const {
     for (const Capture& c : s->captures) captures.append(nb::make_tuple(c.array, c.source));
     out += "site " + s->site->name() + " (key " + (s->key.is_none() ? std::string("all arrays") : nb::cast<std::string>(nb::repr(s->key))) +
            ", " + std::to_string(s->captures.size()) + " captured arrays):\n" +
-           nb::cast<std::string>(helpers_.attr("describe_inputs")(s->key, s->arity, captures)) + (text.empty() ? "  no entries\n" : text);
+           nb::cast<std::string>(helpers_.attr("describe_inputs")(s->key, s->arity, captures)) +
+           (s->watches.empty() ? "" : "  watches " + std::to_string(s->watches.size()) + " places it reads values from besides its arguments" +
+                                          (s->others.empty() ? "" : " (" + std::to_string(s->others.size()) + " variants traced with other values)") + "\n") +
+           (text.empty() ? "  no entries\n" : text);
+  }
+  if (unmatched_values_ > 0) {
+    out += "calls NumPy ran because the values the function reads besides its arguments changed past " + std::to_string(kMaxVariants) +
+           " variants of a site: " + std::to_string(unmatched_values_) + "\n";
   }
   return out + nb::cast<std::string>(segments_.attr("explain")());
 }

@@ -10,7 +10,11 @@
 // them, on a new generation of the site (its input count changed). Each
 // capture keeps where it was found (a global's name, a closure cell) and is
 // read from there on every call, so rebinding a weight takes effect without
-// a recompile.
+// a recompile. The other values a trace reads there (a global float, a
+// closure's int, `self.temperature`, a function bound to a global) are
+// constants of its entries: each is watched, compared before every call,
+// and a call that finds one changed is served by the entries traced with
+// its values (a variant), or traced again.
 //
 // The GIL is released while the site runs (guards, kernel, compile) and
 // taken back by the trace function and the log.
@@ -61,21 +65,50 @@ class Function {
   static void add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source);
   // Appends a capture a trace found, (array, source), unless it has it.
   static void add_found(std::vector<Capture>& captures, nb::handle found);
-  struct Site {
-    std::string name;  // of generation 0
-    nb::object key;
-    size_t arity = 0;  // the fast path's: how many arrays
-    int generation = 0;
+  // A place a trace may have read a value from that its entries hold as a
+  // constant (captures.Reach.watched): a path from its root, as a
+  // capture's, to the value, or to a dict or list whose size it holds;
+  // `shared`, how many leading steps it shares with the watch before it.
+  struct Watch {
+    nb::object root, value;
+    std::vector<std::pair<bool, nb::object>> steps;
+    bool size = false;
+    size_t shared = 0;
+  };
+  // What a site's entries were traced with: the values they hold, the
+  // CallSite that has them, its captures and its results' structure.
+  struct Variant {
+    std::vector<Watch> watches;
     runtime::CallSite* site = nullptr;
-    std::vector<runtime::CallSite*> generations;  // every one, for stats
     std::vector<Capture> captures;
     bool traced = false;
     ResultSpec spec;  // the results' of its first trace, which every entry gives
   };
+  struct Site : Variant {
+    std::string name;  // of generation 0
+    nb::object key;
+    size_t arity = 0;  // the fast path's: how many arrays
+    std::vector<runtime::CallSite*> generations;  // every one, for stats
+    // The variants traced with other values (a global rebound, a
+    // temperature changed), the current one's place taken by whichever
+    // holds when a call finds its values changed.
+    std::vector<Variant> others;
+  };
+  static constexpr size_t kMaxVariants = 8;
   struct TraceContext;
 
   Site& site_for(nb::handle key, size_t fast_arity);
   void next_generation(Site& s);
+  // Whether every watched place holds the value it held at the trace: the
+  // same object, or for a scalar (and a tuple of them) an equal one of
+  // the same type, a float's bits the same (-0.0 is not 0.0, a NaN is
+  // itself).
+  static bool watches_hold(const std::vector<Watch>& watches);
+  // A site whose values changed takes the variant they match, or a new
+  // one to trace (false: it has kMaxVariants already, and NumPy runs the
+  // call).
+  bool match_values(Site& s);
+  static void add_watches(std::vector<Watch>& watches, nb::handle found);
   // Reads each capture from its source; false when one is gone (retrace).
   // A path that begins as the one before it resumes from where that one
   // was at the end of their common steps: a model's weights,
@@ -108,6 +141,8 @@ class Function {
   nb::dict by_key_;             // the other calls: flatten's key -> index in sites_
   TreeSites<Site> tree_sites_;  // the signatures of their calls met so far -> their sites
   uint64_t retries_ = 0;
+  uint64_t value_changes_ = 0;     // calls that found a watched value changed
+  uint64_t unmatched_values_ = 0;  // of those, calls NumPy ran: no variant matched, and no room for one
   uint64_t numpy_runs_ = 0;  // calls run whole by NumPy (numpy_runs)
 };
 

@@ -569,3 +569,108 @@ def test_a_memory_map_is_an_array(tmp_path):
     f = jit(lambda x, w: x * w)
     np.testing.assert_array_equal(f(np.ones(3, np.float32), m), [1, 2, 3])
     assert f.stats()["compiles"] == 1 and f.stats()["eager_calls"] == 0
+
+
+SCALE = 2.0
+CONFIG_D = {"scale": 3.0, "mode": "add"}
+
+
+def _act(x):
+    return x * 2
+
+
+def _scaled(x):
+    y = x * SCALE + CONFIG_D["scale"]
+    return y + 1 if CONFIG_D["mode"] == "add" else y - 1
+
+
+def _activated(x):
+    return _act(x) + 1
+
+
+def test_values_the_function_reads_besides_its_arguments_are_read_again():
+    # What a compiled call holds as constants (a global float, a dict's
+    # item, a string it branches on, a function bound to a global) is
+    # compared before every call: a call that finds one changed is traced
+    # with the new value, or served by the entries traced with it before.
+    global SCALE, _act
+    f = jit(_scaled)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(f(x), _scaled(x))
+    SCALE, CONFIG_D["scale"] = 5.0, -1.0
+    np.testing.assert_array_equal(f(x), _scaled(x))
+    CONFIG_D["mode"] = "sub"
+    np.testing.assert_array_equal(f(x), _scaled(x))
+    SCALE, CONFIG_D["scale"], CONFIG_D["mode"] = 2.0, 3.0, "add"  # the first values again: their entries
+    np.testing.assert_array_equal(f(x), _scaled(x))
+    s = f.stats()
+    assert s["compiles"] == 3 and s["value_changes"] == 3 and s["hits"] == 1
+    saved = _act
+    try:
+        g = jit(_activated)
+        np.testing.assert_array_equal(g(x), x * 2 + 1)
+        _act = np.negative
+        np.testing.assert_array_equal(g(x), 1 - x)
+    finally:
+        _act = saved
+
+
+def test_an_instance_attribute_and_a_closure_value_are_read_again():
+    class Model:
+        def __init__(self, t):
+            self.t, self.n, self.w = t, 2, np.ones(3)
+
+        def __call__(self, x):
+            return x * self.t + self.w * self.n
+
+    Model.__call__ = jit(Model.__call__)
+    m, x = Model(2.0), np.arange(3.0)
+    np.testing.assert_array_equal(m(x), x * 2 + 2)
+    m.t, m.n = 5.0, 3
+    np.testing.assert_array_equal(m(x), x * 5 + 3)
+    m.t = -0.0  # not 0.0: its own value
+    np.testing.assert_array_equal(m(x), x * -0.0 + 3)
+
+    def make():
+        k = 2
+
+        def g(x):
+            return x * k
+
+        def set_k(v):
+            nonlocal k
+            k = v
+        return g, set_k
+    g, set_k = make()
+    jg = jit(g)
+    np.testing.assert_array_equal(jg(x), x * 2)
+    set_k(4)
+    np.testing.assert_array_equal(jg(x), x * 4)
+
+
+def test_a_value_that_keeps_changing_is_numpys_to_run():
+    # A site keeps a few variants; past them, the calls with other values
+    # are NumPy's (right, and said so), the variants it has still compiled.
+    state = {"step": 0}
+
+    def f(x):
+        return x * state["step"]
+    j = jit(f)
+    x = np.arange(3.0)
+    for i in range(12):
+        state["step"] = i
+        np.testing.assert_array_equal(j(x), x * i)
+    s = j.stats()
+    assert s["compiles"] == 8 and s["eager_calls"] == 4
+    assert "changed past 8 variants of a site: 4" in j.explain() and "7 variants traced with other values" in j.explain()
+    state["step"] = 3
+    j(x)
+    assert j.stats()["hits"] == 1
+
+
+def test_a_nan_and_an_unchanged_float_are_no_change():
+    nan = {"v": float("nan")}
+    f = jit(lambda x: x + nan["v"])
+    for _ in range(3):
+        f(np.ones(2))
+    assert f.stats()["value_changes"] == 0 and f.stats()["compiles"] == 1

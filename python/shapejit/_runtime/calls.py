@@ -112,13 +112,15 @@ class ResultSpec:
 
 class Traced:
     """What a trace gives the extension: the results' spec (None: one array
-    and no writes), or the arrays it met that are not inputs yet (`found`,
-    (array, source) each), with which the call is traced again."""
+    and no writes) and the places it may have read values from that its
+    entries hold as constants (`watches`: captures.Reach.watched), or the
+    arrays it met that are not inputs yet (`found`, (array, source) each),
+    with which the call is traced again."""
 
-    __slots__ = ("spec", "found")
+    __slots__ = ("spec", "found", "watches")
 
-    def __init__(self, spec=None, found=()):
-        self.spec, self.found = spec, list(found)
+    def __init__(self, spec=None, found=(), watches=()):
+        self.spec, self.found, self.watches = spec, list(found), list(watches)
 
 
 class SegmentedRun:
@@ -325,7 +327,7 @@ class Callbacks:
             return Traced(found=st.found)
         for leaf in leaves:
             tracer.output(leaf._id)
-        return Traced(spec)
+        return Traced(spec, watches=st.reach.watched())
 
     def still_raises(self, label):
         """Whether a call that hit the entry cached as `label` still runs in

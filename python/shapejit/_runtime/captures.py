@@ -73,13 +73,17 @@ def reachable(obj, depth, seen):
     yield from walk(obj, (), None, None, depth)
 
 
-def _code_names(code, out):
+def _code_names(code, out, consts=None):
     """The names a code object and the code nested in it (lambdas,
-    comprehensions, inner functions) load: globals, attributes, methods."""
+    comprehensions, inner functions) load: globals, attributes, methods;
+    and into `consts`, the strings and ints among its constants (the keys
+    of `cfg["scale"]`, `sizes[0]`)."""
     out.update(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            _code_names(c, out)
+            _code_names(c, out, consts)
+        elif consts is not None and type(c) in (str, int):
+            consts.add(c)
     return out
 
 
@@ -144,6 +148,7 @@ class Reach:
     def __init__(self, fn, roots=()):
         self.roots = list(roots)
         self._names = set()    # every name the functions' code loads
+        self._consts = set()   # the strings and ints among their constants
         self._cells = []       # their closure cells
         self._named = []       # (globals dict, name) of each global they name
         self._own = None       # the program's package: the jitted function's
@@ -161,7 +166,7 @@ class Reach:
             own = self._own = own or _package(f)
             seen.add(id(f))
             count += 1
-            names = _code_names(f.__code__, set())
+            names = _code_names(f.__code__, set(), self._consts)
             self._names |= names
             for cell in f.__closure__ or ():
                 self._cells.append(cell)
@@ -302,6 +307,65 @@ class Reach:
             walk(obj, GLOBAL_DEPTH)
         return out
 
+    def watched(self):
+        """(root, steps, value, is_size) for each place the function may
+        read a value from that a compiled call would not read again: the
+        scalars, functions and other objects bound in its closure cells and
+        the globals its code names, and, through them and the objects its
+        call passes by identity, the attributes its code names
+        (`self.temperature`, `config.EPS`), the items of the dicts, lists
+        and tuples it reaches (all of a small one, else those its constants
+        name: `cfg["scale"]`), and the sizes of the dicts and lists (is_size:
+        value is the size). A place is a path, as a capture's source is:
+        `root`, then steps (is_attr, key). A trace takes the values as they
+        are; the extension walks each path before every call and compares
+        what it finds (identity, or equality for Python's and NumPy's
+        scalars and tuples of them), and a call that finds one changed is
+        served by the entries traced with its values, or traced again
+        (Function::watches_hold). Arrays are not among them: they are
+        inputs, read again on every call; nor are the dicts, lists and
+        objects a path passes through, so a layer rebound to one of the
+        same kind (`m.layers[0] = Layer(7)`) changes nothing but its arrays."""
+        out = []
+        seen = set()
+
+        def walk(root, steps, value, depth):
+            if len(out) >= MAX_WATCHES or is_array(value):
+                return
+            container = isinstance(value, (dict, list, tuple)) or (
+                hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED) and not _scalar(value))
+            if not container or depth == 0 or (isinstance(value, types.ModuleType) and _skipped(value, self._own)):
+                out.append((root, steps, value, False))
+                return
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            if isinstance(value, (dict, list)):
+                out.append((root, steps, len(value), True))
+            if isinstance(value, (dict, list, tuple)):
+                small = len(value) <= WHOLE_ITEMS
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                for k, v in list(itertools.islice(items, WHOLE_ITEMS if small else None)):
+                    if small or (type(k) in (str, int) and k in self._consts):
+                        walk(root, steps + ((False, k),), v, depth - 1)
+            else:
+                attrs = vars(value)
+                for k in sorted(self._names):
+                    if k in attrs:
+                        walk(root, steps + ((True, k),), attrs[k], depth - 1)
+
+        for holder, name, value in self.bound():
+            if value is _GONE:
+                continue
+            if name is None:  # a cell
+                walk(holder, ((True, "cell_contents"),), value, GLOBAL_DEPTH)
+            else:
+                walk(holder, ((False, name),), value, GLOBAL_DEPTH)
+        for obj in self.roots:
+            seen.discard(id(obj))
+            walk(obj, (), obj, ROOT_DEPTH)
+        return out
+
     @staticmethod
     def changed(snapshot):
         """The first place of `snapshot` that holds another object now (its
@@ -351,6 +415,16 @@ class Reach:
 
 
 SNAPSHOT_ITEMS = 4096  # the items of one dict, list or object a snapshot holds
+MAX_WATCHES = 1024    # the places a site compares before a call (Reach.watched)
+WHOLE_ITEMS = 64      # a dict or list this small is watched whole
+
+
+def _scalar(value) -> bool:
+    """A value compared by equality: Python's and NumPy's scalars, and
+    tuples of them."""
+    if type(value) in (int, float, bool, str, bytes, complex) or value is None or isinstance(value, np.generic):
+        return True
+    return type(value) is tuple and all(_scalar(v) for v in value)
 
 
 def _size(holder):
