@@ -1,5 +1,7 @@
 #include "python/src/tracer.h"
 
+#include <algorithm>
+
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -115,6 +117,24 @@ std::optional<int64_t> PyTracer::elements_hint(int value) const {
   return n;
 }
 
+std::vector<int> PyTracer::dead(const std::vector<int>& values) const {
+  const ir::Graph& g = get().graph();
+  std::vector<bool> live(static_cast<size_t>(g.num_values()), false);
+  for (int o : g.outputs) live[static_cast<size_t>(o)] = true;
+  for (auto n = g.nodes.rbegin(); n != g.nodes.rend(); ++n) {  // in order: a node's operands come before it
+    if (std::none_of(n->out.begin(), n->out.end(), [&](int v) { return live[static_cast<size_t>(v)]; })) continue;
+    if (n->op == ir::Op::kSymSize) continue;  // a size, known from the type: its tensor is not computed for it
+    for (const ir::Operand& o : n->in) {
+      if (o.is_value()) live[static_cast<size_t>(o.value)] = true;
+    }
+  }
+  std::vector<int> out;
+  for (int v : values) {
+    if (v >= 0 && v < g.num_values() && !live[static_cast<size_t>(v)]) out.push_back(v);
+  }
+  return out;
+}
+
 int64_t PyTracer::guard_int(int value) { return value_or_raise(get().guard_int({value})); }
 
 bool PyTracer::guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs) {
@@ -224,6 +244,7 @@ void bind_tracer(nb::module_& m) {
       .def("guard_int", &PyTracer::guard_int)
       .def("guard_bool", &PyTracer::guard_bool)
       .def("output", &PyTracer::output)
+      .def("dead", &PyTracer::dead)
       .def("break_graph", &PyTracer::break_graph)
       .def("raise_error", &PyTracer::raise_error);
 }

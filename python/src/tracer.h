@@ -53,6 +53,8 @@ class PyTracer {
   int64_t guard_int(int value);
   bool guard_bool(const std::string& cmp, nb::handle lhs, nb::handle rhs);
   void output(int value);
+  // Those of `values` that no output so far is computed from.
+  std::vector<int> dead(const std::vector<int>& values) const;
   // Records the break and returns; the caller raises GraphBreak.
   void break_graph(const std::string& why);
   // Records that the trace raised the error `label` names (the site keeps

@@ -55,6 +55,22 @@ def test_an_index_out_of_range_at_run_time():
     np.testing.assert_array_equal(f(t, np.array([2, 0])), t[[2, 0]])
 
 
+@pytest.mark.parametrize("fn, args, error", [
+    (lambda a: (lambda v: (v.__setitem__(Ellipsis, 1), v)[1])(2 ** a), (np.full((1, 2), -2, np.int32),), ValueError),
+    (lambda a: (2 ** a, a + 1)[1], (np.array([3, -1]),), ValueError),
+    (lambda a: (a.max(axis=0), a * 2)[1], (np.zeros((0, 3)),), ValueError),
+    (lambda a, i: (a[i], a + 1)[1], (np.zeros(3), np.array([0, 5])), IndexError),
+], ids=["overwritten", "unused", "empty-max", "unused-take"])
+def test_an_error_numpy_raises_on_a_result_the_function_never_uses(fn, args, error):
+    # NumPy computes it, and raises, whether or not the result is used; the
+    # compiled call computes such an op as an output of its own.
+    with pytest.raises(error):
+        fn(*args)
+    f = jit(fn)
+    with pytest.raises(error):
+        f(*args)
+
+
 def test_the_functions_own_errors_come_through_unchanged():
     def bad(x):
         raise KeyError("mine")

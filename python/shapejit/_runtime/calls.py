@@ -327,6 +327,8 @@ class Callbacks:
             return Traced(found=st.found)
         for leaf in leaves:
             tracer.output(leaf._id)
+        for vid in tracer.dead(st.checked):  # NumPy raises there, used or not (state.CHECKING)
+            tracer.output(vid)
         return Traced(spec, watches=st.reach.watched())
 
     def still_raises(self, label):

@@ -50,6 +50,7 @@ class TraceState:
         self.by_id = {}      # id(array) -> Tensor, for arrays that are inputs
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
+        self.checked = []    # the values of ops that can raise on the data (CHECKING), by id
         self.made = []       # (array, its value when lifted) for arrays the function made outside the trace
         self.captures = []   # the arrays that are inputs after the call's own
         self.writes = []     # (input, block offsets or None for all of it, value, the input's tensor): writes into inputs, in order
@@ -242,6 +243,15 @@ def _value(st, tr_id):
 _VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "expand"))
 
 
+# The ops whose kernels can stop on the data (an integer to a negative
+# power, the max of nothing, an index out of range), as NumPy raises there.
+# NumPy raises whether or not the program uses the result; a trace that no
+# output is computed from (`v = 2 ** a; v[...] = 1`) would drop the op and
+# its check, so a value of one that no output reads is an output of its
+# own (calls.Callbacks.trace), computed and discarded.
+CHECKING = frozenset({"pow", "max", "min", "argmax", "argmin", "index_select", "embedding", "index_put", "index_add"})
+
+
 def emit(st, op, operands, attrs=None):
     """Adds one node; returns its value."""
     if _FAULTS and fault("trace"):
@@ -253,6 +263,8 @@ def emit(st, op, operands, attrs=None):
         elif kind is View:
             o._id  # noqa: B018 - read for its effect
     v = _value(st, st.tr.op(op, operands, attrs))  # values by their `_id`, numbers as literals
+    if op in CHECKING and (op != "pow" or v._dtype in ("i32", "i64")):
+        st.checked.append(v._id)
     if op in _VIEW_OPS and isinstance(operands[0], Tensor) and type(operands[0]) is not Scalar:  # a scalar's is a copy
         rest = operands[1:]
         derive = None if op == "reshape" else lambda p: _value(st, st.tr.op(op, [p, *rest], attrs))
