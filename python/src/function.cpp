@@ -49,6 +49,8 @@ Function::Function(std::shared_ptr<runtime::Jit> jit, nb::object fn, std::string
       segmented_(helpers.attr("segmented")),
       still_raises_(helpers.attr("still_raises")),
       helpers_(std::move(helpers)),
+      args_root_(helpers_.attr("args_root")),
+      instance_types_(helpers_.attr("instance_types")),
       segments_(std::move(segments)) {}
 
 Function::Site& Function::site_for(nb::handle key, size_t fast_arity) {
@@ -143,14 +145,14 @@ bool same_value(PyObject* now, PyObject* then) {
 
 }  // namespace
 
-bool Function::watches_hold(const std::vector<Watch>& watches) {
+bool Function::watches_hold(const std::vector<Watch>& watches, nb::handle call) const {
   if (watches.empty()) return true;
   std::vector<nb::object> at;  // the objects along the last path walked, as refresh keeps them
   for (const Watch& w : watches) {
     size_t j = w.shared < at.size() ? w.shared : 0;
     if (j == 0) {
       at.clear();
-      at.push_back(w.root);
+      at.push_back(nb::borrow(root_of(w.root, call)));
     } else {
       at.resize(j + 1);
     }
@@ -170,10 +172,10 @@ bool Function::watches_hold(const std::vector<Watch>& watches) {
   return true;
 }
 
-bool Function::match_values(Site& s) {
+bool Function::match_values(Site& s, nb::handle call) {
   ++value_changes_;
   for (Variant& v : s.others) {
-    if (watches_hold(v.watches)) {
+    if (watches_hold(v.watches, call)) {
       std::swap(static_cast<Variant&>(s), v);
       return true;
     }
@@ -238,14 +240,14 @@ void Function::add_found(std::vector<Capture>& captures, nb::handle found) {
   add_capture(captures, array, source);
 }
 
-bool Function::refresh(Site& s) {
+bool Function::refresh(Site& s, nb::handle call) {
   std::vector<nb::object> at;  // the objects along the last path walked: at[j] after its first j steps
   for (Capture& c : s.captures) {
     if (!c.root.is_valid()) continue;
     size_t j = c.shared < at.size() ? c.shared : 0;
     if (j == 0) {
       at.clear();
-      at.push_back(c.root);
+      at.push_back(nb::borrow(root_of(c.root, call)));
     } else {
       at.resize(j + 1);  // the shared steps' objects, at[0] the root
     }
@@ -343,6 +345,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     static PyObject* dynamic_floats = PyUnicode_InternFromString("dynamic_floats");
     nb::object floats = nb::steal(PyObject_GetAttr(helpers_.ptr(), dynamic_floats));
     if (!floats.is_valid()) throw nb::python_error();
+    walk.instance_types = instance_types_.ptr();
     const bool walked = walk.walk(args.ptr(), kwargs.ptr(), floats.ptr() == Py_True);
     if (walked) found = tree_sites_.find(walk);
     if (!found) {
@@ -350,21 +353,25 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
       if (flat.is_none()) return fn_(*args, **kwargs);  // tracing values: traced through; a masked array: NumPy's
       arrays = flat[0];
       found = &site_for(flat[1], n);
-      if (walked) tree_sites_.add(walk, found);
+      // Walked again: flatten may have keyed a new class's instance by its
+      // type, and the signature kept holds that type, not the instance.
+      if (walked && walk.walk(args.ptr(), kwargs.ptr(), floats.ptr() == Py_True)) tree_sites_.add(walk, found);
       leaves.clear();
       for (nb::handle a : arrays) leaves.push_back(a.ptr());
     }
   }
   Site& s = *found;
 
+  nb::object call_args;  // (args, kwargs), the root of paths through the call's instances
   for (int attempt = 0;; ++attempt) {
-    if (!watches_hold(s.watches) && !match_values(s)) {
+    if (!call_args.is_valid() && (!s.watches.empty() || !s.captures.empty() || !s.others.empty())) call_args = nb::make_tuple(args, kwargs);
+    if (!watches_hold(s.watches, call_args) && !match_values(s, call_args)) {
       helpers_.attr("why") = nb::str("the values the function reads besides its arguments have changed between calls "
                                      "more often than a site keeps variants for");
       ++unmatched_values_;
       return numpy_runs(args, kwargs);
     }
-    if (!refresh(s)) {  // a captured array's source is gone or no longer an array
+    if (!refresh(s, call_args)) {  // a captured array's source is gone or no longer an array
       s.captures.clear();
       next_generation(s);
     }

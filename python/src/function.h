@@ -103,17 +103,21 @@ class Function {
   // same object, or for a scalar (and a tuple of them) an equal one of
   // the same type, a float's bits the same (-0.0 is not 0.0, a NaN is
   // itself).
-  static bool watches_hold(const std::vector<Watch>& watches);
+  // `call`: the call's (args, kwargs), where a path from args_root_ begins.
+  bool watches_hold(const std::vector<Watch>& watches, nb::handle call) const;
   // A site whose values changed takes the variant they match, or a new
   // one to trace (false: it has kMaxVariants already, and NumPy runs the
   // call).
-  bool match_values(Site& s);
+  bool match_values(Site& s, nb::handle call);
   static void add_watches(std::vector<Watch>& watches, nb::handle found);
   // Reads each capture from its source; false when one is gone (retrace).
   // A path that begins as the one before it resumes from where that one
   // was at the end of their common steps: a model's weights,
   // p["layers"][i][name], are one lookup each, not three.
-  bool refresh(Site& s);
+  bool refresh(Site& s, nb::handle call);
+  // The root a path begins from: the call's (args, kwargs) for a path from
+  // args_root_ (through an instance keyed by type), else its own.
+  nb::handle root_of(const nb::object& root, nb::handle call) const { return root.ptr() == args_root_.ptr() ? call : nb::handle(root); }
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   // The call run by NumPy, counted.
   nb::object numpy_runs(nb::args args, nb::kwargs kwargs);
@@ -135,6 +139,8 @@ class Function {
   std::string name_;
   nb::object flatten_, trace_, results_, eager_, segmented_, still_raises_;
   nb::object helpers_;   // the function's Callbacks: whether its floats are inputs
+  nb::object args_root_;       // arguments.ARGS: the root of a path from the call's arguments
+  nb::object instance_types_;  // arguments.INSTANCE_TYPES, for the C++ walk
   nb::object segments_;  // the segmented runs after graph breaks: their stats and breaks
   std::vector<std::unique_ptr<Site>> sites_;
   std::vector<Site*> by_arity_;  // the fast path: all arguments NumPy arrays, by count

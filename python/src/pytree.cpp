@@ -7,7 +7,7 @@ namespace shapejit::python {
 namespace {
 
 // Token tags; a tag is followed by what it needs (a length, a value, an address).
-enum Tag : uintptr_t { kTuple = 1, kList, kDict, kNamedTuple, kArray, kInt, kNegInt, kTrue, kFalse, kNone, kFloat, kFloatLeaf, kStr, kObject };
+enum Tag : uintptr_t { kTuple = 1, kList, kDict, kNamedTuple, kArray, kInt, kNegInt, kTrue, kFalse, kNone, kFloat, kFloatLeaf, kStr, kObject, kInstance };
 
 constexpr int kMaxDepth = 32;
 constexpr long long kIntLimit = 1LL << 62;  // flatten's _INT_LIMIT
@@ -126,6 +126,13 @@ bool TreeWalk::visit(PyObject* o, int depth) {
   if (PyArray_IsScalar(o, Generic) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBytes_Check(o) ||
       PyUnicode_Check(o) || PyTuple_Check(o) || PyList_Check(o) || PyDict_Check(o) || has_dlpack(o)) {
     return false;
+  }
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(o));
+  if (instance_types && PySet_Contains(instance_types, type) == 1) {  // by type, as flatten's InstanceOf
+    tokens.push_back(kInstance);
+    tokens.push_back(reinterpret_cast<uintptr_t>(type));
+    addressed.push_back(type);
+    return true;
   }
   tokens.push_back(kObject);  // by identity, as flatten's _Ident
   tokens.push_back(reinterpret_cast<uintptr_t>(o));

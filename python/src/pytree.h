@@ -6,8 +6,9 @@
 // The signature is a sequence of tokens: each container's kind and length,
 // a dict's keys, each value that is not an array (an int's sign, a float's
 // bits (or, once the function's floats are inputs, a float leaf), a bool,
-// None, and a string, a namedtuple's type or any other object
-// by address, the object kept alive by whoever keeps the signature). Two
+// None, and a string, a namedtuple's type, an instance's type where flatten
+// keys it by type, or any other object by address, the object kept alive by
+// whoever keeps the signature). Two
 // calls with equal signatures have equal keys under flatten (_runtime/arguments.py), so
 // the site a signature was first seen with is the site of every call that
 // matches it. What the walk does not know as flatten does (an array other
@@ -29,6 +30,9 @@ class TreeWalk {
   // `floats_as_leaves`: the function's floats are inputs (0-d float64
   // arrays), not values of the key (_runtime/arguments.py).
   bool walk(PyObject* args, PyObject* kwargs, bool floats_as_leaves);
+  // The types whose instances flatten keys by type (arguments.INSTANCE_TYPES,
+  // a set): their instances are a token of the type, not of the object.
+  PyObject* instance_types = nullptr;
 
   // The arrays, borrowed from the call or made for its int arguments (an
   // empty array whose second dim is the int, as flatten makes).

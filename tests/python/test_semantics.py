@@ -674,3 +674,65 @@ def test_a_nan_and_an_unchanged_float_are_no_change():
     for _ in range(3):
         f(np.ones(2))
     assert f.stats()["value_changes"] == 0 and f.stats()["compiles"] == 1
+
+
+class _Layer:
+    def __init__(self, k):
+        self.w = np.full(3, float(k))
+        self.eps = 1e-3
+
+    def norm(self, h):
+        return h / (np.abs(h).sum() + self.eps)
+
+
+class _Net:
+    def __init__(self, k, n=2):
+        self.layers = [_Layer(k), _Layer(k + 1)]
+        self.n = n
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = np.tanh(layer.norm(x * layer.w))
+        return x * self.n
+
+
+def test_a_method_jitted_on_its_class_serves_every_instance():
+    # Instances of the program's classes are keyed by type: their arrays are
+    # read from the instance each call passes, the values read through it
+    # watched on paths from the call's arguments.
+    call = _Net.__call__
+    jitted = jit(call)
+    nets, x = [_Net(k) for k in range(1, 6)], np.arange(3.0)
+    try:
+        _Net.__call__ = jitted
+        for _ in range(2):
+            for net in nets:
+                np.testing.assert_allclose(net(x), call(net, x))
+        s = jitted.stats()
+        assert s["compiles"] == 1 and s["hits"] == 9 and s["sites"] == 1
+        assert "args[0].layers[1].w" in jitted.explain()
+        nets[0].layers[1].eps = 0.5                    # a value read in a method of a held object
+        np.testing.assert_allclose(nets[0](x), call(nets[0], x))
+        np.testing.assert_allclose(nets[1](x), call(nets[1], x))
+        nets[2].layers.append(_Layer(9))               # another structure: traced again
+        np.testing.assert_allclose(nets[2](x), call(nets[2], x))
+        np.testing.assert_allclose(nets[3](x), call(nets[3], x))
+    finally:
+        _Net.__call__ = call
+
+
+def test_an_object_that_makes_attributes_as_read_is_keyed_by_identity():
+    class Lazy:
+        def __init__(self, k):
+            self.k = k
+
+        def __getattr__(self, name):
+            if name != "w":
+                raise AttributeError(name)
+            return np.full(2, float(self.k))
+
+    f = jit(lambda o, x: x + o.w)
+    a, b = Lazy(1), Lazy(2)
+    np.testing.assert_array_equal(f(a, np.zeros(2)), [1, 1])
+    np.testing.assert_array_equal(f(b, np.zeros(2)), [2, 2])
+    assert f.stats()["sites"] == 2

@@ -12,12 +12,19 @@ every float argument of the function is an input, a 0-d float64 array that
 the trace treats as NumPy treats a Python float (weak: `x32 / t` stays
 float32), and a branch on it reads it at a cut (segments.py). bools,
 strings, None and NumPy's scalars (whose dtypes NumPy promotion keeps) are
-values of the key; any other object is keyed by identity, and arrays
-hanging off it are captured (captures.py).
+values of the key; an instance of the program's own classes is keyed by
+its type (InstanceOf: every instance is served by one site, what the
+function reads through it read from the call's instance), any other object
+by identity; arrays hanging off either are captured, and the other values
+read through them watched (captures.py).
 """
 from __future__ import annotations
 
+import functools
 import logging
+import sys
+import sysconfig
+import types
 
 import numpy as np
 
@@ -58,13 +65,79 @@ class Ident:
         return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
 
 
+class InstanceOf:
+    """A key part for an instance of the program's own classes: its type.
+    Every instance of a class is served by the same site, its arrays read
+    from the instance the call passes (the site's captures are paths from
+    the call's arguments, ARGS) and the other values the function reads
+    through it watched (captures.Reach.watched): a method jitted on its
+    class (`Model.__call__ = shapejit.jit(Model.__call__)`) compiles once
+    for every model of one structure."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+    def __eq__(self, other):
+        return isinstance(other, InstanceOf) and other.type is self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+    def __repr__(self):
+        return f"<a {self.type.__name__}>"
+
+
+# The root of a path that begins at the call's arguments: (args, kwargs),
+# read again from each call by the extension.
+ARGS = type("CallArguments", (), {"__repr__": lambda self: "<the call's arguments>"})()
+
+# The types keyed by InstanceOf: the extension's walk of a call's arguments
+# (pytree.cpp) keys their instances by type too.
+INSTANCE_TYPES = set()
+
+_NOT_INSTANCES = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
+def _instance(x) -> bool:
+    """An instance of a class of the program's own, with attributes a trace
+    reads through paths: not a function, a class or a module, nor an object
+    of NumPy's, shapejit's, Python's or an installed library's (whose
+    attributes their own code reads, which no watch sees), nor one whose
+    class makes attributes as they are read (__getattr__)."""
+    if isinstance(x, _NOT_INSTANCES) or not hasattr(x, "__dict__") or isinstance(x, Tensor):
+        return False
+    t = type(x)
+    if t in INSTANCE_TYPES:
+        return True
+    module = sys.modules.get(t.__module__)
+    if module is None or t.__module__.split(".")[0] in ("numpy", "shapejit", "builtins") or _library(module):
+        return False
+    if t.__getattribute__ is not object.__getattribute__ or hasattr(t, "__getattr__"):
+        return False  # attributes made as they are read: no path holds them
+    INSTANCE_TYPES.add(t)
+    return True
+
+
+def _library(module) -> bool:
+    path = getattr(module, "__file__", None) or ""
+    return any(part in path for part in ("site-packages", "dist-packages")) or (bool(path) and path.startswith(_STDLIB))
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
 def _key(x):
-    """A value that is not an array: Python's scalars by value, anything else by identity."""
+    """A value that is not an array: Python's scalars by value, an instance
+    of the program's classes by its type, anything else by identity."""
     t = type(x)
     if t in (int, float, bool, str, bytes, complex) or x is None:
         return (t.__name__, x)
     if isinstance(x, np.generic):
         return (t.__name__, x.item())
+    if _instance(x):
+        return InstanceOf(t)
     return Ident(x)
 
 
@@ -83,6 +156,25 @@ def objects(spec, out=None):
     elif isinstance(spec, tuple):
         for e in spec:
             objects(e, out)
+    return out
+
+
+def instances(spec, value, steps=(), out=None):
+    """(steps, instance) for each instance a call passes that its key holds
+    by type, `steps` the path to it from (args, kwargs) (`value`, the
+    call's), as a capture's steps are."""
+    out = [] if out is None else out
+    if spec is None:
+        return out
+    kind = spec[0]
+    if kind == "other" and isinstance(spec[1], InstanceOf):
+        out.append((steps, value))
+    elif kind in ("tuple", "list", "namedtuple"):
+        for i, e in enumerate(spec[-1]):
+            instances(e, value[i], steps + ((False, i),), out)
+    elif kind == "dict":
+        for k, e in spec[1]:
+            instances(e, value[k], steps + ((False, k),), out)
     return out
 
 
@@ -198,6 +290,10 @@ def describe_inputs(spec, arity, captures, limit=16):
             if e[0] == "other" and isinstance(e[1], Ident):
                 roots[id(e[1].obj)] = f"args[{i}]"
     for _, source in captures:
+        if source is not None and source[0] is ARGS:  # through an instance the call passes
+            steps = source[1]
+            names.append(("args" if steps[0][1] == 0 else "kwargs") + _path(steps[1:]) + (" (a view of it)" if len(source) == 3 else ""))
+            continue
         if source is None:
             names.append("(an array made in the body)")
             continue

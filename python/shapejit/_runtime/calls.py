@@ -22,7 +22,7 @@ from .._trace.sizes import SymBool, SymInt
 from .._trace.state import GraphBreak, TraceState, as_tensor, graph_break, source_key
 from .._trace.tensor import Scalar, Tensor, Unlifted, is_array
 from . import einops, patches
-from .arguments import describe_inputs, objects
+from .arguments import ARGS, INSTANCE_TYPES, describe_inputs, instances, objects
 from .captures import Reach, swapped
 
 
@@ -254,7 +254,7 @@ def traced_call(arguments, st, fn, args, kwargs, arrays, key, captures, sources,
             st.by_source[source_key(source)] = t
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
     einops.register()
-    st.reach = Reach(fn, objects(key))
+    st.reach = Reach(fn, objects(key), instances(key, (args, kwargs)))
     with st, patches.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes and not _is_input(out):  # the common case, which the extension returns directly
@@ -276,6 +276,8 @@ class Callbacks:
         self.segments = segments
         self.results = results
         self.describe_inputs = describe_inputs
+        self.args_root = ARGS  # the root of a path from the call's arguments
+        self.instance_types = INSTANCE_TYPES
         self.strict = strict
         self.why = None  # the last reason shapejit let NumPy run a call
         self._raised = {}  # label -> (an error the site caches, what the function read when it raised it)

@@ -32,6 +32,7 @@ import types
 import numpy as np
 
 from .._trace.dtypes import NAMES
+from .arguments import ARGS
 from .._trace.state import graph_break
 from .._trace.tensor import is_array
 
@@ -131,6 +132,28 @@ def _unwrapped(f, roots):
     return None
 
 
+def _types_held(obj, depth, out, budget=None):
+    """The types of obj and of the objects it holds (dict, list and tuple
+    items, attributes), `depth` steps at most, into `out` (type -> set)."""
+    budget = [512] if budget is None else budget
+    if depth == 0 or budget[0] <= 0 or is_array(obj) or isinstance(obj, _NOT_WALKED):
+        return
+    budget[0] -= 1
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif hasattr(obj, "__dict__"):
+        if type(obj) in out:
+            return
+        out[type(obj)] = set()
+        items = list(vars(obj).values())
+    else:
+        return
+    for v in items[:64]:
+        _types_held(v, depth - 1, out, budget)
+
+
 def _functions_named(module, names, own):
     """The Python functions of a module of the program's that code names
     (`helpers.positions(x)`); none of a library's."""
@@ -145,8 +168,12 @@ class Reach:
     `snapshot()`, `changed()` and `restore()` tell whether a trace changed
     the Python state it can reach, and undo it."""
 
-    def __init__(self, fn, roots=()):
-        self.roots = list(roots)
+    def __init__(self, fn, roots=(), instances=()):
+        # `instances`: (steps, instance) of those the call's key holds by
+        # type (arguments.instances); what is found through one is found on
+        # a path from the call's arguments (ARGS), read from each call's.
+        self.roots = [obj for _, obj in instances] + list(roots)
+        self._paths = {id(obj): steps for steps, obj in instances}
         self._names = set()    # every name the functions' code loads
         self._consts = set()   # the strings and ints among their constants
         self._cells = []       # their closure cells
@@ -159,6 +186,7 @@ class Reach:
         todo = [fn]
         count = 0
         own = None
+        classes = {}  # the types of the objects reached -> the names looked up on each
         while todo and count < MAX_FUNCTIONS:
             f = _unwrapped(todo.pop(0), self.roots)
             if f is None or id(f) in seen or (count and _skipped(f, own)):
@@ -191,13 +219,20 @@ class Reach:
                     todo.append(value)
                 elif hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED):
                     objects.append(value)
-            # Methods of the objects it reads through that its code names
-            # (self.block(x), sim.step()): what they read, it reads.
+            # Methods (and properties) of the objects it reads through, and
+            # of the objects they hold (self.block(x), sim.step(),
+            # self.layers[0].norm(h), self.scale), that its code names:
+            # what they read, it reads.
             for obj in objects:
-                for name in sorted(names):
-                    method = getattr(type(obj), name, None)
-                    if isinstance(method, types.FunctionType) and not _skipped(method, own):
-                        todo.append(method)
+                _types_held(obj, ROOT_DEPTH, classes)
+            for t, checked in classes.items():
+                for name in sorted(self._names - checked):
+                    member = getattr(t, name, None)
+                    if isinstance(member, property):
+                        member = member.fget
+                    if isinstance(member, types.FunctionType) and not _skipped(member, own):
+                        todo.append(member)
+                checked |= self._names
 
     def places(self):
         """(source, holder, key, array) for every array reachable: source is
@@ -205,8 +240,9 @@ class Reach:
         it (holder None: it cannot)."""
         seen = set()
         for obj in self.roots:
+            prefix = self._paths.get(id(obj))
             for steps, holder, key, array in reachable(obj, ROOT_DEPTH, seen):
-                yield (obj, steps), holder, key, array
+                yield ((obj, steps) if prefix is None else (ARGS, prefix + steps)), holder, key, array
         for cell in self._cells:
             try:
                 contents = cell.cell_contents
@@ -354,6 +390,14 @@ class Reach:
                     if k in attrs:
                         walk(root, steps + ((True, k),), attrs[k], depth - 1)
 
+        # The call's own objects first: what is reached through them is
+        # watched on their paths, which an instance keyed by type needs.
+        for obj in self.roots:
+            prefix = self._paths.get(id(obj))
+            if prefix is None:
+                walk(obj, (), obj, ROOT_DEPTH)
+            else:
+                walk(ARGS, prefix, obj, ROOT_DEPTH)
         for holder, name, value in self.bound():
             if value is _GONE:
                 continue
@@ -361,9 +405,6 @@ class Reach:
                 walk(holder, ((True, "cell_contents"),), value, GLOBAL_DEPTH)
             else:
                 walk(holder, ((False, name),), value, GLOBAL_DEPTH)
-        for obj in self.roots:
-            seen.discard(id(obj))
-            walk(obj, (), obj, ROOT_DEPTH)
         return out
 
     @staticmethod
