@@ -145,8 +145,8 @@ bool same_value(PyObject* now, PyObject* then) {
 
 }  // namespace
 
-bool Function::watches_hold(const std::vector<Watch>& watches, nb::handle call) const {
-  if (watches.empty()) return true;
+const Function::Watch* Function::first_changed(const std::vector<Watch>& watches, nb::handle call, nb::object* now_out) const {
+  if (watches.empty()) return nullptr;
   std::vector<nb::object> at;  // the objects along the last path walked, as refresh keeps them
   for (const Watch& w : watches) {
     size_t j = w.shared < at.size() ? w.shared : 0;
@@ -158,22 +158,34 @@ bool Function::watches_hold(const std::vector<Watch>& watches, nb::handle call) 
     }
     for (; j < w.steps.size(); ++j) {
       PyObject* next = step_into(at.back().ptr(), w.steps[j].first, w.steps[j].second.ptr());
-      if (!next) return false;
+      if (!next) return &w;
       at.push_back(nb::steal(next));
     }
     PyObject* now = at.back().ptr();
+    bool same;
     if (w.size) {
       const Py_ssize_t n = PyDict_Check(now) ? PyDict_GET_SIZE(now) : PyList_Check(now) ? PyList_GET_SIZE(now) : -1;
-      if (n != PyLong_AsSsize_t(w.value.ptr())) return false;
-    } else if (!same_value(now, w.value.ptr())) {
-      return false;
+      same = n == PyLong_AsSsize_t(w.value.ptr());
+    } else {
+      same = same_value(now, w.value.ptr());
+    }
+    if (!same) {
+      if (now_out) *now_out = at.back();
+      return &w;
     }
   }
-  return true;
+  return nullptr;
 }
 
 bool Function::match_values(Site& s, nb::handle call) {
   ++value_changes_;
+  nb::object now;
+  if (const Watch* w = first_changed(s.watches, call, &now); w && !w->size && now.is_valid() && PyFloat_CheckExact(now.ptr()) &&
+                                                             PyFloat_CheckExact(w->value.ptr())) {
+    nb::list steps;
+    for (const auto& [attr, key] : w->steps) steps.append(nb::make_tuple(nb::bool_(attr), key));
+    helpers_.attr("float_changed")(w->root, nb::tuple(steps));
+  }
   for (Variant& v : s.others) {
     if (watches_hold(v.watches, call)) {
       std::swap(static_cast<Variant&>(s), v);
@@ -238,6 +250,7 @@ void Function::add_found(std::vector<Capture>& captures, nb::handle found) {
     }
   }
   add_capture(captures, array, source);
+  captures.back().from_float = nb::len(found) == 3;  // (array, source, "float"): a float made an input
 }
 
 bool Function::refresh(Site& s, nb::handle call) {
@@ -262,6 +275,16 @@ bool Function::refresh(Site& s, nb::handle call) {
       continue;
     }
     if (o.ptr() == c.array.ptr()) continue;
+    if (c.from_float) {  // a float the package made an input: held as a 0-d float64 array
+      if (!PyFloat_CheckExact(o.ptr())) return false;
+      const double v = PyFloat_AS_DOUBLE(o.ptr());
+      if (std::memcmp(PyArray_DATA(reinterpret_cast<PyArrayObject*>(c.array.ptr())), &v, sizeof v) == 0) continue;
+      PyObject* a = PyArray_SimpleNew(0, nullptr, NPY_FLOAT64);
+      if (!a) throw nb::python_error();
+      *static_cast<double*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a))) = v;
+      c.array = nb::steal(a);
+      continue;
+    }
     if (!ArgList::is_array(o.ptr())) return false;
     c.array = nb::borrow(o);  // rebound: the new array is the input, its shape guarded as any input's
   }

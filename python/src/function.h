@@ -51,6 +51,7 @@ class Function {
  private:
   struct Capture {
     nb::object array;
+    bool from_float = false;  // found as a Python float, held as a 0-d float64 array
     nb::object source;  // (root, ((is_attr, key), ...)), or None: held as it was found;
                         // (root, steps, base): a view of `base`, found there, held while it is
     // The source as refresh walks it, read once: its root (null: held as
@@ -104,10 +105,15 @@ class Function {
   // the same type, a float's bits the same (-0.0 is not 0.0, a NaN is
   // itself).
   // `call`: the call's (args, kwargs), where a path from args_root_ begins.
-  bool watches_hold(const std::vector<Watch>& watches, nb::handle call) const;
+  bool watches_hold(const std::vector<Watch>& watches, nb::handle call) const { return !first_changed(watches, call, nullptr); }
+  // The first watch whose place holds another value now (null: none), and
+  // in `now` (when given) what it holds.
+  const Watch* first_changed(const std::vector<Watch>& watches, nb::handle call, nb::object* now) const;
   // A site whose values changed takes the variant they match, or a new
   // one to trace (false: it has kMaxVariants already, and NumPy runs the
-  // call).
+  // call). A float that changed to another is reported to the package
+  // (Callbacks.float_changed), which makes its place an input after the
+  // backoff, as it does float arguments.
   bool match_values(Site& s, nb::handle call);
   static void add_watches(std::vector<Watch>& watches, nb::handle found);
   // Reads each capture from its source; false when one is gone (retrace).

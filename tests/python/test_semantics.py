@@ -630,6 +630,11 @@ def test_an_instance_attribute_and_a_closure_value_are_read_again():
     np.testing.assert_array_equal(m(x), x * 5 + 3)
     m.t = -0.0  # not 0.0: its own value
     np.testing.assert_array_equal(m(x), x * -0.0 + 3)
+    del m.t  # the class's value, read through the instance
+    Model.t = 4.0
+    np.testing.assert_array_equal(m(x), x * 4 + 3)
+    Model.t = 6.0
+    np.testing.assert_array_equal(m(x), x * 6 + 3)
 
     def make():
         k = 2
@@ -736,3 +741,35 @@ def test_an_object_that_makes_attributes_as_read_is_keyed_by_identity():
     np.testing.assert_array_equal(f(a, np.zeros(2)), [1, 1])
     np.testing.assert_array_equal(f(b, np.zeros(2)), [2, 2])
     assert f.stats()["sites"] == 2
+
+
+def test_a_float_read_besides_the_arguments_that_keeps_changing_becomes_an_input(caplog):
+    # A learning rate on the optimizer, a global temperature: past the
+    # backoff (2 changes) the place is an input, weak as NumPy treats a
+    # Python float (float32 stays float32), and every later value hits.
+    class Opt:
+        def __init__(self):
+            self.lr, self.w = 0.1, np.ones(3, np.float32)
+
+        def step(self, g):
+            self.w -= self.lr * g
+            return self.w * 1
+
+    step = Opt.step
+    try:
+        Opt.step = jit(step)
+        mine, theirs, g = Opt(), Opt(), np.full(3, 0.5, np.float32)
+        with caplog.at_level(logging.INFO, logger="shapejit"):
+            for i in range(12):
+                mine.lr = theirs.lr = 0.1 * 0.9 ** i
+                got, want = mine.step(g), step(theirs, g)
+                assert got.dtype == want.dtype == np.float32
+                np.testing.assert_array_equal(got, want)
+        s = Opt.step.stats()
+        assert s["compiles"] == 3 and s["hits"] == 9 and s["eager_calls"] == 0
+        assert "args[0].lr" in Opt.step.explain()
+        assert any("args[0].lr took 3 values" in r.getMessage() for r in caplog.records)
+        mine.lr = theirs.lr = 2  # an int there now: a value again, traced with it
+        np.testing.assert_array_equal(mine.step(g), step(theirs, g))
+    finally:
+        Opt.step = step

@@ -187,6 +187,11 @@ class Arguments:
         self.backoff_after = max(1, int(backoff_after))
         self.dynamic_floats = False  # read by the extension's own walk of a call
         self._floats_seen = {}       # the key with its floats blanked -> the float tuples met
+        # The places besides the arguments (a global, `self.lr`) whose float
+        # changed past the backoff: inputs, as float arguments become
+        # (captures.swapped): (id(root), steps) -> (root, steps).
+        self.float_places = {}
+        self._float_changes = {}
 
     def leaf(self, x):
         """Falsy for a value of the key, True for an array, or the spec of a
@@ -221,6 +226,17 @@ class Arguments:
             return self.flatten(args, kwargs)
         return arrays, spec
 
+    def float_changed(self, root, steps):
+        """A float the function reads at (root, steps) took a value no
+        variant of its site was traced with: past backoff_after such
+        changes, the place is an input from the next trace on."""
+        key = (id(root), steps)
+        n = self._float_changes[key] = self._float_changes.get(key, 0) + 1
+        if n >= self.backoff_after and key not in self.float_places:
+            self.float_places[key] = (root, steps)
+            log.info(f"shapejit: {self.name}: the float it reads at {_describe_place(root, steps)} took {n + 1} values: "
+                     "from now on it is an input")
+
     def _floats_changed(self, args, kwargs, floats):
         """Counts the call's floats; true when they back off (from now on, inputs)."""
         blanked = _pytree.flatten((args, kwargs), self.leaf, lambda x: ("float",) if type(x) is float else _key(x))[1]
@@ -248,6 +264,16 @@ class Arguments:
             return t
 
         return _pytree.map_leaves(value, (args, kwargs), self.leaf)
+
+
+def _describe_place(root, steps):
+    if root is ARGS:
+        return ("args" if steps[0][1] == 0 else "kwargs") + _path(steps[1:])
+    if isinstance(root, dict):
+        return str(steps[0][1]) + _path(steps[1:])
+    if type(root).__name__ == "cell":
+        return "(closure)" + _path(steps[1:])
+    return f"<{type(root).__name__}>" + _path(steps)
 
 
 def _path(steps):

@@ -252,9 +252,11 @@ def traced_call(arguments, st, fn, args, kwargs, arrays, key, captures, sources,
     for source, t in zip(sources, tensors[len(arrays):]):
         if source is not None and len(source) == 2:
             st.by_source[source_key(source)] = t
+            if source_key(source) in arguments.float_places:
+                t._weak = True  # a float read there: weak, as NumPy treats a Python float
     targs, tkwargs = arguments.traced(args, kwargs, tensors)
     einops.register()
-    st.reach = Reach(fn, objects(key), instances(key, (args, kwargs)))
+    st.reach = Reach(fn, objects(key), instances(key, (args, kwargs)), arguments.float_places, (args, kwargs))
     with st, patches.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)
         if isinstance(out, Tensor) and not st.writes and not _is_input(out):  # the common case, which the extension returns directly
@@ -313,7 +315,7 @@ class Callbacks:
             raise
         except Exception as e:  # noqa: BLE001 - NumPy runs the call, and says what it raises
             if st.found:  # traced again with them as inputs
-                return Traced(found=st.found)
+                return Traced(found=st.found_inputs())
             # Whatever raised (NumPy's error on these shapes, the function's
             # own, a tracing value that NumPy's code or the program's did not
             # take), NumPy runs the call: it raises its own error, with its
@@ -326,12 +328,15 @@ class Callbacks:
             tracer.raise_error(label)
             raise
         if st.found:
-            return Traced(found=st.found)
+            return Traced(found=st.found_inputs())
         for leaf in leaves:
             tracer.output(leaf._id)
         for vid in tracer.dead(st.checked):  # NumPy raises there, used or not (state.CHECKING)
             tracer.output(vid)
         return Traced(spec, watches=st.reach.watched())
+
+    def float_changed(self, root, steps):
+        self.arguments.float_changed(root, steps)
 
     def still_raises(self, label):
         """Whether a call that hit the entry cached as `label` still runs in
@@ -356,7 +361,7 @@ class Callbacks:
         if spec is None:
             return SegmentedRun(values[0], found=found)
         # The arrays it found as it ran are written as the call's inputs are.
-        return SegmentedRun(spec=spec, arrays=values, inputs=itertools.chain(arrays, captures, (a for a, _ in found)), found=found)
+        return SegmentedRun(spec=spec, arrays=values, inputs=itertools.chain(arrays, captures, (f[0] for f in found)), found=found)
 
 
 def _to_numpy(x):

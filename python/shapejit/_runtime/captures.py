@@ -32,9 +32,9 @@ import types
 import numpy as np
 
 from .._trace.dtypes import NAMES
-from .arguments import ARGS
 from .._trace.state import graph_break
 from .._trace.tensor import is_array
+from .arguments import ARGS
 
 
 _NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
@@ -168,12 +168,16 @@ class Reach:
     `snapshot()`, `changed()` and `restore()` tell whether a trace changed
     the Python state it can reach, and undo it."""
 
-    def __init__(self, fn, roots=(), instances=()):
+    def __init__(self, fn, roots=(), instances=(), float_places=None, call=None):
         # `instances`: (steps, instance) of those the call's key holds by
         # type (arguments.instances); what is found through one is found on
         # a path from the call's arguments (ARGS), read from each call's.
+        # `float_places`: the places whose floats are inputs
+        # (Arguments.float_places), `call` the call's (args, kwargs).
         self.roots = [obj for _, obj in instances] + list(roots)
         self._paths = {id(obj): steps for steps, obj in instances}
+        self.float_places = float_places or {}
+        self._call = call
         self._names = set()    # every name the functions' code loads
         self._consts = set()   # the strings and ints among their constants
         self._cells = []       # their closure cells
@@ -266,6 +270,29 @@ class Reach:
                 continue
             for steps, holder, key, array in reachable(value, GLOBAL_DEPTH, seen):
                 yield (g, ((False, name), *steps)), holder if steps else g, key if steps else name, array
+
+    def float_holders(self):
+        """(holder, key, value, source) for each float place whose value is
+        a float now, where a tracing value can stand in for it."""
+        for root, steps in self.float_places.values():
+            try:
+                obj = self._call if root is ARGS else root
+                for attr, k in steps[:-1]:
+                    obj = getattr(obj, k) if attr else obj[k]
+                attr, k = steps[-1]
+                if isinstance(obj, types.CellType):
+                    holder, k = _CellHolder(obj), None
+                elif attr:
+                    holder = vars(obj)
+                    if k not in holder:
+                        continue  # a class's value: not the instance's to stand in for
+                else:
+                    holder = obj
+                value = holder[k]
+            except Exception:  # noqa: BLE001 - the place is gone: nothing stands in
+                continue
+            if type(value) is float and isinstance(holder, (dict, list, _CellHolder)):
+                yield holder, k, value, (root, steps)
 
     def functions_held(self, replacements):
         """(holder, key, function) for each place the functions hold one of
@@ -365,9 +392,11 @@ class Reach:
         out = []
         seen = set()
 
-        def walk(root, steps, value, depth):
+        def walk(root, steps, value, depth, own=True):
             if len(out) >= MAX_WATCHES or is_array(value):
                 return
+            if own and type(value) is float and (id(root), steps) in self.float_places:
+                return  # an input (float_holders), read again on every call
             container = isinstance(value, (dict, list, tuple)) or (
                 hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED) and not _scalar(value))
             if not container or depth == 0 or (isinstance(value, types.ModuleType) and _skipped(value, self._own)):
@@ -386,9 +415,12 @@ class Reach:
                         walk(root, steps + ((False, k),), v, depth - 1)
             else:
                 attrs = vars(value)
+                cls = type(value)
                 for k in sorted(self._names):
                     if k in attrs:
                         walk(root, steps + ((True, k),), attrs[k], depth - 1)
+                    elif not isinstance(value, types.ModuleType) and _class_value(cls, k):
+                        walk(root, steps + ((True, k),), getattr(cls, k), depth - 1, own=False)  # Model.scale, as self.scale
 
         # The call's own objects first: what is reached through them is
         # watched on their paths, which an instance keyed by type needs.
@@ -458,6 +490,17 @@ class Reach:
 SNAPSHOT_ITEMS = 4096  # the items of one dict, list or object a snapshot holds
 MAX_WATCHES = 1024    # the places a site compares before a call (Reach.watched)
 WHOLE_ITEMS = 64      # a dict or list this small is watched whole
+
+
+def _class_value(cls, name) -> bool:
+    """Whether an instance's attribute `name` is its class's plain value (a
+    class attribute that is no method, property or other descriptor, whose
+    read gives the same object every time)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            v = vars(klass)[name]
+            return not (hasattr(type(v), "__get__") or isinstance(v, type)) and klass is not object
+    return False
 
 
 def _scalar(value) -> bool:
@@ -568,6 +611,15 @@ def swapped(st, reach, replacements=None):
             replacement = replacements[id(original)]
             holder[key] = replacement
             swaps.append((holder, key, original, replacement))
+        for holder, key, value, source in list(reach.float_holders()):
+            # A float read there took more values than the backoff: an
+            # input, weak as NumPy treats a Python float (x32 * lr stays
+            # float32), read again on every call (Function::refresh).
+            t = st.stand_in(np.array(value), source)
+            t._weak = True
+            st.float_sources.add(source_key(source))
+            holder[key] = t
+            swaps.append((holder, key, value, t))
     except BaseException:  # a holder that refuses: the program's objects as they were
         _put_back(swaps)
         raise

@@ -140,7 +140,7 @@ class Segments:
         self.calls += 1
         if self.calls > SETTLED_AFTER and len(self.graphs) > graphs:
             self.unsettled += 1
-        return spec, arrays, st.found
+        return spec, arrays, st.found_inputs()
 
 
 class SegmentState(TraceState):

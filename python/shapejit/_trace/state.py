@@ -51,6 +51,7 @@ class TraceState:
         self.keep = []       # those arrays, so their ids stay theirs
         self.found = []      # (array, source) for arrays met that are not inputs
         self.checked = []    # the values of ops that can raise on the data (CHECKING), by id
+        self.float_sources = set()  # the source_keys of floats that stand in as inputs (captures.swapped)
         self.made = []       # (array, its value when lifted) for arrays the function made outside the trace
         self.captures = []   # the arrays that are inputs after the call's own
         self.writes = []     # (input, block offsets or None for all of it, value, the input's tensor): writes into inputs, in order
@@ -129,6 +130,14 @@ class TraceState:
         self.by_id.setdefault(id(array), t)
         self.keep.append(array)
         return t
+
+    def found_inputs(self):
+        """The arrays the trace met that are not inputs yet, as the
+        extension takes them: (array, source), or (array, source, "float")
+        for a float that stands in as an input (its place holds a float,
+        read as a 0-d float64 array on every call)."""
+        return [(a, s, "float") if s is not None and len(s) == 2 and source_key(s) in self.float_sources else (a, s)
+                for a, s in self.found]
 
     def made_unchanged(self) -> bool:
         """Whether the arrays the function made outside the trace (from
