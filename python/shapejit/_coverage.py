@@ -101,7 +101,7 @@ NDARRAY = [
     "x += y", "x -= y", "x *= y", "x /= y", "x //= y", "x %= y", "x **= y", "x @= y", "x &= y", "x |= y", "x ^= y",
     "x <<= y", "x >>= y", "divmod(x, y)", "x[I, J]", "x[I, :, J]", "x[a:b] = v", "x[a:b] += v", "x[I] = v",
     "x.real", "x.imag", "x.conjugate", "x.itemsize", "x.nbytes", "x.device", "x.to_device", "x.__array_namespace__",
-    "x[I, J] = v", "x[I] += v", "x[::s] = v",
+    "x[I, J] = v", "x[I] += v", "x[::s] = v", "x.put",
 ]
 
 _OPERATORS = {"x + y", "x - y", "x * y", "x / y", "x // y", "x % y", "x ** y", "x @ y", "-x", "+x", "abs(x)",

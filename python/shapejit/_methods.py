@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ._indexing import getitem, inplace, setitem, take, ufunc_at
+from ._indexing import getitem, inplace, put, setitem, take, ufunc_at
 from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics, ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak
@@ -114,6 +114,9 @@ class _Methods:
 
     def fill(self, value):
         self[...] = value
+
+    def put(self, indices, values, mode="raise"):
+        return put(self, indices, values, mode)
 
     def nonzero(self):
         return selection.nonzero(self)

@@ -439,6 +439,8 @@ for _n, _cases in {
     "copy": [(lambda a: np.copy(a) + 1, (x,)) for x in FLOATS], "asanyarray": [(lambda a: np.asanyarray(a) * 2, (M,))],
     "ascontiguousarray": [(lambda a: np.ascontiguousarray(a.T) * 2, (M,)), (lambda a: np.ascontiguousarray(a.sum()), (M,))],
     "asfortranarray": [(lambda a: np.asfortranarray(a) * 2, (M,)), (lambda a: np.asfortranarray(a.sum()), (M,))],
+    "geomspace": [(lambda a: np.geomspace(1, 1000, a.shape[0]) * a[:, 0], (M,)), (lambda a: np.geomspace(-2, -0.5, a.shape[1], endpoint=False) + a, (M,)),
+                  (lambda a: np.geomspace(3.0, 3.0, a.shape[0] - a.shape[0] + 1) * a, (M,))],
     "logspace": [(lambda a: np.logspace(0, 2, a.shape[0]) * a[:, 0], (M,)), (lambda a: np.logspace(1, 3, a.shape[1], base=2.0, endpoint=False) + a, (M,))],
     "nanprod": [(lambda a: np.nanprod(a), (NANS,)), (lambda a: np.nanprod(a, axis=1), (NANS,)), (lambda a: np.nanprod(a, axis=0), (INTS[0],))],
     "nancumsum": [(lambda a: np.nancumsum(a), (NANS,)), (lambda a: np.nancumsum(a, axis=1), (NANS,))],
@@ -531,6 +533,17 @@ RECIPES["x[I] += v"] = lambda: [(lambda a: (a[np.array([1, 1, 0])].__iadd__(1.5)
                                 (lambda a, i: _iadd_at(a, i), (arr((5,), I32), np.array([4, -1, 0])))]
 RECIPES["x[I] = v"] = lambda: [(lambda a, i: (a.__setitem__(i, 7.0), a)[1], (M.copy(), np.array([2, 0]))),
                                (lambda a: (a.__setitem__([[0], [1]], a[2]), a)[1], (arr((3, 4), I64),))]
+RECIPES["put"] = lambda: [(lambda a, i: (np.put(a, i, [2.5, -1]), a)[1], (arr((3, 4), F64), np.array([0, -1, 5]))),
+                          (lambda a, i: (np.put(a, i, a[0] * 2, mode="clip"), a)[1], (arr((2, 3), I64), np.array([[9], [-9]]))),
+                          (lambda a, i: (np.put(a, i, 7, mode="wrap"), a)[1], (arr((5,), I32), np.array([6, -8]))),
+                          (lambda a, i: (np.put(a, i, 1.0), a)[1], (arr((4,), F32), np.array([], np.int64)))]
+RECIPES["putmask"] = lambda: [(lambda a: (np.putmask(a, a > 0, [10.0, 20.0, 30.0]), a)[1], (arr((3, 5), F64),)),
+                              (lambda a, m: (np.putmask(a, m, a * 2), a)[1], (arr((2, 6), I64), arr((3, 4), bool))),
+                              (lambda a: (np.putmask(a, a < 0, 0), a)[1], (arr((0, 3), F32),))]
+RECIPES["place"] = lambda: [(lambda a: (np.place(a, a > 0, [10.0, 20.0]), a)[1], (arr((3, 5), F64),)),
+                            (lambda a, m: (np.place(a, m, a[:1] * 2), a)[1], (arr((2, 6), I64), arr((3, 4), bool))),
+                            (lambda a: (np.place(a, a < 0, [1.5]), a)[1], (arr((0, 3), F32),))]
+RECIPES["x.put"] = lambda: [(lambda a, i: (a.put(i, [5, 6]), a)[1], (arr((2, 3), I32), np.array([1, 1, -2])))]
 RECIPES["x[::s] = v"] = lambda: [(lambda a: (a.__setitem__(np.s_[::2, ::-3], 0.5), a)[1], (M.copy(),))]
 
 

@@ -347,6 +347,36 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return p.astype(dtype) if dtype is not None else p
 
 
+@implements(np.geomspace)
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """np.geomspace, as NumPy computes it: logspace between the logs of the
+    ends rotated to positive, the ends then written exactly, the sign put
+    back. Ends that are traced values are NumPy's (it checks them for
+    zero first)."""
+    st = state_of(start, stop, num)
+    if isinstance(start, Tensor) or isinstance(stop, Tensor) or isinstance(start, complex) or isinstance(stop, complex):
+        graph_break(st, "np.geomspace between traced values or complex ones")
+    start, stop = np.asarray(start) * 1.0, np.asarray(stop) * 1.0
+    if start.ndim or stop.ndim:
+        graph_break(st, "np.geomspace between arrays of ends")
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(start, stop, float(1), np.zeros((), dtype))
+    sign = np.sign(start)
+    lo, hi = start / sign, stop / sign
+    with np.errstate(invalid="ignore"):
+        log_lo, log_hi = np.log10(lo), np.log10(hi)
+    result = logspace(log_lo.item(), log_hi.item(), num=num, endpoint=endpoint, base=10.0, dtype=dt)
+    if num > 0:
+        result[0] = lo.item()
+        if num > 1 and endpoint:
+            result[-1] = hi.item()
+    result = result * sign.item()
+    if axis != 0:
+        result = shapes.moveaxis(result, 0, axis)
+    return result.astype(dtype) if dtype is not None else result
+
+
 implements(getattr(np.linalg, "cross", None))(lambda x1, x2, /, *, axis=-1: cross(x1, x2, axis=axis))
 
 

@@ -40,7 +40,7 @@ CREATION = {
     "eye": shapes.eye, "identity": shapes.identity, "tri": shapes.tri, "linspace": creation.linspace,
     "asarray": creation.asarray, "array": creation.array, "asanyarray": creation.asarray,
     "ascontiguousarray": creation.ascontiguousarray, "asfortranarray": creation.ascontiguousarray, "copy": creation.copy,
-    "logspace": numerics.logspace, "indices": building.indices, "tril_indices": building.tril_indices,
+    "logspace": numerics.logspace, "geomspace": numerics.geomspace, "indices": building.indices, "tril_indices": building.tril_indices,
     "triu_indices": building.triu_indices, "diag_indices": building.diag_indices, "hanning": numerics.hanning,
     "hamming": numerics.hamming, "blackman": numerics.blackman, "bartlett": numerics.bartlett,
 }

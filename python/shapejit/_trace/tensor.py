@@ -25,7 +25,7 @@ from .dtypes import DTYPES, NAMES
 # The methods that read tensor data: a graph break, whatever the arguments.
 BREAKING_METHODS = frozenset(("item", "tolist", "__array__", "__bool__", "__float__", "__int__", "__index__"))
 # ndarray's methods that write in place and that a tensor does not trace.
-NDARRAY_WRITES = frozenset(("partition", "put", "resize", "setfield", "setflags", "byteswap", "itemset"))
+NDARRAY_WRITES = frozenset(("partition", "resize", "setfield", "setflags", "byteswap", "itemset"))
 
 
 class Tensor:
