@@ -340,4 +340,4 @@ _MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpo
 _GIVES_SCALARS = {np.sum, np.prod, np.mean, np.std, np.var, np.min, np.max, np.amin, np.amax, np.ptp, np.median,
                   np.average, np.any, np.all, np.count_nonzero, np.argmax, np.argmin, np.dot, np.vdot, np.inner, np.trace,
                   np.linalg.norm, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.round, np.around, np.clip,
-                  np.searchsorted, np.isclose}
+                  np.searchsorted, np.isclose, np.nanargmax, np.nanargmin}

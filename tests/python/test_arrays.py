@@ -153,3 +153,14 @@ def test_the_gil_is_released_while_a_kernel_runs():
     stop.set()
     t.join()
     assert len(ticks) > 20  # Python ran beside the kernels
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.sum(), lambda x: np.argmin(x), lambda x: x[1, 2], lambda x: np.nanargmax(x),
+                                lambda x: (x * 2).max()], ids=["sum", "argmin", "element", "nanargmax", "max"])
+def test_a_scalar_result_alone_is_numpys_scalar(fn):
+    # Returned alone, not in a tuple: NumPy gives a scalar (np.float64), not a 0-d array.
+    x = np.arange(12.0).reshape(3, 4)
+    f = sj.jit(fn)
+    for _ in range(2):
+        got, want = f(x), fn(x)
+        assert type(got) is type(want) and got == want

@@ -540,6 +540,15 @@ RECIPES["put"] = lambda: [(lambda a, i: (np.put(a, i, [2.5, -1]), a)[1], (arr((3
 RECIPES["putmask"] = lambda: [(lambda a: (np.putmask(a, a > 0, [10.0, 20.0, 30.0]), a)[1], (arr((3, 5), F64),)),
                               (lambda a, m: (np.putmask(a, m, a * 2), a)[1], (arr((2, 6), I64), arr((3, 4), bool))),
                               (lambda a: (np.putmask(a, a < 0, 0), a)[1], (arr((0, 3), F32),))]
+RECIPES["unravel_index"] = lambda: [(lambda i, a: np.unravel_index(i, a.shape), (np.array([0, 5, 14]), arr((3, 5)))),
+                                    (lambda i, a: np.unravel_index(i, (a.shape[0], 2), order="F"), (np.array([[1], [5]], np.int32), arr((3, 5)))),
+                                    (lambda i: np.unravel_index(i, (4, 6)), (np.array([], np.int64),))]
+RECIPES["ravel_multi_index"] = lambda: [(lambda i, j, a: np.ravel_multi_index((i, j), a.shape), (np.array([0, 2]), np.array([[4], [1]]), arr((3, 5)))),
+                                        (lambda i, j: np.ravel_multi_index((i, j), (4, 3), mode="clip", order="F"), (np.array([9, -1]), np.array([5, 2]))),
+                                        (lambda i, j: np.ravel_multi_index((i, j), (4, 3), mode="wrap"), (np.array([9, -1], np.int32), np.array([5, 2])))]
+RECIPES["nanargmax"] = lambda: [(lambda a: np.nanargmax(a, axis=1), (NANS[[0, 2]],)), (lambda a: np.nanargmax(a), (M,)),
+                                (lambda a: np.nanargmax(a, axis=0, keepdims=True), (arr((4, 3), I64),))]
+RECIPES["nanargmin"] = lambda: [(lambda a: np.nanargmin(a, axis=0), (NANS[[0, 2]],)), (lambda a: np.nanargmin(a[:, ::2]), (M32,))]
 RECIPES["place"] = lambda: [(lambda a: (np.place(a, a > 0, [10.0, 20.0]), a)[1], (arr((3, 5), F64),)),
                             (lambda a, m: (np.place(a, m, a[:1] * 2), a)[1], (arr((2, 6), I64), arr((3, 4), bool))),
                             (lambda a: (np.place(a, a < 0, [1.5]), a)[1], (arr((0, 3), F32),))]

@@ -60,7 +60,10 @@ def test_an_index_out_of_range_at_run_time():
     (lambda a: (2 ** a, a + 1)[1], (np.array([3, -1]),), ValueError),
     (lambda a: (a.max(axis=0), a * 2)[1], (np.zeros((0, 3)),), ValueError),
     (lambda a, i: (a[i], a + 1)[1], (np.zeros(3), np.array([0, 5])), IndexError),
-], ids=["overwritten", "unused", "empty-max", "unused-take"])
+    (lambda a: np.nanargmax(a, axis=1), (np.array([[1.0, np.nan], [np.nan, np.nan]]),), ValueError),  # an all-NaN slice
+    (lambda a: np.unravel_index(a, (2, 3)), (np.array([1, 6]),), ValueError),
+    (lambda a: np.ravel_multi_index((a, a), (2, 3)), (np.array([0, -1]),), ValueError),
+], ids=["overwritten", "unused", "empty-max", "unused-take", "all-nan", "unravel", "ravel"])
 def test_an_error_numpy_raises_on_a_result_the_function_never_uses(fn, args, error):
     # NumPy computes it, and raises, whether or not the result is used; the
     # compiled call computes such an op as an output of its own.

@@ -60,6 +60,16 @@ def full_of(x, value, dtype):
     return emit(x._st, "full", list(x.shape), {"value": value, "dtype": dtype})
 
 
+def stops_where(st, cond):
+    """A check the kernel makes on the data: where `cond` (a bool tensor)
+    holds anywhere, the call stops, as an index out of range stops it, and
+    NumPy runs the call, raising its own error (np.nanargmax's all-NaN
+    slice, np.unravel_index's index past the size). Computed whether or not
+    anything reads it (state.CHECKING)."""
+    flag = emit(st, "where", [cond, 1, 0]).astype("i64").reshape(-1)
+    emit(st, "index_select", [emit(st, "full", [1], {"value": 0, "dtype": "i64"}), flag], {"dim": 0})
+
+
 def sym_min(a, b):
     """min of two sizes: traced where either is a SymInt."""
     if isinstance(a, SymInt) or isinstance(b, SymInt):

@@ -11,7 +11,8 @@ import numpy as np
 from .._trace.dtypes import dtype_name
 from .._trace.sizes import SymInt
 from .._trace.state import as_tensor, emit, graph_break, state_of
-from .base import checked_axis, tensor_of
+from .._trace.tensor import as_scalar
+from .base import checked_axis, stops_where, tensor_of
 from .creation import asarray
 from .registry import implements
 from .selection import nonzero
@@ -282,3 +283,62 @@ def diag_indices_from(arr):
 def size(a, axis=None):
     a = tensor_of(state_of(a), a)
     return a.size if axis is None else a.shape[checked_axis(axis, a.ndim)]
+
+
+def _dims(st, shape, what):
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for d in dims:
+        if not isinstance(d, (int, SymInt)) or isinstance(d, bool):
+            graph_break(st, f"np.{what} of dims that are not sizes")
+    return dims
+
+
+@implements(np.unravel_index)
+def unravel_index(indices, shape, order="C"):
+    """np.unravel_index: each flat index's coordinates in `shape`, an
+    index out of range NumPy's ValueError (the kernel stops on it, and
+    NumPy runs the call)."""
+    st = state_of(indices, *(shape if isinstance(shape, (tuple, list)) else (shape,)))
+    idx = tensor_of(st, indices)
+    if idx._dtype not in ("i32", "i64") or order not in ("C", "F"):
+        graph_break(st, "np.unravel_index of indices that are not integers, or an order NumPy names otherwise")
+    dims = _dims(st, shape, "unravel_index")
+    size = 1
+    for d in dims:
+        size = size * d
+    idx = idx.astype("i64")
+    stops_where(st, (idx < 0) | (idx >= size))
+    out, rest = [None] * len(dims), idx
+    for k in (reversed(range(len(dims))) if order == "C" else range(len(dims))):
+        out[k], rest = rest % dims[k], rest // dims[k]
+    return tuple(as_scalar(o) if o.ndim == 0 else o for o in out)
+
+
+@implements(np.ravel_multi_index)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """np.ravel_multi_index: the flat index of each coordinate tuple, the
+    coordinates broadcast together; out of range NumPy's ValueError
+    ('raise'), wrapped or clipped."""
+    st = state_of(*multi_index)
+    dims = _dims(st, dims, "ravel_multi_index")
+    coords = [tensor_of(st, c) for c in multi_index]
+    if (len(coords) != len(dims) or any(c._dtype not in ("i32", "i64") for c in coords) or not isinstance(mode, str)
+            or mode not in ("raise", "wrap", "clip") or order not in ("C", "F")):
+        graph_break(st, "np.ravel_multi_index of another form (coordinates that are not integers, one mode a dim)")
+    coords = [c.astype("i64") for c in coords]
+    if mode == "raise":
+        bad = None
+        for c, d in zip(coords, dims):
+            out = (c < 0) | (c >= d)
+            bad = out if bad is None else bad | out
+        stops_where(st, bad)
+    elif mode == "wrap":
+        coords = [c % d for c, d in zip(coords, dims)]
+    else:
+        coords = [np.clip(c, 0, d - 1) for c, d in zip(coords, dims)]
+    flat, stride = None, 1
+    for k in (reversed(range(len(dims))) if order == "C" else range(len(dims))):
+        term = coords[k] * stride
+        flat = term if flat is None else flat + term
+        stride = stride * dims[k]
+    return as_scalar(flat) if flat.ndim == 0 else flat

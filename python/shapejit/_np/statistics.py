@@ -10,7 +10,8 @@ from .._trace.dtypes import FLOAT
 from .._trace.sizes import shape_operand
 from .._trace.state import emit, graph_break, state_of
 from .arithmetic import true_divide, unary, where
-from .base import axis_list, checked_axis, count, fill_of, full_of, tensor_of, to_float, unsupported
+from . import reductions
+from .base import axis_list, checked_axis, count, fill_of, full_of, stops_where, tensor_of, to_float, unsupported
 from .elementwise import isnan
 from .registry import implements, numpy_has
 
@@ -173,6 +174,30 @@ def nanmin(x, axis=None, out=None, keepdims=False, **kw):
         return x.min(axis, keepdims)
     nan = isnan(x)
     return where(all(nan, axis, keepdims=keepdims), math.nan, where(nan, math.inf, x).min(axis, keepdims))
+
+
+def _nanarg(x, axis, keepdims, name):
+    st = state_of(x)
+    x = tensor_of(st, x)
+    pick = reductions.argmax if name == "nanargmax" else reductions.argmin
+    if x._dtype not in FLOAT:
+        return pick(x, axis, keepdims)
+    nan = isnan(x)
+    if x.size != 0:  # an empty one is argmax's error, as NumPy's
+        stops_where(st, all(nan, axis))  # NumPy's "All-NaN slice encountered"
+    return pick(where(nan, -math.inf if name == "nanargmax" else math.inf, x), axis, keepdims)
+
+
+@implements(np.nanargmax)
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    unsupported(state_of(a), "np.nanargmax", out=out)
+    return _nanarg(a, axis, keepdims, "nanargmax")
+
+
+@implements(np.nanargmin)
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    unsupported(state_of(a), "np.nanargmin", out=out)
+    return _nanarg(a, axis, keepdims, "nanargmin")
 
 
 # -- the table's entries --------------------------------------------------------

@@ -259,7 +259,9 @@ def traced_call(arguments, st, fn, args, kwargs, arrays, key, captures, sources,
     st.reach = Reach(fn, objects(key), instances(key, (args, kwargs)), arguments.float_places, (args, kwargs))
     with st, patches.size_functions() as replacements, swapped(st, st.reach, replacements):
         out = fn(*targs, **tkwargs)
-        if isinstance(out, Tensor) and not st.writes and not _is_input(out):  # the common case, which the extension returns directly
+        # The common case, which the extension returns directly: one array
+        # (a Scalar is NumPy's scalar, which _results makes).
+        if isinstance(out, Tensor) and type(out) is not Scalar and not st.writes and not _is_input(out):
             return end((None, [as_tensor(st, out)]))
         return end(_results(st, out))
 
