@@ -41,11 +41,14 @@ def _weak_size(st, n, other):
 
 def as_strong(st, x):
     """A NumPy scalar of a dtype shapejit has as the 0-d array it stands for
-    (strong); other values as they are, a NumPy scalar of another dtype as
-    its Python number."""
-    if isinstance(x, np.generic) and x.dtype in NAMES:
+    (strong); other values as they are. A NumPy scalar of another dtype
+    (np.int8, np.float16) is a graph break: NumPy computes in its dtype
+    (bool_array & np.int8(1) is int8), which its Python number would not."""
+    if isinstance(x, np.generic):
+        if x.dtype not in NAMES:
+            graph_break(st, f"a NumPy {x.dtype} scalar, a dtype shapejit lacks")
         return strong(st, x)
-    return python_scalar(x)
+    return x
 
 
 def out_of_range_comparison(st, op, a, b):

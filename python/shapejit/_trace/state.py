@@ -296,7 +296,9 @@ def as_tensor(st, x, like=None, index=False) -> "Tensor":
         return emit(st, "arange", [x.start, x.stop, x.step], {"dtype": "i64"})
     if isinstance(x, SymInt):  # [n] from arange(n, n + 1), reshaped to 0-d
         return emit(st, "reshape", [emit(st, "arange", [x, emit(st, "sym_add", [x, 1]), 1])])
-    if like is None and isinstance(x, np.generic) and x.dtype in NAMES:
+    if like is None and isinstance(x, np.generic):
+        if x.dtype not in NAMES:  # np.int8(3), np.float16(1): NumPy computes in their dtype
+            st.graph_break(f"a NumPy {x.dtype} scalar, a dtype shapejit lacks")
         return strong(st, x)  # NumPy's scalar keeps its dtype (np.stack([np.float32(1), ...]))
     if isinstance(x, (bool, np.bool_)):
         return emit(st, "full", [], {"value": int(x), "dtype": "bool"})
