@@ -11,7 +11,6 @@ import numpy as np
 from ._np.creation import asarray
 from ._np.registry import implements
 from ._np.shapes import broadcast_arrays
-from ._np.ufuncs import AT
 from ._trace.dtypes import END, python_int_fits
 from ._trace.promotion import probe
 from ._trace.sizes import SymInt, SymRange, shape_operand
@@ -310,10 +309,10 @@ def _backward(x, dim, k: slice):
 def setitem(x: Tensor, key, value):
     st = x._st
     v = _assigned(st, x, value)
-    if _is_mask(key) and v.ndim == 0:
+    if is_mask(key) and v.ndim == 0:
         new, region = _write_mask(st, x, as_tensor(st, key), v)
-    elif _is_mask(key) or _is_advanced(key) or _is_strided(key):
-        new = _scatter(st, x, key, v, "index_put")
+    elif is_mask(key) or _is_advanced(key) or _is_strided(key):
+        new = scatter(st, x, key, v, "index_put")
         region = (None, new)
     else:
         new, region = _write_block(st, x, _block_key(st, x, key), v)
@@ -335,7 +334,7 @@ def _is_strided(key):
                for k in items)
 
 
-def _scatter(st, x, key, v, op):
+def scatter(st, x, key, v, op):
     """x with the elements x[key] reads set to v (index_put: NumPy's
     assignment, a repeated element keeping its last value) or added with
     it (index_add: np.add.at, every one added), v broadcast to x[key]'s
@@ -350,113 +349,6 @@ def _scatter(st, x, key, v, op):
     values = _broadcast(st, v, list(at.shape))
     flat = emit(st, op, [x.reshape(-1), at.reshape(-1), values.reshape(-1)], {"dim": 0})
     return flat.reshape(*x.shape)
-
-
-def ufunc_at(ufunc, a, indices, b=None):
-    """ufunc.at(a, indices, b): every element a[indices] reads combined with
-    b's, a repeated one each time (np.add.at, np.subtract.at), in a's dtype
-    where NumPy computes in it; None, as NumPy gives. NotImplemented for
-    what NumPy has to run: another ufunc, a's dtype bool, b that promotes a."""
-    if ufunc not in AT or b is None or not isinstance(a, Tensor) or a.ndim == 0 or a._dtype == "bool":
-        return NotImplemented
-    st = a._st
-    stand_in = probe(b)
-    if stand_in is None or np.result_type(np.dtype(a.dtype), stand_in) != np.dtype(a.dtype):
-        return NotImplemented  # NumPy adds in the promoted dtype, then casts each sum back
-    v = as_tensor(st, b, a._dtype)
-    v = v if v._dtype == a._dtype else v.astype(a._dtype)
-    if ufunc is np.subtract:
-        v = emit(st, "neg", [v])
-    if _is_mask(indices):
-        indices = (indices,)
-    new = _scatter(st, a, indices, v, "index_add")
-    assign(a, new, (None, new))
-    return None
-
-
-def _listed(x):
-    """A list or tuple as NumPy's array of it (np.put(a, [0, 2], [1.5])); anything else as it is."""
-    return asarray(x) if isinstance(x, (list, tuple)) else x
-
-
-def _cycled(st, v, n, dtype):
-    """v flattened, cast to `dtype` as NumPy's put casts (unsafely), and
-    repeated to n elements (np.put's and np.putmask's rule for values
-    shorter than what they fill)."""
-    v = as_tensor(st, _listed(v))
-    v = (v if v._dtype == dtype else v.astype(dtype)).reshape(-1)
-    k = emit(st, "arange", [0, n, 1], {"dtype": "i64"})
-    return emit(st, "index_select", [v, k % v.shape[0]], {"dim": 0})
-
-
-@implements(np.put)
-def put(a, ind, v, mode="raise"):
-    """np.put(a, ind, v, mode): a.flat[ind] = v, v repeated to ind's count,
-    an index out of range NumPy's IndexError ('raise'), wrapped ('wrap') or
-    clipped ('clip')."""
-    st = state_of(a, ind, v)
-    if not isinstance(a, Tensor) or type(a) is Scalar:
-        graph_break(st, "np.put into an array that is not traced")
-    idx = as_tensor(st, _listed(ind))
-    if idx._dtype not in ("i32", "i64") or mode not in ("raise", "wrap", "clip"):
-        graph_break(st, "np.put with indices that are not integers, or a mode NumPy names otherwise")
-    idx = idx.reshape(-1)
-    values = as_tensor(st, _listed(v))
-    if idx.shape[0] == 0 or values.size == 0:
-        return None  # NumPy puts nothing
-    if a.size == 0:
-        raise IndexError("cannot replace elements of an empty array")
-    if mode == "wrap":
-        idx = idx % a.size
-    elif mode == "clip":
-        idx = np.clip(idx, 0, a.size - 1)
-    positions = emit(st, "arange", [0, a.size, 1], {"dtype": "i64"})
-    at = getitem(positions, idx)
-    flat = emit(st, "index_put", [a.reshape(-1), at, _cycled(st, values, idx.shape[0], a._dtype)], {"dim": 0})
-    new = flat.reshape(*a.shape)
-    assign(a, new, (None, new))
-    return None
-
-
-@implements(np.putmask)
-def putmask(a, mask, values):
-    """np.putmask(a, mask, values): a.flat[n] = values[n % len(values)]
-    wherever mask.flat[n] holds (a select, no scatter)."""
-    st = state_of(a, mask, values)
-    if not isinstance(a, Tensor) or type(a) is Scalar:
-        graph_break(st, "np.putmask into an array that is not traced")
-    m = as_tensor(st, _listed(mask))
-    if m.size != a.size:
-        raise ValueError("putmask: mask and data must be the same size")
-    v = as_tensor(st, _listed(values))
-    if v.size == 0:
-        return None  # NumPy puts nothing
-    m = m if m._dtype == "bool" else m.astype("bool")
-    tiled = _cycled(st, v, a.size, a._dtype).reshape(*a.shape)
-    new = emit(st, "where", [m.reshape(*a.shape), tiled, a])
-    assign(a, new, (None, new))
-    return None
-
-
-@implements(np.place)
-def place(arr, mask, vals):
-    """np.place(arr, mask, vals): the k-th element where mask holds (in C
-    order) set to vals[k % len(vals)], a scatter at the mask's positions."""
-    st = state_of(arr, mask, vals)
-    if not isinstance(arr, Tensor) or type(arr) is Scalar:
-        graph_break(st, "np.place into an array that is not traced")
-    m = as_tensor(st, _listed(mask))
-    if m.size != arr.size:
-        raise ValueError("place: mask and data must be the same size")
-    v = as_tensor(st, _listed(vals))
-    if v.size == 0:
-        graph_break(st, "np.place of no values (NumPy's error only where the mask holds anywhere)")
-    m = m if m._dtype == "bool" else m.astype("bool")
-    at = getitem(emit(st, "arange", [0, arr.size, 1], {"dtype": "i64"}), m.reshape(-1))
-    flat = emit(st, "index_put", [arr.reshape(-1), at, _cycled(st, v, at.shape[0], arr._dtype)], {"dim": 0})
-    new = flat.reshape(*arr.shape)
-    assign(arr, new, (None, new))
-    return None
 
 
 def assign(x: Tensor, new: Tensor, region):
@@ -632,7 +524,7 @@ def _assigned(st, x, value):
     return v if v._dtype == x._dtype else v.astype(x._dtype)
 
 
-def _is_mask(key):
+def is_mask(key):
     return isinstance(key, (Tensor, np.ndarray)) and np.dtype(key.dtype) == np.bool_
 
 

@@ -16,7 +16,8 @@ import operator
 
 import numpy as np
 
-from ._indexing import getitem, inplace, put, setitem, take, ufunc_at
+from ._indexing import getitem, inplace, setitem, take
+from ._scatters import put, ufunc_at
 from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics, ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak

@@ -10,6 +10,7 @@
 
 #include "python/src/pytree.h"
 #include "python/src/tracer.h"
+#include "python/src/watches.h"
 
 namespace shapejit::python {
 
@@ -91,103 +92,17 @@ void Function::next_generation(Site& s) {
   s.generations.push_back(s.site);
 }
 
-namespace {
-
-// Steps are the same where their keys are one object, or equal and of one
-// type (a list's 1 is not a dict's True).
-bool same_step(const std::pair<bool, nb::object>& a, const std::pair<bool, nb::object>& b) {
-  if (a.first != b.first) return false;
-  if (a.second.ptr() == b.second.ptr()) return true;
-  if (Py_TYPE(a.second.ptr()) != Py_TYPE(b.second.ptr())) return false;
-  const int eq = PyObject_RichCompareBool(a.second.ptr(), b.second.ptr(), Py_EQ);
-  if (eq < 0) PyErr_Clear();
-  return eq == 1;
-}
-
-// The object one step of a path leads to (a new reference; null, with
-// the error cleared, where there is none): dicts, lists and tuples read
-// directly, anything else through Python's protocols.
-PyObject* step_into(PyObject* at, bool attr, PyObject* key) {
-  if (!attr) {
-    if (PyDict_CheckExact(at)) {
-      PyObject* v = PyDict_GetItemWithError(at, key);
-      if (!v && PyErr_Occurred()) PyErr_Clear();
-      return Py_XNewRef(v);
-    }
-    if ((PyList_CheckExact(at) || PyTuple_CheckExact(at)) && PyLong_CheckExact(key)) {
-      const Py_ssize_t i = PyLong_AsSsize_t(key), n = Py_SIZE(at);
-      if (i >= 0 && i < n) return Py_NewRef(PyList_CheckExact(at) ? PyList_GET_ITEM(at, i) : PyTuple_GET_ITEM(at, i));
-    }
-  }
-  PyObject* next = attr ? PyObject_GetAttr(at, key) : PyObject_GetItem(at, key);
-  if (!next) PyErr_Clear();
-  return next;
-}
-
-// What a watch found at its place is what the trace saw there.
-bool same_value(PyObject* now, PyObject* then) {
-  if (now == then) return true;
-  if (Py_TYPE(now) != Py_TYPE(then)) return false;
-  if (PyFloat_CheckExact(now)) {
-    const double a = PyFloat_AS_DOUBLE(now), b = PyFloat_AS_DOUBLE(then);
-    return std::memcmp(&a, &b, sizeof a) == 0;
-  }
-  // The other scalars a watch keeps by value (ints, strings, NumPy's
-  // scalars, tuples of them); an object of another kind by identity alone.
-  if (!(PyLong_CheckExact(now) || PyUnicode_CheckExact(now) || PyBytes_CheckExact(now) || PyComplex_CheckExact(now) ||
-        PyTuple_CheckExact(now) || PyArray_IsScalar(now, Generic))) {
-    return false;
-  }
-  const int eq = PyObject_RichCompareBool(now, then, Py_EQ);
-  if (eq < 0) PyErr_Clear();
-  return eq == 1;
-}
-
-}  // namespace
-
-const Function::Watch* Function::first_changed(const std::vector<Watch>& watches, nb::handle call, nb::object* now_out) const {
-  if (watches.empty()) return nullptr;
-  std::vector<nb::object> at;  // the objects along the last path walked, as refresh keeps them
-  for (const Watch& w : watches) {
-    size_t j = w.shared < at.size() ? w.shared : 0;
-    if (j == 0) {
-      at.clear();
-      at.push_back(nb::borrow(root_of(w.root, call)));
-    } else {
-      at.resize(j + 1);
-    }
-    for (; j < w.steps.size(); ++j) {
-      PyObject* next = step_into(at.back().ptr(), w.steps[j].first, w.steps[j].second.ptr());
-      if (!next) return &w;
-      at.push_back(nb::steal(next));
-    }
-    PyObject* now = at.back().ptr();
-    bool same;
-    if (w.size) {
-      const Py_ssize_t n = PyDict_Check(now) ? PyDict_GET_SIZE(now) : PyList_Check(now) ? PyList_GET_SIZE(now) : -1;
-      same = n == PyLong_AsSsize_t(w.value.ptr());
-    } else {
-      same = same_value(now, w.value.ptr());
-    }
-    if (!same) {
-      if (now_out) *now_out = at.back();
-      return &w;
-    }
-  }
-  return nullptr;
-}
-
 bool Function::match_values(Site& s, nb::handle call) {
   ++value_changes_;
   nb::object now;
-  if (const Watch* w = first_changed(s.watches, call, &now); w && !w->size && now.is_valid() && PyFloat_CheckExact(now.ptr()) &&
-                                                             PyFloat_CheckExact(w->value.ptr())) {
+  if (const Watch* w = s.watches.first_changed(args_root_, call, &now); w && !w->size && now.is_valid() && PyFloat_CheckExact(now.ptr()) &&
+                                                                       PyFloat_CheckExact(w->value.ptr())) {
     nb::list steps;
     for (const auto& [attr, key] : w->steps) steps.append(nb::make_tuple(nb::bool_(attr), key));
     helpers_.attr("float_changed")(w->root, nb::tuple(steps));
   }
   for (Variant& v : s.others) {
-    if (watches_hold(v.watches, call)) {
+    if (v.watches.hold(args_root_, call)) {
       std::swap(static_cast<Variant&>(s), v);
       return true;
     }
@@ -197,26 +112,6 @@ bool Function::match_values(Site& s, nb::handle call) {
   static_cast<Variant&>(s) = Variant();
   next_generation(s);
   return true;
-}
-
-void Function::add_watches(std::vector<Watch>& watches, nb::handle found) {
-  for (nb::handle f : found) {
-    Watch w;
-    w.root = nb::borrow(f[0]);
-    for (nb::handle step : nb::cast<nb::tuple>(f[1])) w.steps.emplace_back(nb::cast<bool>(step[0]), nb::borrow(step[1]));
-    w.value = nb::borrow(f[2]);
-    w.size = nb::cast<bool>(f[3]);
-    const auto same_place = [&](const Watch& had) {
-      return had.root.ptr() == w.root.ptr() && had.size == w.size && had.steps.size() == w.steps.size() &&
-             std::equal(had.steps.begin(), had.steps.end(), w.steps.begin(), same_step);
-    };
-    if (std::any_of(watches.begin(), watches.end(), same_place)) continue;
-    if (!watches.empty() && watches.back().root.ptr() == w.root.ptr()) {
-      const Watch& before = watches.back();
-      while (w.shared < w.steps.size() && w.shared < before.steps.size() && same_step(w.steps[w.shared], before.steps[w.shared])) ++w.shared;
-    }
-    watches.push_back(std::move(w));
-  }
 }
 
 void Function::add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source) {
@@ -265,7 +160,7 @@ bool Function::refresh(Site& s, nb::handle call) {
       at.resize(j + 1);  // the shared steps' objects, at[0] the root
     }
     for (; j < c.steps.size(); ++j) {
-      PyObject* next = step_into(at.back().ptr(), c.steps[j].first, c.steps[j].second.ptr());
+      PyObject* next = step_into(at.back().ptr(), c.steps[j]);
       if (!next) return false;
       at.push_back(nb::steal(next));
     }
@@ -303,7 +198,7 @@ Status Function::trace(Site& s, TraceContext& ctx, trace::Tracer& t) {
       ctx.found = found;
       return Status(Code::kRetry, "the function reads arrays that are not yet its inputs");
     }
-    add_watches(s.watches, traced.attr("watches"));
+    s.watches.add(traced.attr("watches"));
     ResultSpec spec = ResultSpec::read(traced.attr("spec"));
     if (!s.traced) {
       s.spec = std::move(spec);
@@ -388,7 +283,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   nb::object call_args;  // (args, kwargs), the root of paths through the call's instances
   for (int attempt = 0;; ++attempt) {
     if (!call_args.is_valid() && (!s.watches.empty() || !s.captures.empty() || !s.others.empty())) call_args = nb::make_tuple(args, kwargs);
-    if (!watches_hold(s.watches, call_args) && !match_values(s, call_args)) {
+    if (!s.watches.hold(args_root_, call_args) && !match_values(s, call_args)) {
       helpers_.attr("why") = nb::str("the values the function reads besides its arguments have changed between calls "
                                      "more often than a site keeps variants for");
       ++unmatched_values_;

@@ -29,6 +29,7 @@
 #include "python/src/arrays.h"
 #include "python/src/pytree.h"
 #include "python/src/results.h"
+#include "python/src/watches.h"
 
 namespace shapejit::python {
 
@@ -59,27 +60,17 @@ class Function {
     // how many leading steps it shares with the path of the capture before
     // it that has one (from the same root).
     nb::object root, base;
-    std::vector<std::pair<bool, nb::object>> steps;
+    std::vector<PathStep> steps;
     size_t shared = 0;
   };
   // Appends the capture of `array` found at `source` to `captures`.
   static void add_capture(std::vector<Capture>& captures, nb::handle array, nb::handle source);
   // Appends a capture a trace found, (array, source), unless it has it.
   static void add_found(std::vector<Capture>& captures, nb::handle found);
-  // A place a trace may have read a value from that its entries hold as a
-  // constant (captures.Reach.watched): a path from its root, as a
-  // capture's, to the value, or to a dict or list whose size it holds;
-  // `shared`, how many leading steps it shares with the watch before it.
-  struct Watch {
-    nb::object root, value;
-    std::vector<std::pair<bool, nb::object>> steps;
-    bool size = false;
-    size_t shared = 0;
-  };
   // What a site's entries were traced with: the values they hold, the
   // CallSite that has them, its captures and its results' structure.
   struct Variant {
-    std::vector<Watch> watches;
+    Watches watches;  // the values they hold
     runtime::CallSite* site = nullptr;
     std::vector<Capture> captures;
     bool traced = false;
@@ -100,22 +91,13 @@ class Function {
 
   Site& site_for(nb::handle key, size_t fast_arity);
   void next_generation(Site& s);
-  // Whether every watched place holds the value it held at the trace: the
-  // same object, or for a scalar (and a tuple of them) an equal one of
-  // the same type, a float's bits the same (-0.0 is not 0.0, a NaN is
-  // itself).
-  // `call`: the call's (args, kwargs), where a path from args_root_ begins.
-  bool watches_hold(const std::vector<Watch>& watches, nb::handle call) const { return !first_changed(watches, call, nullptr); }
-  // The first watch whose place holds another value now (null: none), and
-  // in `now` (when given) what it holds.
-  const Watch* first_changed(const std::vector<Watch>& watches, nb::handle call, nb::object* now) const;
-  // A site whose values changed takes the variant they match, or a new
+  // A site whose values changed (`call`: the call's (args, kwargs), where a
+  // path from args_root_ begins) takes the variant they match, or a new
   // one to trace (false: it has kMaxVariants already, and NumPy runs the
   // call). A float that changed to another is reported to the package
   // (Callbacks.float_changed), which makes its place an input after the
   // backoff, as it does float arguments.
   bool match_values(Site& s, nb::handle call);
-  static void add_watches(std::vector<Watch>& watches, nb::handle found);
   // Reads each capture from its source; false when one is gone (retrace).
   // A path that begins as the one before it resumes from where that one
   // was at the end of their common steps: a model's weights,

@@ -3,7 +3,7 @@ dtype, keepdims, initial, where), `accumulate`, `outer`, and a call's
 `dtype=` and `casting=`, as NumPy defines them. What this module does not
 take (another ufunc's reduce, `reduceat`, `out=` of a method) is the
 caller's to run in NumPy: each function gives NOT_TAKEN for it. `at` is a
-scatter, _indexing.ufunc_at's, for the ufuncs of AT."""
+scatter, _scatters.ufunc_at's, for the ufuncs of AT."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +21,7 @@ _NO_VALUE = np._NoValue  # NumPy's "not given" for initial=
 _REDUCTIONS = {np.add: ("sum", 0), np.multiply: ("prod", 1), np.maximum: ("max", None), np.minimum: ("min", None),
                np.logical_and: ("all", True), np.logical_or: ("any", False)}
 _SCANS = {np.add: "cumsum", np.multiply: "cumprod"}
-# The ufuncs whose `at` is a scatter of the op set (_indexing.ufunc_at).
+# The ufuncs whose `at` is a scatter of the op set (_scatters.ufunc_at).
 AT = (np.add, np.subtract)
 
 

@@ -70,7 +70,7 @@ class InstanceOf:
     Every instance of a class is served by the same site, its arrays read
     from the instance the call passes (the site's captures are paths from
     the call's arguments, ARGS) and the other values the function reads
-    through it watched (captures.Reach.watched): a method jitted on its
+    through it watched (watches.py): a method jitted on its
     class (`Model.__call__ = shapejit.jit(Model.__call__)`) compiles once
     for every model of one structure."""
 

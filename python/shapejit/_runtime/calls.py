@@ -24,6 +24,7 @@ from .._trace.tensor import Scalar, Tensor, Unlifted, is_array
 from . import einops, patches
 from .arguments import ARGS, INSTANCE_TYPES, describe_inputs, instances, objects
 from .captures import Reach, swapped
+from .watches import watched
 
 
 # -- results ---------------------------------------------------------------------
@@ -113,7 +114,7 @@ class ResultSpec:
 class Traced:
     """What a trace gives the extension: the results' spec (None: one array
     and no writes) and the places it may have read values from that its
-    entries hold as constants (`watches`: captures.Reach.watched), or the
+    entries hold as constants (`watches`: watches.watched), or the
     arrays it met that are not inputs yet (`found`, (array, source) each),
     with which the call is traced again."""
 
@@ -335,7 +336,7 @@ class Callbacks:
             tracer.output(leaf._id)
         for vid in tracer.dead(st.checked):  # NumPy raises there, used or not (state.CHECKING)
             tracer.output(vid)
-        return Traced(spec, watches=st.reach.watched())
+        return Traced(spec, watches=watched(st.reach))
 
     def float_changed(self, root, steps):
         self.arguments.float_changed(root, steps)

@@ -37,7 +37,7 @@ from .._trace.tensor import is_array
 from .arguments import ARGS
 
 
-_NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
 GLOBAL_DEPTH = 6   # a closure's or a global's: params["layers"][3]["attn"]["wq"]
 MAX_FUNCTIONS = 32  # the functions a trace looks into for what they name, the jitted one first
@@ -63,7 +63,7 @@ def reachable(obj, depth, seen):
             items, into = ((False, i, v) for i, v in enumerate(obj)), obj
         elif isinstance(obj, tuple):
             items, into = ((False, i, v) for i, v in enumerate(obj)), None
-        elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+        elif hasattr(obj, "__dict__") and not isinstance(obj, NOT_WALKED):
             into = vars(obj)
             items = ((True, k, v) for k, v in list(into.items()))  # params.w, self.wq
         else:
@@ -93,7 +93,7 @@ def _package(obj):
     return name.split(".")[0]
 
 
-def _skipped(obj, own=None):
+def skipped(obj, own=None):
     """Code of NumPy's, shapejit's, Python's or an installed library's (its
     module state is its own, never the program's): not looked into, but
     for the program's own package (`own`), installed or not."""
@@ -136,7 +136,7 @@ def _types_held(obj, depth, out, budget=None):
     """The types of obj and of the objects it holds (dict, list and tuple
     items, attributes), `depth` steps at most, into `out` (type -> set)."""
     budget = [512] if budget is None else budget
-    if depth == 0 or budget[0] <= 0 or is_array(obj) or isinstance(obj, _NOT_WALKED):
+    if depth == 0 or budget[0] <= 0 or is_array(obj) or isinstance(obj, NOT_WALKED):
         return
     budget[0] -= 1
     if isinstance(obj, dict):
@@ -157,7 +157,7 @@ def _types_held(obj, depth, out, budget=None):
 def _functions_named(module, names, own):
     """The Python functions of a module of the program's that code names
     (`helpers.positions(x)`); none of a library's."""
-    if _skipped(module, own):
+    if skipped(module, own):
         return []
     return [v for k in sorted(names) if isinstance(v := getattr(module, k, None), types.FunctionType)]
 
@@ -175,14 +175,14 @@ class Reach:
         # `float_places`: the places whose floats are inputs
         # (Arguments.float_places), `call` the call's (args, kwargs).
         self.roots = [obj for _, obj in instances] + list(roots)
-        self._paths = {id(obj): steps for steps, obj in instances}
+        self.paths = {id(obj): steps for steps, obj in instances}
         self.float_places = float_places or {}
-        self._call = call
-        self._names = set()    # every name the functions' code loads
-        self._consts = set()   # the strings and ints among their constants
+        self.call = call
+        self.names = set()    # every name the functions' code loads
+        self.consts = set()   # the strings and ints among their constants
         self._cells = []       # their closure cells
         self._named = []       # (globals dict, name) of each global they name
-        self._own = None       # the program's package: the jitted function's
+        self.own = None       # the program's package: the jitted function's
         self._find_functions(fn)
 
     def _find_functions(self, fn):
@@ -193,13 +193,13 @@ class Reach:
         classes = {}  # the types of the objects reached -> the names looked up on each
         while todo and count < MAX_FUNCTIONS:
             f = _unwrapped(todo.pop(0), self.roots)
-            if f is None or id(f) in seen or (count and _skipped(f, own)):
+            if f is None or id(f) in seen or (count and skipped(f, own)):
                 continue
-            own = self._own = own or _package(f)
+            own = self.own = own or _package(f)
             seen.add(id(f))
             count += 1
-            names = _code_names(f.__code__, set(), self._consts)
-            self._names |= names
+            names = _code_names(f.__code__, set(), self.consts)
+            self.names |= names
             for cell in f.__closure__ or ():
                 self._cells.append(cell)
                 try:
@@ -221,7 +221,7 @@ class Reach:
                     todo.extend(_functions_named(value, names, own))
                 elif callable(value) and not isinstance(value, type):
                     todo.append(value)
-                elif hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED):
+                elif hasattr(value, "__dict__") and not isinstance(value, NOT_WALKED):
                     objects.append(value)
             # Methods (and properties) of the objects it reads through, and
             # of the objects they hold (self.block(x), sim.step(),
@@ -230,13 +230,13 @@ class Reach:
             for obj in objects:
                 _types_held(obj, ROOT_DEPTH, classes)
             for t, checked in classes.items():
-                for name in sorted(self._names - checked):
+                for name in sorted(self.names - checked):
                     member = getattr(t, name, None)
                     if isinstance(member, property):
                         member = member.fget
-                    if isinstance(member, types.FunctionType) and not _skipped(member, own):
+                    if isinstance(member, types.FunctionType) and not skipped(member, own):
                         todo.append(member)
-                checked |= self._names
+                checked |= self.names
 
     def places(self):
         """(source, holder, key, array) for every array reachable: source is
@@ -244,7 +244,7 @@ class Reach:
         it (holder None: it cannot)."""
         seen = set()
         for obj in self.roots:
-            prefix = self._paths.get(id(obj))
+            prefix = self.paths.get(id(obj))
             for steps, holder, key, array in reachable(obj, ROOT_DEPTH, seen):
                 yield ((obj, steps) if prefix is None else (ARGS, prefix + steps)), holder, key, array
         for cell in self._cells:
@@ -253,17 +253,17 @@ class Reach:
             except ValueError:
                 continue
             for steps, holder, key, array in reachable(contents, GLOBAL_DEPTH, seen):
-                yield (cell, ((True, "cell_contents"), *steps)), holder if steps else _CellHolder(cell), key, array
+                yield (cell, ((True, "cell_contents"), *steps)), holder if steps else CellHolder(cell), key, array
         for g, name in self._named:
             value = g.get(name)
             if isinstance(value, types.ModuleType):
-                if _skipped(value, self._own) or id(value) in seen:
+                if skipped(value, self.own) or id(value) in seen:
                     continue
                 seen.add(id(value))
                 attrs = vars(value)
-                for k in sorted(self._names):
+                for k in sorted(self.names):
                     v = attrs.get(k)
-                    if v is None or isinstance(v, _NOT_WALKED):
+                    if v is None or isinstance(v, NOT_WALKED):
                         continue
                     for steps, holder, key, array in reachable(v, GLOBAL_DEPTH - 1, seen):
                         yield (g, ((False, name), (True, k), *steps)), holder if steps else attrs, key if steps else k, array
@@ -276,12 +276,12 @@ class Reach:
         a float now, where a tracing value can stand in for it."""
         for root, steps in self.float_places.values():
             try:
-                obj = self._call if root is ARGS else root
+                obj = self.call if root is ARGS else root
                 for attr, k in steps[:-1]:
                     obj = getattr(obj, k) if attr else obj[k]
                 attr, k = steps[-1]
                 if isinstance(obj, types.CellType):
-                    holder, k = _CellHolder(obj), None
+                    holder, k = CellHolder(obj), None
                 elif attr:
                     holder = vars(obj)
                     if k not in holder:
@@ -291,7 +291,7 @@ class Reach:
                 value = holder[k]
             except Exception:  # noqa: BLE001 - the place is gone: nothing stands in
                 continue
-            if type(value) is float and isinstance(holder, (dict, list, _CellHolder)):
+            if type(value) is float and isinstance(holder, (dict, list, CellHolder)):
                 yield holder, k, value, (root, steps)
 
     def functions_held(self, replacements):
@@ -308,33 +308,33 @@ class Reach:
         for cell in self._cells:
             try:
                 if held(cell.cell_contents):
-                    yield _CellHolder(cell), None, cell.cell_contents
+                    yield CellHolder(cell), None, cell.cell_contents
             except ValueError:
                 continue
         for g, name in self._named:
             value = g.get(name)
             if held(value):
                 yield g, name, value
-            elif isinstance(value, types.ModuleType) and _skipped(value, self._own):
+            elif isinstance(value, types.ModuleType) and skipped(value, self.own):
                 continue
             elif not isinstance(value, (type, types.FunctionType, types.MethodType)):
                 try:
                     attrs = vars(value)
                 except Exception:  # noqa: BLE001 - no __dict__ (or one a __getattr__ refuses): holds none
                     continue
-                for k in sorted(self._names):
+                for k in sorted(self.names):
                     if held(attrs.get(k)):
                         yield attrs, k, attrs[k]
 
     def bound(self):
         """What the names the code can bind hold now, to compare by identity
         after the trace (rebound)."""
-        state = [(g, name, g.get(name, _GONE)) for g, name in self._named]
+        state = [(g, name, g.get(name, GONE)) for g, name in self._named]
         for cell in self._cells:
             try:
                 state.append((cell, None, cell.cell_contents))
             except ValueError:
-                state.append((cell, None, _GONE))
+                state.append((cell, None, GONE))
         return state
 
     def snapshot(self):
@@ -354,7 +354,7 @@ class Reach:
                 items = obj.items()
             elif isinstance(obj, list):
                 items = enumerate(obj)
-            elif hasattr(obj, "__dict__") and not isinstance(obj, _NOT_WALKED):
+            elif hasattr(obj, "__dict__") and not isinstance(obj, NOT_WALKED):
                 items = vars(obj).items()
             else:
                 return
@@ -368,75 +368,6 @@ class Reach:
             walk(value, GLOBAL_DEPTH)
         for obj in self.roots:
             walk(obj, GLOBAL_DEPTH)
-        return out
-
-    def watched(self):
-        """(root, steps, value, is_size) for each place the function may
-        read a value from that a compiled call would not read again: the
-        scalars, functions and other objects bound in its closure cells and
-        the globals its code names, and, through them and the objects its
-        call passes by identity, the attributes its code names
-        (`self.temperature`, `config.EPS`), the items of the dicts, lists
-        and tuples it reaches (all of a small one, else those its constants
-        name: `cfg["scale"]`), and the sizes of the dicts and lists (is_size:
-        value is the size). A place is a path, as a capture's source is:
-        `root`, then steps (is_attr, key). A trace takes the values as they
-        are; the extension walks each path before every call and compares
-        what it finds (identity, or equality for Python's and NumPy's
-        scalars and tuples of them), and a call that finds one changed is
-        served by the entries traced with its values, or traced again
-        (Function::watches_hold). Arrays are not among them: they are
-        inputs, read again on every call; nor are the dicts, lists and
-        objects a path passes through, so a layer rebound to one of the
-        same kind (`m.layers[0] = Layer(7)`) changes nothing but its arrays."""
-        out = []
-        seen = set()
-
-        def walk(root, steps, value, depth, own=True):
-            if len(out) >= MAX_WATCHES or is_array(value):
-                return
-            if own and type(value) is float and (id(root), steps) in self.float_places:
-                return  # an input (float_holders), read again on every call
-            container = isinstance(value, (dict, list, tuple)) or (
-                hasattr(value, "__dict__") and not isinstance(value, _NOT_WALKED) and not _scalar(value))
-            if not container or depth == 0 or (isinstance(value, types.ModuleType) and _skipped(value, self._own)):
-                out.append((root, steps, value, False))
-                return
-            if id(value) in seen:
-                return
-            seen.add(id(value))
-            if isinstance(value, (dict, list)):
-                out.append((root, steps, len(value), True))
-            if isinstance(value, (dict, list, tuple)):
-                small = len(value) <= WHOLE_ITEMS
-                items = value.items() if isinstance(value, dict) else enumerate(value)
-                for k, v in list(itertools.islice(items, WHOLE_ITEMS if small else None)):
-                    if small or (type(k) in (str, int) and k in self._consts):
-                        walk(root, steps + ((False, k),), v, depth - 1)
-            else:
-                attrs = vars(value)
-                cls = type(value)
-                for k in sorted(self._names):
-                    if k in attrs:
-                        walk(root, steps + ((True, k),), attrs[k], depth - 1)
-                    elif not isinstance(value, types.ModuleType) and _class_value(cls, k):
-                        walk(root, steps + ((True, k),), getattr(cls, k), depth - 1, own=False)  # Model.scale, as self.scale
-
-        # The call's own objects first: what is reached through them is
-        # watched on their paths, which an instance keyed by type needs.
-        for obj in self.roots:
-            prefix = self._paths.get(id(obj))
-            if prefix is None:
-                walk(obj, (), obj, ROOT_DEPTH)
-            else:
-                walk(ARGS, prefix, obj, ROOT_DEPTH)
-        for holder, name, value in self.bound():
-            if value is _GONE:
-                continue
-            if name is None:  # a cell
-                walk(holder, ((True, "cell_contents"),), value, GLOBAL_DEPTH)
-            else:
-                walk(holder, ((False, name),), value, GLOBAL_DEPTH)
         return out
 
     @staticmethod
@@ -468,7 +399,7 @@ class Reach:
                 for _, value in items:
                     if _now(holder, None) is value:
                         continue
-                    if value is _GONE:
+                    if value is GONE:
                         del holder.cell_contents
                     else:
                         holder.cell_contents = value
@@ -481,58 +412,35 @@ class Reach:
                     for k in [k for k in mapping if k not in {key for key, _ in items}]:
                         del mapping[k]  # added by the trace
                 for k, v in items:
-                    if v is _GONE:
+                    if v is GONE:
                         mapping.pop(k, None)
-                    elif mapping.get(k, _GONE) is not v:
+                    elif mapping.get(k, GONE) is not v:
                         mapping[k] = v
 
 
 SNAPSHOT_ITEMS = 4096  # the items of one dict, list or object a snapshot holds
-MAX_WATCHES = 1024    # the places a site compares before a call (Reach.watched)
-WHOLE_ITEMS = 64      # a dict or list this small is watched whole
-
-
-def _class_value(cls, name) -> bool:
-    """Whether an instance's attribute `name` is its class's plain value (a
-    class attribute that is no method, property or other descriptor, whose
-    read gives the same object every time)."""
-    for klass in cls.__mro__:
-        if name in vars(klass):
-            v = vars(klass)[name]
-            return not (hasattr(type(v), "__get__") or isinstance(v, type)) and klass is not object
-    return False
-
-
-def _scalar(value) -> bool:
-    """A value compared by equality: Python's and NumPy's scalars, and
-    tuples of them."""
-    if type(value) in (int, float, bool, str, bytes, complex) or value is None or isinstance(value, np.generic):
-        return True
-    return type(value) is tuple and all(_scalar(v) for v in value)
-
-
 def _size(holder):
     return len(holder) if isinstance(holder, (dict, list)) else len(vars(holder))
 
 
-_GONE = object()
+GONE = object()
 
 
 def _now(holder, key):
-    """What a snapshot's place holds now (_GONE where it is gone)."""
+    """What a snapshot's place holds now (GONE where it is gone)."""
     if key is None:
         try:
             return holder.cell_contents
         except ValueError:
-            return _GONE
+            return GONE
     if isinstance(holder, dict):
-        return holder.get(key, _GONE)
+        return holder.get(key, GONE)
     if isinstance(holder, list):
-        return holder[key] if key < len(holder) else _GONE
-    return vars(holder).get(key, _GONE)
+        return holder[key] if key < len(holder) else GONE
+    return vars(holder).get(key, GONE)
 
 
-class _CellHolder:
+class CellHolder:
     """A closure cell as a holder: its one key is its contents."""
 
     __slots__ = ("cell",)
