@@ -68,8 +68,8 @@ def njit_module(module, entry):
     return getattr(module, entry)
 
 
-# Each program: (its module, the entry function's name, the arguments of one
-# call (fresh where the call writes them), and how to call a compiled entry).
+# Each program: (its module, the entry function's name or a method of a
+# class, the arguments of one call, fresh where the call writes them).
 def _rnn():
     p = rnn.init(vocab=256, d=64, layers=4)
     state = rnn.init_state(p)
@@ -112,21 +112,29 @@ def _image():
 
 def _boids():
     flock = boids.Flock(300)
-    return boids, None, lambda: (copy.deepcopy(flock),)
+    return boids, boids.Flock.step, lambda: (copy.deepcopy(flock),)
 
 
-PROGRAMS = {"rnn": _rnn, "fluid": _fluid, "kmeans": _kmeans, "nbody": _nbody, "mlp": _mlp, "image": _image, "boids": _boids}
+def _ssm():
+    import ssm  # einops (python/requirements-dev.txt)
+    m = ssm.Mamba(ssm.init())
+    x = np.random.default_rng(1).standard_normal((2, 64, 16))
+    return ssm, ssm.Mamba.__call__, lambda: (m, x)
+
+
+PROGRAMS = {"rnn": _rnn, "fluid": _fluid, "kmeans": _kmeans, "nbody": _nbody, "mlp": _mlp, "image": _image, "boids": _boids,
+            "ssm": _ssm}
 
 
 def contenders(name):
     """{contender: (call, why it is not there or None)}: each call takes
     the program's arguments."""
     module, entry, args = PROGRAMS[name]()
-    plain = boids.Flock.step if entry is None else getattr(module, entry)
+    plain = entry if callable(entry) else getattr(module, entry)
     out = {"numpy": (plain, None), "shapejit": (sj.jit(plain), None)}
     if _numba() is None:
         out["numba"] = (None, "not installed")
-    elif entry is None:
+    elif callable(entry):
         out["numba"] = (None, "a method of a class holding arrays (Numba takes a jitclass, a rewrite)")
     else:
         try:

@@ -85,8 +85,16 @@ def image_edges():
     return (lambda: image_filter.edges(img)), (lambda: edges(img))
 
 
+def ssm_block():
+    import ssm  # einops (python/requirements-dev.txt)
+    m = ssm.Mamba(ssm.init())
+    x = np.random.default_rng(1).standard_normal((2, 64, 16))
+    call = sj.jit(ssm.Mamba.__call__)
+    return (lambda: m(x)), (lambda: call(m, x))
+
+
 PROGRAMS = {"rnn": rnn_decode, "fluid": fluid_step, "kmeans": kmeans_step, "nbody": nbody_step, "boids": boids_step,
-            "mlp": mlp_step, "image": image_edges}
+            "mlp": mlp_step, "image": image_edges, "ssm": ssm_block}
 
 
 def timed(f, calls):
