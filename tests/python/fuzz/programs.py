@@ -568,6 +568,13 @@ def _differs(path, got, want, single, overflowed=False):
         if not np.allclose(g, w, rtol=tol, atol=atol, equal_nan=True):
             bad = ~np.isclose(g, w, rtol=tol, atol=atol, equal_nan=True)
             return f"{path}: {g[bad][:4]} where NumPy gives {w[bad][:4]}"
+    elif w.dtype == object:
+        # Python numbers (np.matrix times an int past int64 is an object
+        # matrix): equal, or both NaN, as a float array's compare takes them.
+        def same(a, b):
+            return a == b or (a != a and b != b)
+        if not all(same(a, b) for a, b in zip(g.ravel(), w.ravel())):
+            return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
     elif not np.array_equal(g, w):
         return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
     return None
