@@ -98,6 +98,8 @@ def _quantile(st, a, q, axis, keepdims, method, what, scale, ignore_nan=False):
     if method != "linear":
         graph_break(st, f"np.{what} with method={method!r}")
     x = tensor_of(st, a)
+    if x._dtype == "bool":
+        graph_break(st, f"np.{what} of a bool array (NumPy's subtract of booleans raises where it has elements)")
     if isinstance(q, Tensor) or not isinstance(q, (int, float, np.number, list, tuple, np.ndarray)):
         graph_break(st, f"np.{what} of quantiles that are traced values (NumPy checks their range first)")
     weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # a Python number: float32 stays float32

@@ -161,6 +161,7 @@ class SegmentState(TraceState):
         self.arrays = list(arrays)
         self._callers = {id(a) for a in self.arrays}
         self.tr = _shapejit.Tracer(self.arrays, self.segments.jit.specialize_zero_one)
+        self.checked = []
 
     def close(self):
         self.live = None
@@ -193,10 +194,13 @@ class SegmentState(TraceState):
                     # 0-d flip) over the array itself: not the array the call writes.
                     a = a.copy()
                 concrete[id(v)] = a
-        if not values:
-            return concrete  # nothing computed since the last cut is needed
         for v in values:
             self.tr.output((v if isinstance(v, Tensor) else as_tensor(self, v))._id)
+        dead = self.tr.dead(self.checked)  # computed for their checks, as a whole trace's (state.CHECKING)
+        if not values and not dead:
+            return concrete  # nothing computed since the last cut is needed
+        for vid in dead:
+            self.tr.output(vid)
         held = self.tr.finish()
         seg = self.segments
         if held.hash not in seg.graphs and len(seg.graphs) >= MAX_GRAPHS:
@@ -224,6 +228,7 @@ class SegmentState(TraceState):
                 self.live.discard(v)
         self.arrays = arrays + list(new_arrays)
         self.tr = _shapejit.Tracer(self.arrays, self.segments.jit.specialize_zero_one)
+        self.checked = []  # value ids are the new tracer's
         for i, v in enumerate(carried):
             if isinstance(v, Tensor):
                 v._id, v._shape = i, None
