@@ -116,7 +116,8 @@ def _quantile(st, a, q, axis, keepdims, method, what, scale, ignore_nan=False):
     n = x.shape[ax]
     if n == 0 and not ignore_nan:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
-    x = to_float(x)
+    # Integers stay integers to the lerp, as NumPy's: b - a is taken in
+    # their dtype (and wraps there) before it meets the float weight.
     s = shapes.moveaxis(sorting.sort(x, axis=ax), ax, 0)  # NaNs sort last
     if ignore_nan:
         count = (~isnan(s)).astype("i64").sum(axis=0)
