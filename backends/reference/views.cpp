@@ -113,6 +113,28 @@ Expected<Tensor> run_view(const NodeCtx& c) {
   }
 }
 
+namespace {
+
+// The ids of a 1-d index tensor, each within [0, limit), or NumPy's
+// IndexError at the first that is not.
+Expected<std::vector<int64_t>> indices_within(const NodeCtx& c, const Tensor& idx, int64_t limit) {
+  std::vector<int64_t> ids;
+  ir::visit_dtype(idx.dtype(), [&]<typename I>() {
+    ir::for_each_offset<1>(idx.shape(), {idx.strides().data()}, [&](const std::array<int64_t, 1>& o) {
+      ids.push_back(static_cast<int64_t>(idx.ptr<I>()[o[0]]));
+    });
+  });
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= limit) {
+      return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")",
+                     Detail::kIndex);
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
 Expected<Tensor> run_indexing(const NodeCtx& c) {
   const std::vector<int64_t> shape = c.out_shape();
   const Tensor& x = c.tensor(0);
@@ -121,19 +143,7 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
     case Op::kEmbedding: {
       const Tensor& idx = c.tensor(1);
       const int dim = c.node.op == Op::kEmbedding ? 0 : norm_axis(c.node.attrs.dim, x.rank());
-      const int64_t limit = x.shape()[dim];
-      std::vector<int64_t> ids;
-      ir::visit_dtype(idx.dtype(), [&]<typename I>() {
-        ir::for_each_offset<1>(idx.shape(), {idx.strides().data()}, [&](const std::array<int64_t, 1>& o) {
-          ids.push_back(static_cast<int64_t>(idx.ptr<I>()[o[0]]));
-        });
-      });
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] < 0 || ids[i] >= limit) {
-          return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")",
-                         Detail::kIndex);
-        }
-      }
+      const std::vector<int64_t> ids = SJ_TRY(indices_within(c, idx, x.shape()[dim]));
       Tensor out = Tensor::empty(x.dtype(), shape);
       // Each selected slice of x, copied to its place in out.
       std::vector<int64_t> slice_shape = x.shape();
@@ -164,19 +174,7 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       const Tensor& idx = c.tensor(1);
       const Tensor& v = c.tensor(2);
       const int dim = norm_axis(c.node.attrs.dim, x.rank());
-      const int64_t limit = x.shape()[dim];
-      std::vector<int64_t> ids;
-      ir::visit_dtype(idx.dtype(), [&]<typename I>() {
-        ir::for_each_offset<1>(idx.shape(), {idx.strides().data()}, [&](const std::array<int64_t, 1>& o) {
-          ids.push_back(static_cast<int64_t>(idx.ptr<I>()[o[0]]));
-        });
-      });
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] < 0 || ids[i] >= limit) {
-          return c.error("index " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is out of range [0, " + std::to_string(limit) + ")",
-                         Detail::kIndex);
-        }
-      }
+      const std::vector<int64_t> ids = SJ_TRY(indices_within(c, idx, x.shape()[dim]));
       Tensor out = Tensor::empty(x.dtype(), shape);
       out.copy_from(x);
       std::vector<int64_t> slice_shape = x.shape();

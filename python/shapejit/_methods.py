@@ -16,8 +16,9 @@ import operator
 
 import numpy as np
 
-from ._indexing import getitem, inplace, setitem, take
+from ._indexing import getitem, take
 from ._scatters import put, ufunc_at
+from ._writes import inplace, setitem
 from ._np import arithmetic, elementwise, products, reductions, selection, shapes, sorting, statistics, ufuncs
 from ._np.registry import FUNCTIONS, UFUNCS
 from ._trace.promotion import conform, mark_weak
@@ -39,7 +40,7 @@ def _operators(op, fn):
 def _inplace(op, ufunc, fn):
     """A Tensor's in-place operator (x += o): NumPy's ufunc(x, o, out=x),
     written into x (and into the array x views, if it is a view) as
-    x[...] = x op o is, after NumPy's checks (_indexing.inplace)."""
+    x[...] = x op o is, after NumPy's checks (_writes.inplace)."""
     def f(self, o):
         return inplace(self, ufunc, o, lambda: conform(op, (self, o), lambda: fn(self, o)))
     return f

@@ -1,18 +1,19 @@
 """The NumPy functions that write at positions an index or a mask picks:
 `ufunc.at` (np.add.at, np.subtract.at), np.put (and x.put), np.putmask
-and np.place, over the scatter ops _indexing writes assignments with
+and np.place, over the scatter ops _writes writes assignments with
 (index_put, index_add), in NumPy's casts and repeats."""
 from __future__ import annotations
 
 import numpy as np
 
-from ._indexing import assign, getitem, is_mask, scatter
+from ._indexing import getitem
 from ._np.creation import asarray
 from ._np.registry import implements
 from ._np.ufuncs import AT
 from ._trace.promotion import probe
 from ._trace.state import as_tensor, emit, graph_break, state_of
 from ._trace.tensor import Scalar, Tensor
+from ._writes import assign, is_mask, scatter
 
 
 def ufunc_at(ufunc, a, indices, b=None):
@@ -52,14 +53,44 @@ def _cycled(st, v, n, dtype):
     return emit(st, "index_select", [v, k % v.shape[0]], {"dim": 0})
 
 
+def _target(st, a, what):
+    """a, the array np.<what> writes into: a tracing value, or a graph break."""
+    if not isinstance(a, Tensor) or type(a) is Scalar:
+        graph_break(st, f"np.{what} into an array that is not traced")
+
+
+def _mask(st, a, mask, what):
+    """np.<what>'s mask as bools of a's shape; NumPy's ValueError where its size is not a's."""
+    m = as_tensor(st, _listed(mask))
+    if m.size != a.size:
+        raise ValueError(f"{what}: mask and data must be the same size")
+    return (m if m._dtype == "bool" else m.astype("bool")).reshape(*a.shape)
+
+
+def _positions(st, a):
+    """Every flat position of a, in C order, in a's shape."""
+    return emit(st, "arange", [0, a.size, 1], {"dtype": "i64"}).reshape(*a.shape)
+
+
+def _written(a, new):
+    """a now holds `new` (its shape), everywhere: the call writes it back."""
+    assign(a, new, (None, new))
+    return None
+
+
+def _scattered(st, a, at, values):
+    """a with its flat positions `at` set to `values` cycled to their count."""
+    flat = emit(st, "index_put", [a.reshape(-1), at, _cycled(st, values, at.shape[0], a._dtype)], {"dim": 0})
+    return _written(a, flat.reshape(*a.shape))
+
+
 @implements(np.put)
 def put(a, ind, v, mode="raise"):
     """np.put(a, ind, v, mode): a.flat[ind] = v, v repeated to ind's count,
     an index out of range NumPy's IndexError ('raise'), wrapped ('wrap') or
     clipped ('clip')."""
     st = state_of(a, ind, v)
-    if not isinstance(a, Tensor) or type(a) is Scalar:
-        graph_break(st, "np.put into an array that is not traced")
+    _target(st, a, "put")
     idx = as_tensor(st, _listed(ind))
     if idx._dtype not in ("i32", "i64") or mode not in ("raise", "wrap", "clip"):
         graph_break(st, "np.put with indices that are not integers, or a mode NumPy names otherwise")
@@ -73,12 +104,7 @@ def put(a, ind, v, mode="raise"):
         idx = idx % a.size
     elif mode == "clip":
         idx = np.clip(idx, 0, a.size - 1)
-    positions = emit(st, "arange", [0, a.size, 1], {"dtype": "i64"})
-    at = getitem(positions, idx)
-    flat = emit(st, "index_put", [a.reshape(-1), at, _cycled(st, values, idx.shape[0], a._dtype)], {"dim": 0})
-    new = flat.reshape(*a.shape)
-    assign(a, new, (None, new))
-    return None
+    return _scattered(st, a, getitem(_positions(st, a).reshape(-1), idx), values)
 
 
 @implements(np.putmask)
@@ -86,19 +112,12 @@ def putmask(a, mask, values):
     """np.putmask(a, mask, values): a.flat[n] = values[n % len(values)]
     wherever mask.flat[n] holds (a select, no scatter)."""
     st = state_of(a, mask, values)
-    if not isinstance(a, Tensor) or type(a) is Scalar:
-        graph_break(st, "np.putmask into an array that is not traced")
-    m = as_tensor(st, _listed(mask))
-    if m.size != a.size:
-        raise ValueError("putmask: mask and data must be the same size")
+    _target(st, a, "putmask")
+    m = _mask(st, a, mask, "putmask")
     v = as_tensor(st, _listed(values))
     if v.size == 0:
         return None  # NumPy puts nothing
-    m = m if m._dtype == "bool" else m.astype("bool")
-    tiled = _cycled(st, v, a.size, a._dtype).reshape(*a.shape)
-    new = emit(st, "where", [m.reshape(*a.shape), tiled, a])
-    assign(a, new, (None, new))
-    return None
+    return _written(a, emit(st, "where", [m, _cycled(st, v, a.size, a._dtype).reshape(*a.shape), a]))
 
 
 @implements(np.place)
@@ -106,17 +125,9 @@ def place(arr, mask, vals):
     """np.place(arr, mask, vals): the k-th element where mask holds (in C
     order) set to vals[k % len(vals)], a scatter at the mask's positions."""
     st = state_of(arr, mask, vals)
-    if not isinstance(arr, Tensor) or type(arr) is Scalar:
-        graph_break(st, "np.place into an array that is not traced")
-    m = as_tensor(st, _listed(mask))
-    if m.size != arr.size:
-        raise ValueError("place: mask and data must be the same size")
+    _target(st, arr, "place")
+    m = _mask(st, arr, mask, "place")
     v = as_tensor(st, _listed(vals))
     if v.size == 0:
         graph_break(st, "np.place of no values (NumPy's error only where the mask holds anywhere)")
-    m = m if m._dtype == "bool" else m.astype("bool")
-    at = getitem(emit(st, "arange", [0, arr.size, 1], {"dtype": "i64"}), m.reshape(-1))
-    flat = emit(st, "index_put", [arr.reshape(-1), at, _cycled(st, v, at.shape[0], arr._dtype)], {"dim": 0})
-    new = flat.reshape(*arr.shape)
-    assign(arr, new, (None, new))
-    return None
+    return _scattered(st, arr, getitem(_positions(st, arr), m), v)

@@ -6,7 +6,7 @@ From the bottom (docs/python.md, The package):
     0  the extension and the one tree walker      _shapejit, _pytree
     1  the tracing values and the trace           _trace/
     2  NumPy's table, by family                   _np/
-    3  indexing, and the ndarray interface        _indexing, _scatters, _methods
+    3  indexing, and the ndarray interface        _indexing, _writes, _scatters, _methods
     4  the runtime boundary                       _runtime/
     5  the API                                    _jit, _frozen, _coverage, _functions, __init__
 """
@@ -16,7 +16,7 @@ import pathlib
 import shapejit
 
 PACKAGE = pathlib.Path(shapejit.__file__).resolve().parent
-FLOORS = {"_shapejit": 0, "_pytree": 0, "_trace": 1, "_np": 2, "_indexing": 3, "_scatters": 3, "_methods": 3, "_runtime": 4,
+FLOORS = {"_shapejit": 0, "_pytree": 0, "_trace": 1, "_np": 2, "_indexing": 3, "_writes": 3, "_scatters": 3, "_methods": 3, "_runtime": 4,
           "_jit": 5, "_frozen": 5, "_coverage": 5, "_functions": 5, "__init__": 5}
 
 

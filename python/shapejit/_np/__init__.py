@@ -27,4 +27,4 @@ protocols (``__array_ufunc__``, ``__array_function__``) from the table, and
     ufuncs        a ufunc's methods and keywords: reduce, accumulate, outer, dtype=
 """
 from . import (arithmetic, building, creation, elementwise, logic, network, numerics, products, reductions,  # noqa: F401
-               selection, shapes, sorting, statistics, ufuncs)  # each registers its entries: the table is whole once the package is imported
+               quantiles, selection, shapes, sorting, statistics, ufuncs)  # each registers its entries: the table is whole once the package is imported

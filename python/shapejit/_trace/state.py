@@ -245,7 +245,7 @@ def _value(st, tr_id):
 
 # The ops whose result NumPy gives as a view of their first operand, when
 # that operand is a tensor: the result is a View of it, which a write into
-# either keeps in step with the other (_indexing.assign). A reshape may be a
+# either keeps in step with the other (_writes.assign). A reshape may be a
 # copy in NumPy (its layout decides), and an expand is read-only or a copy:
 # a write into either, or a read of one after its operand changed, is a
 # graph break.

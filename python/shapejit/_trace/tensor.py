@@ -143,7 +143,7 @@ class View(Tensor):
     (`_root`) has been written since (its `_writes` moved past `_seen`),
     reading the view makes it again from the parent's value, as NumPy's view
     sees the write; a write into the view goes back into its parent
-    (_indexing.assign) by `_how` (the op's other operands and attributes).
+    (_writes.assign) by `_how` (the op's other operands and attributes).
     `_derive` None: NumPy may have copied (a reshape), so a read after a
     write is a graph break."""
 

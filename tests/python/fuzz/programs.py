@@ -30,6 +30,8 @@ import warnings
 import numpy as np
 from hypothesis import strategies as st
 
+from compare import differs, leaves, structure
+
 SIZE_VARS = ("s0", "s1", "s2")
 SIZES = (0, 1, 2, 3, 4, 5, 7)
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
@@ -512,74 +514,6 @@ def _run(fn, program, args, sizes):
             any("overflow encountered in reduce" in m or "overflow encountered in accumulate" in m for m in messages))
 
 
-def _leaves(tree, path="out"):
-    if isinstance(tree, dict):
-        for k in sorted(tree):
-            yield from _leaves(tree[k], f"{path}[{k!r}]")
-    elif isinstance(tree, (tuple, list)):
-        for i, v in enumerate(tree):
-            yield from _leaves(v, f"{path}[{i}]")
-    else:
-        yield path, tree
-
-
-def _structure(tree):
-    if isinstance(tree, dict):
-        return ("dict", tuple((k, _structure(tree[k])) for k in sorted(tree)))
-    if isinstance(tree, (tuple, list)):
-        return (type(tree).__name__, tuple(_structure(v) for v in tree))
-    return "leaf"
-
-
-def _differs(path, got, want, single, overflowed=False):
-    # A NumPy scalar where shapejit gives a 0-d array is the same value: a
-    # traced value does not know whether NumPy would have made it a scalar
-    # (docs/python.md). Any other kind of object is a difference.
-    numeric = (np.ndarray, np.generic)
-    if not (isinstance(got, numeric) and isinstance(want, numeric)) and type(got) is not type(want):
-        return f"{path}: a {type(got).__name__}, NumPy gives a {type(want).__name__}"
-    special = (np.ma.MaskedArray, np.matrix)  # subclasses whose type is part of the answer
-    if (isinstance(got, special) or isinstance(want, special)) and type(got) is not type(want):
-        return f"{path}: a {type(got).__name__}, NumPy gives a {type(want).__name__}"
-    if isinstance(want, np.ma.MaskedArray):
-        if not np.array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want)):
-            return f"{path}: mask {np.ma.getmaskarray(got).ravel()[:6]}, NumPy's {np.ma.getmaskarray(want).ravel()[:6]}"
-        got, want = np.ma.getdata(got), np.ma.getdata(want)
-        got, want = np.where(np.ma.getmaskarray(want), 0, got), np.where(np.ma.getmaskarray(want), 0, want)
-    g, w = np.asarray(got), np.asarray(want)
-    if g.dtype != w.dtype:
-        return f"{path}: dtype {g.dtype}, NumPy gives {w.dtype}"
-    if g.shape != w.shape:
-        return f"{path}: shape {g.shape}, NumPy gives {w.shape}"
-    if w.dtype.kind == "f":
-        # A float64 result of float32 steps carries their rounding (shapejit's
-        # float32 exp is within an ulp or two of NumPy's, not equal to it).
-        tol = 1e-4 if w.dtype == np.float32 or single else 1e-9
-        # Within a few ulps of the dtype's largest: whether a sum overflows
-        # to inf is its order's (NumPy's pairwise one against another).
-        edge = np.finfo(w.dtype).max / 1024
-        g, w = g.copy(), w.copy()
-        near = (np.isinf(g) & (np.abs(w) > edge)) | (np.isinf(w) & (np.abs(g) > edge))
-        if overflowed:
-            near |= ~np.isfinite(g) | ~np.isfinite(w)
-        g[near], w[near] = 0, 0
-        finite = np.abs(w[np.isfinite(w)])
-        atol = tol * (1 + (finite.max() if finite.size else 0))
-        if not np.allclose(g, w, rtol=tol, atol=atol, equal_nan=True):
-            bad = ~np.isclose(g, w, rtol=tol, atol=atol, equal_nan=True)
-            return f"{path}: {g[bad][:4]} where NumPy gives {w[bad][:4]}"
-    elif w.dtype == object:
-        # Python numbers (np.matrix times an int past int64 is an object
-        # matrix): equal, or both NaN, as a float array's compare takes them.
-        def same(a, b):
-            return a == b or (a != a and b != b)
-        if not all(same(a, b) for a, b in zip(g.ravel(), w.ravel())):
-            return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
-    elif not np.array_equal(g, w):
-        return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
-    return None
-
-
 def check(program, jit):
     """The first difference between NumPy and `jit` (shapejit.jit) on every
     call of `program`, as a line that says where; None when they agree:
@@ -609,20 +543,20 @@ def check(program, jit):
             if "negative integer powers" in str(want_error):
                 return None  # `a **= -8` raises with its buffer's bytes, uninitialized, written into a: nothing to compare after
         else:
-            if _structure(got) != _structure(want):
-                return f"{where}: the result's structure {_structure(got)}, NumPy's {_structure(want)}"
-            for (path, g), (_, w) in zip(_leaves(got), _leaves(want)):
-                why = _differs(path, g, w, single, overflowed)
+            if structure(got) != structure(want):
+                return f"{where}: the result's structure {structure(got)}, NumPy's {structure(want)}"
+            for (path, g), (_, w) in zip(leaves(got), leaves(want)):
+                why = differs(path, g, w, single, overflowed)
                 if why:
                     return f"{where}: {why}"
         # What the call wrote: its arguments, and the state it keeps.
         for x, g, w in zip(program["inputs"], got_args, want_args):
-            why = _differs(f"argument {x['name']} after the call", g, w, single, overflowed)
+            why = differs(f"argument {x['name']} after the call", g, w, single, overflowed)
             if why:
                 return f"{where}: {why}"
         got_state, want_state = mine_state(), plain_state()
         for name in want_state:
-            why = _differs(f"state {name} after the call", got_state[name], want_state[name], single, overflowed)
+            why = differs(f"state {name} after the call", got_state[name], want_state[name], single, overflowed)
             if why:
                 return f"{where}: {why}"
     return None
