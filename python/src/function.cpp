@@ -92,17 +92,17 @@ void Function::next_generation(Site& s) {
   s.generations.push_back(s.site);
 }
 
-bool Function::match_values(Site& s, nb::handle call) {
+bool Function::match_values(Site& s, PathRoots& roots) {
   ++value_changes_;
   nb::object now;
-  if (const Watch* w = s.watches.first_changed(args_root_, call, &now); w && !w->size && now.is_valid() && PyFloat_CheckExact(now.ptr()) &&
+  if (const Watch* w = s.watches.first_changed(roots, &now); w && !w->size && now.is_valid() && PyFloat_CheckExact(now.ptr()) &&
                                                                        PyFloat_CheckExact(w->value.ptr())) {
     nb::list steps;
     for (const auto& [attr, key] : w->steps) steps.append(nb::make_tuple(nb::bool_(attr), key));
     helpers_.attr("float_changed")(w->root, nb::tuple(steps));
   }
   for (Variant& v : s.others) {
-    if (v.watches.hold(args_root_, call)) {
+    if (v.watches.hold(roots)) {
       std::swap(static_cast<Variant&>(s), v);
       return true;
     }
@@ -148,14 +148,14 @@ void Function::add_found(std::vector<Capture>& captures, nb::handle found) {
   captures.back().from_float = nb::len(found) == 3;  // (array, source, "float"): a float made an input
 }
 
-bool Function::refresh(Site& s, nb::handle call) {
+bool Function::refresh(Site& s, PathRoots& roots) {
   std::vector<nb::object> at;  // the objects along the last path walked: at[j] after its first j steps
   for (Capture& c : s.captures) {
     if (!c.root.is_valid()) continue;
     size_t j = c.shared < at.size() ? c.shared : 0;
     if (j == 0) {
       at.clear();
-      at.push_back(nb::borrow(root_of(c.root, call)));
+      at.push_back(nb::borrow(roots.of(c.root)));
     } else {
       at.resize(j + 1);  // the shared steps' objects, at[0] the root
     }
@@ -280,16 +280,15 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
   }
   Site& s = *found;
 
-  nb::object call_args;  // (args, kwargs), the root of paths through the call's instances
+  PathRoots roots(args_root_, args, kwargs);
   for (int attempt = 0;; ++attempt) {
-    if (!call_args.is_valid() && (!s.watches.empty() || !s.captures.empty() || !s.others.empty())) call_args = nb::make_tuple(args, kwargs);
-    if (!s.watches.hold(args_root_, call_args) && !match_values(s, call_args)) {
+    if (!s.watches.hold(roots) && !match_values(s, roots)) {
       helpers_.attr("why") = nb::str("the values the function reads besides its arguments have changed between calls "
                                      "more often than a site keeps variants for");
       ++unmatched_values_;
       return numpy_runs(args, kwargs);
     }
-    if (!refresh(s, call_args)) {  // a captured array's source is gone or no longer an array
+    if (!refresh(s, roots)) {  // a captured array's source is gone or no longer an array
       s.captures.clear();
       next_generation(s);
     }

@@ -91,21 +91,17 @@ class Function {
 
   Site& site_for(nb::handle key, size_t fast_arity);
   void next_generation(Site& s);
-  // A site whose values changed (`call`: the call's (args, kwargs), where a
-  // path from args_root_ begins) takes the variant they match, or a new
+  // A site whose values changed takes the variant they match, or a new
   // one to trace (false: it has kMaxVariants already, and NumPy runs the
   // call). A float that changed to another is reported to the package
   // (Callbacks.float_changed), which makes its place an input after the
   // backoff, as it does float arguments.
-  bool match_values(Site& s, nb::handle call);
+  bool match_values(Site& s, PathRoots& roots);
   // Reads each capture from its source; false when one is gone (retrace).
   // A path that begins as the one before it resumes from where that one
   // was at the end of their common steps: a model's weights,
   // p["layers"][i][name], are one lookup each, not three.
-  bool refresh(Site& s, nb::handle call);
-  // The root a path begins from: the call's (args, kwargs) for a path from
-  // args_root_ (through an instance keyed by type), else its own.
-  nb::handle root_of(const nb::object& root, nb::handle call) const { return root.ptr() == args_root_.ptr() ? call : nb::handle(root); }
+  bool refresh(Site& s, PathRoots& roots);
   Status trace(Site& s, TraceContext& ctx, trace::Tracer& t);
   // The call run by NumPy, counted.
   nb::object numpy_runs(nb::args args, nb::kwargs kwargs);

@@ -75,13 +75,13 @@ void Watches::add(nb::handle found) {
   }
 }
 
-const Watch* Watches::first_changed(nb::handle args_root, nb::handle call, nb::object* now_out) const {
+const Watch* Watches::first_changed(PathRoots& roots, nb::object* now_out) const {
   std::vector<nb::object> at;  // the objects along the last path walked: at[j] after its first j steps
   for (const Watch& w : all_) {
     size_t j = w.shared < at.size() ? w.shared : 0;
     if (j == 0) {
       at.clear();
-      at.push_back(nb::borrow(w.root.ptr() == args_root.ptr() ? call : nb::handle(w.root)));
+      at.push_back(nb::borrow(roots.of(w.root)));
     } else {
       at.resize(j + 1);
     }

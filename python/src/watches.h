@@ -24,6 +24,24 @@ bool same_step(const PathStep& a, const PathStep& b);
 // directly, anything else through Python's protocols.
 PyObject* step_into(PyObject* at, const PathStep& step);
 
+// The root a path begins from: its own object, or for a path through an
+// instance the call passes (one from `args_root`, arguments.ARGS) the
+// call's (args, kwargs), made on first use: a call whose paths are none of
+// those makes no tuple.
+class PathRoots {
+ public:
+  PathRoots(nb::handle args_root, nb::handle args, nb::handle kwargs) : args_root_(args_root), args_(args), kwargs_(kwargs) {}
+  nb::handle of(const nb::object& root) {
+    if (root.ptr() != args_root_.ptr()) return root;
+    if (!call_.is_valid()) call_ = nb::make_tuple(args_, kwargs_);
+    return call_;
+  }
+
+ private:
+  nb::handle args_root_, args_, kwargs_;
+  nb::object call_;
+};
+
 // A place a trace may have read a value from: its root, the steps to it,
 // the value it held (or, `size`, the size of the dict or list there);
 // `shared`, how many leading steps it shares with the watch before it.
@@ -43,10 +61,9 @@ class Watches {
   // The first watch whose place holds another value now (null: none), and
   // in `now` (when given) what it holds: the same object, or for a scalar
   // (and a tuple of them) an equal one of the same type, a float's bits the
-  // same (-0.0 is not 0.0, a NaN is itself). A root that is `args_root`
-  // is the call's (args, kwargs), `call`.
-  const Watch* first_changed(nb::handle args_root, nb::handle call, nb::object* now) const;
-  bool hold(nb::handle args_root, nb::handle call) const { return !first_changed(args_root, call, nullptr); }
+  // same (-0.0 is not 0.0, a NaN is itself).
+  const Watch* first_changed(PathRoots& roots, nb::object* now) const;
+  bool hold(PathRoots& roots) const { return !first_changed(roots, nullptr); }
 
  private:
   std::vector<Watch> all_;

@@ -112,7 +112,7 @@ def _instance(x) -> bool:
     if t in INSTANCE_TYPES:
         return True
     module = sys.modules.get(t.__module__)
-    if module is None or t.__module__.split(".")[0] in ("numpy", "shapejit", "builtins") or _library(module):
+    if module is None or t.__module__.split(".")[0] in SKIPPED_PACKAGES or library_path(getattr(module, "__file__", None)):
         return False
     if t.__getattribute__ is not object.__getattribute__ or hasattr(t, "__getattr__"):
         return False  # attributes made as they are read: no path holds them
@@ -120,12 +120,14 @@ def _instance(x) -> bool:
     return True
 
 
-def _library(module) -> bool:
-    path = getattr(module, "__file__", None) or ""
-    return any(part in path for part in ("site-packages", "dist-packages")) or (bool(path) and path.startswith(_STDLIB))
-
-
+# The packages whose code and state are never the program's.
+SKIPPED_PACKAGES = ("numpy", "shapejit", "builtins")
 _STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def library_path(path) -> bool:
+    """Whether a source file is an installed library's or Python's own."""
+    return bool(path) and (any(part in path for part in ("site-packages", "dist-packages")) or path.startswith(_STDLIB))
 
 
 def _key(x):

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import sysconfig
 import types
 
 import numpy as np
@@ -34,14 +33,13 @@ import numpy as np
 from .._trace.dtypes import NAMES
 from .._trace.state import graph_break
 from .._trace.tensor import is_array
-from .arguments import ARGS
+from .arguments import ARGS, SKIPPED_PACKAGES, library_path
 
 
 NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 ROOT_DEPTH = 6     # an instance's arrays: self.layers[3].attention.cache_k
 GLOBAL_DEPTH = 6   # a closure's or a global's: params["layers"][3]["attn"]["wq"]
 MAX_FUNCTIONS = 32  # the functions a trace looks into for what they name, the jitted one first
-_SKIPPED_MODULES = ("numpy", "shapejit", "builtins")
 
 
 def reachable(obj, depth, seen):
@@ -98,15 +96,12 @@ def skipped(obj, own=None):
     module state is its own, never the program's): not looked into, but
     for the program's own package (`own`), installed or not."""
     package = _package(obj)
-    if package in _SKIPPED_MODULES:
+    if package in SKIPPED_PACKAGES:
         return True
     if package == own:
         return False
     path = getattr(obj, "__file__", None) if isinstance(obj, types.ModuleType) else getattr(getattr(obj, "__code__", None), "co_filename", None)
-    return bool(path) and (any(part in path for part in ("site-packages", "dist-packages")) or path.startswith(_STDLIB))
-
-
-_STDLIB = sysconfig.get_paths()["stdlib"]
+    return library_path(path)
 
 
 def _unwrapped(f, roots):
