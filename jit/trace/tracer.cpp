@@ -58,7 +58,11 @@ Status Tracer::add_node(ir::Node node, std::string name) {
   types_.emplace_back();
   graph_.nodes.push_back(std::move(node));
   Status s = ir::infer_node(graph_, graph_.nodes.back(), types_, env_);
-  broke_ |= s.code() == Code::kGraphBreak;
+  // A size past int64 at this call's sizes: shape inference reports a
+  // runtime error of the node (a graph run at these sizes fails); a trace
+  // breaks, uncached, as it does for a guard past int64 (overflow_break).
+  if (s.detail() == Detail::kOverflow) s = Status(Code::kGraphBreak, s.message(), Detail::kOverflow);
+  else broke_ |= s.code() == Code::kGraphBreak;
   if (!s.is_ok()) {  // leave the trace as it was
     graph_.nodes.pop_back();
     graph_.value_names.pop_back();

@@ -105,6 +105,21 @@ TEST(Tracer, GuardIntOnADimThePolicyBackedOffIsAGraphBreak) {
   EXPECT_FALSE(symbol_of(*t, 1).binding.has_value());
 }
 
+TEST(Tracer, ASizePastInt64IsABreakTheSiteDoesNotCache) {
+  // Two literals whose product is past int64: a break naming the node, for
+  // the interpreter's own integers to take; not cached. (A product of
+  // symbols stays symbolic here, and is checked before a kernel runs.)
+  auto t = tracer_for({4});
+  const int before = t->graph().num_values();
+  Expected<Tracer::Value> v = t->op(Op::kSymMul, {int64_t{7076848157591502291}, int64_t{6568354127924251048}});
+  ASSERT_FALSE(v.is_ok());
+  EXPECT_EQ(v.status().code(), Code::kGraphBreak) << v.status().to_string();
+  EXPECT_EQ(v.status().detail(), Detail::kOverflow);
+  EXPECT_NE(v.status().message().find("overflows int64"), std::string::npos) << v.status().message();
+  EXPECT_FALSE(t->broke());
+  EXPECT_EQ(t->graph().num_values(), before);
+}
+
 TEST(Tracer, ABreakTheInterpreterReportsIsMarkedAsFollowingFromTheTrace) {
   auto t = tracer_for({4});
   EXPECT_FALSE(t->broke());
