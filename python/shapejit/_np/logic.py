@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._trace.dtypes import NAMES
 from .._trace.promotion import probe
 from .._trace.state import as_tensor, graph_break, state_of
 from .._trace.tensor import Tensor
@@ -27,7 +28,11 @@ def select(condlist, choicelist, default=0):
     stand_ins = [probe(c) for c in choicelist] + [probe(default)]
     if any(p is None for p in stand_ins):
         graph_break(st, "np.select of choices that are not arrays or numbers")
+    if any(type(c) is int and not -2**63 <= c < 2**63 for c in [*choicelist, default]):
+        graph_break(st, "np.select of a Python int past int64")  # NumPy's arrays of it (object, uint64): its to run, or refuse
     dtype = np.result_type(*stand_ins)
+    if dtype not in NAMES:
+        graph_break(st, f"np.select of choices of dtype {dtype}")
     out = as_tensor(st, np.asarray(default, dtype)[()]) if not isinstance(default, Tensor) else default.astype(dtype)
     for c, choice in reversed(list(zip(conds, choicelist))):
         choice = as_tensor(st, choice) if not isinstance(choice, (bool, int, float)) else choice

@@ -215,7 +215,8 @@ _CONVOLVE_MODES = {"full": "full", "same": "same", "valid": "valid", 2: "full", 
 def convolve(a, v, mode="full"):
     """NumPy's convolve of two 1-D arrays: the full convolution is a gather
     of a's zero-padded values at i - j (a row per output, a column per tap)
-    times v, a matrix-vector product; 'same' and 'valid' cut it, centred on
+    times v: a matrix-vector product of integers, and of floats the sum of
+    the products whose tap meets a; 'same' and 'valid' cut it, centred on
     the longer operand, as NumPy does (which swaps them when v is longer)."""
     st = state_of(a, v)
     a, v = promote(st, tensor_of(st, a), tensor_of(st, v))
@@ -235,7 +236,14 @@ def convolve(a, v, mode="full"):
     padded = concatenate([zeros, a, zeros])
     rows = expand_dims(emit(st, "arange", [0, n + m - 1, 1], {"dtype": "i64"}), 1)
     taps = expand_dims(emit(st, "arange", [0, m, 1], {"dtype": "i64"}), 0)
-    full = matmul(padded[rows - taps + (m - 1)], v)
+    window = padded[rows - taps + (m - 1)]
+    if a._dtype in FLOAT:
+        # Only the taps that meet a: a padding zero times a NaN or an
+        # infinity of v is no product NumPy takes.
+        inside = (rows - taps >= 0) & (rows - taps < n)
+        full = emit(st, "sum", [where(inside, window * v, zero_of(a))], {"axes": [1]})
+    else:
+        full = matmul(window, v)
     if mode == "full":
         return full
     short, long = sym_min(n, m), sym_max(n, m)
