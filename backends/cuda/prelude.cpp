@@ -82,6 +82,26 @@ __device__ __forceinline__ i64 sj_ipow(i64 base, i64 e) {
   return (i64)r;
 }
 
+// NumPy's gcd: Euclid's on the magnitudes as unsigned, in the element's width.
+__device__ __forceinline__ int sj_gcd(int a, int b) {
+  unsigned x = a < 0 ? 0u - (unsigned)a : (unsigned)a, y = b < 0 ? 0u - (unsigned)b : (unsigned)b;
+  while (x != 0) {
+    const unsigned r = y % x;
+    y = x;
+    x = r;
+  }
+  return (int)y;
+}
+__device__ __forceinline__ i64 sj_gcd(i64 a, i64 b) {
+  u64 x = a < 0 ? (u64)0 - (u64)a : (u64)a, y = b < 0 ? (u64)0 - (u64)b : (u64)b;
+  while (x != 0) {
+    const u64 r = y % x;
+    y = x;
+    x = r;
+  }
+  return (i64)y;
+}
+
 // Float to integer as the reference casts: truncate, saturate, NaN to 0.
 __device__ __forceinline__ int sj_f2i32(double x) {
   if (x != x) return 0;

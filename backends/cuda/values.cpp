@@ -135,12 +135,12 @@ std::string ValueCode::op(const Inst& inst, const std::vector<std::string>& vals
     case Op::kSigmoid: return "(" + one() + " / (" + one() + " + " + std::string(single ? "expf" : "exp") + "(-" + arg(0) + ")))";
     case Op::kSilu: return "(" + arg(0) + " / (" + one() + " + " + std::string(single ? "expf" : "exp") + "(-" + arg(0) + ")))";
     case Op::kGelu: {
+      // 1 + erf(z) as erfc(-z), the reference's: no cancellation where x is very negative.
       const std::string x = arg(0);
-      if (single && !inst.approximate_tanh) return "(0.5f * " + x + " * (1.0f + erff(" + x + " * 0.70710678118654752f)))";
+      if (single && !inst.approximate_tanh) return "(0.5f * " + x + " * erfcf(" + x + " * -0.70710678118654752f))";
       const std::string d = "((double)" + x + ")";
-      std::string inner = inst.approximate_tanh
-                              ? "tanh(0.7978845608028654 * (" + d + " + 0.044715 * " + d + " * " + d + " * " + d + "))"
-                              : "erf(" + d + " * 0.7071067811865476)";
+      if (!inst.approximate_tanh) return "((" + std::string(ctype(dt)) + ")(0.5 * " + d + " * erfc(" + d + " * -0.7071067811865476)))";
+      const std::string inner = "tanh(0.7978845608028654 * (" + d + " + 0.044715 * " + d + " * " + d + " * " + d + "))";
       return "((" + std::string(ctype(dt)) + ")(0.5 * " + d + " * (1.0 + " + inner + ")))";
     }
     case Op::kAdd: return fl ? bin("+") : wrap("sj_add");
@@ -165,6 +165,8 @@ std::string ValueCode::op(const Inst& inst, const std::vector<std::string>& vals
     case Op::kAtan2: return wrap(single ? "atan2f" : "atan2");
     case Op::kHypot: return wrap(single ? "hypotf" : "hypot");
     case Op::kFmod: return wrap(single ? "fmodf" : "fmod");
+    case Op::kNextafter: return wrap(single ? "nextafterf" : "nextafter");
+    case Op::kGcd: return wrap("sj_gcd");
     case Op::kMaximum:
       if (fl) return wrap("sj_fmaximum");
       return "(" + arg(0) + " < " + arg(1) + " ? " + arg(1) + " : " + arg(0) + ")";

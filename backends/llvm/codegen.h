@@ -32,6 +32,8 @@ std::vector<std::string> step_names(const loops::LoopProgram& p);
 
 // Integer power by squaring in wrapping arithmetic; the JIT'd code calls it.
 extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp);
+// Euclid's gcd of two magnitudes; the JIT'd code calls it (NumPy's gcd).
+extern "C" uint64_t shapejit_gcd_u64(uint64_t a, uint64_t b);
 // The multiplier that divides by `divisor` (>= 1, below 2^63) in the JIT'd
 // code: floor(2^64 * (2^l - divisor) / divisor) + 1, l = ceil(log2 divisor).
 extern "C" int64_t shapejit_udiv_magic(int64_t divisor);

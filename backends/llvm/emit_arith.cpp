@@ -16,6 +16,15 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
   return static_cast<int64_t>(result);
 }
 
+extern "C" uint64_t shapejit_gcd_u64(uint64_t a, uint64_t b) {
+  while (a != 0) {
+    const uint64_t r = b % a;
+    b = a;
+    a = r;
+  }
+  return b;
+}
+
 // x ** y for floats. A whole exponent from -1 to 4 is multiplications, as
 // NumPy's own power does for 2 and -1: a call of pow keeps its loop from
 // vectorizing (GPT-2's gelu has x ** 3: 7% of a token). x * x and 1 / x are
@@ -36,6 +45,16 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
     }
   }
   return math("powf", "pow", x, y);
+}
+
+::llvm::Value* StepEmitter::helper_i64(const char* name, ::llvm::Value* x, ::llvm::Value* y) {
+  ::llvm::FunctionCallee f = m_.getOrInsertFunction(name, i64_, i64_, i64_);
+  if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+  return b_.CreateCall(f, {x, y});
 }
 
 ::llvm::Value* StepEmitter::arith(const Inst& inst, const Operands& arg) {
@@ -63,14 +82,16 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
     case Op::kPow: {
       if (fl) return float_pow(arg[0], arg[1]);
       fail_if(b_.CreateICmpSLT(arg[1], ::llvm::ConstantInt::get(t, 0)));
-      ::llvm::FunctionCallee f = m_.getOrInsertFunction("shapejit_ipow_i64", i64_, i64_, i64_);
-      if (auto* fn = ::llvm::dyn_cast<::llvm::Function>(f.getCallee())) {
-        fn->setDoesNotAccessMemory();
-        fn->setDoesNotThrow();
-        fn->setWillReturn();
-      }
-      ::llvm::Value* r = b_.CreateCall(f, {b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)});
-      return b_.CreateTrunc(r, t);
+      return b_.CreateTrunc(helper_i64("shapejit_ipow_i64", b_.CreateSExt(arg[0], i64_), b_.CreateSExt(arg[1], i64_)), t);
+    }
+    case Op::kGcd: {
+      // NumPy's: Euclid's on the magnitudes as unsigned in the element's
+      // width (|INT_MIN| is 2^width-1), the result back in it.
+      ::llvm::Value* zero = ::llvm::ConstantInt::get(t, 0);
+      auto magnitude = [&](::llvm::Value* v) {
+        return b_.CreateZExt(b_.CreateSelect(b_.CreateICmpSLT(v, zero), b_.CreateSub(zero, v), v), i64_);
+      };
+      return b_.CreateTrunc(helper_i64("shapejit_gcd_u64", magnitude(arg[0]), magnitude(arg[1])), t);
     }
     case Op::kBitAnd: return b_.CreateAnd(arg[0], arg[1]);
     case Op::kBitOr: return b_.CreateOr(arg[0], arg[1]);
@@ -107,6 +128,7 @@ extern "C" int64_t shapejit_ipow_i64(int64_t base, int64_t exp) {
       return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOEQ(ax, inf), b_.CreateFCmpOEQ(ay, inf)), inf, h);
     }
     case Op::kFmod: return math("fmodf", "fmod", arg[0], arg[1]);
+    case Op::kNextafter: return math("nextafterf", "nextafter", arg[0], arg[1]);
     case Op::kMaximum:
     case Op::kMinimum: {
       ::llvm::Value *x = arg[0], *y = arg[1];

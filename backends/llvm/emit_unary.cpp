@@ -85,7 +85,7 @@ namespace shapejit::backends::llvm {
     case Op::kGelu: {
       // 0.5 x (1 + f), with 1 + f taken without cancellation (fast_math.h).
       // Float in float: a few ulps from the reference's double. Double
-      // with the reference's order of operations.
+      // with the reference's operations (1 + erf(z) as erfc(-z)).
       ::llvm::Value* x = arg[0];
       ::llvm::Value* half_x = b_.CreateFMul(fconst(0.5), x);
       if (inst.approximate_tanh) {
@@ -93,7 +93,7 @@ namespace shapejit::backends::llvm {
         return b_.CreateFMul(half_x, emit_tanh(b_, b_.CreateFMul(fconst(0.7978845608028654), b_.CreateFAdd(x, cube))).one_plus);
       }
       if (dt == DType::kF32) return emit_gelu_f32(b_, x);
-      return b_.CreateFMul(half_x, b_.CreateFAdd(fconst(1.0), math("erff", "erf", b_.CreateFMul(x, fconst(0.7071067811865476)))));
+      return b_.CreateFMul(half_x, math("erfcf", "erfc", b_.CreateFMul(x, fconst(-0.7071067811865476))));
     }
     default: return nullptr;
   }

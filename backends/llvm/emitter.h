@@ -81,6 +81,8 @@ class StepEmitter {
   // libm's function of x (or of x and y), by the float's width.
   ::llvm::Value* math(const char* f32, const char* f64, ::llvm::Value* x, ::llvm::Value* y = nullptr);
   ::llvm::Value* float_pow(::llvm::Value* x, ::llvm::Value* y);
+  // A call of one of the JIT's i64 helpers (shapejit_ipow_i64, shapejit_gcd_u64: session.cpp defines them).
+  ::llvm::Value* helper_i64(const char* name, ::llvm::Value* x, ::llvm::Value* y);
   ::llvm::Value* intrinsic(::llvm::Intrinsic::ID id, ::llvm::Value* x);
   ::llvm::Value* is_nan(::llvm::Value* x) { return b_.CreateFCmpUNO(x, x); }
   void fail_if(::llvm::Value* cond) { b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), err_), cond), err_); }

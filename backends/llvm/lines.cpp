@@ -1,5 +1,6 @@
 // The LLVM backend's line routines (loops::ScanStep, loops::ScatterStep):
-// cumsum, cumprod, sort and argsort along one dim, index_put and index_add,
+// cumsum, cumprod, cummax, cummin, sort and argsort along one dim, and the
+// scatters (index_put, index_add, index_mul, index_max, index_min),
 // run as library code, not generated code.
 #include "backends/llvm/lines.h"
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -30,10 +32,30 @@ struct Wrapping<T, true> {
   using type = std::make_unsigned_t<T>;
 };
 
+// One element combined into a running one: add and multiply wrap in
+// integers; maximum and minimum give a NaN once either is one.
+template <typename T>
+T combined(ir::Op op, T acc, T v) {
+  using Acc = typename Wrapping<T>::type;
+  switch (op) {
+    case ir::Op::kCumsum:
+    case ir::Op::kIndexAdd: return static_cast<T>(static_cast<Acc>(acc) + static_cast<Acc>(v));
+    case ir::Op::kCumprod:
+    case ir::Op::kIndexMul: return static_cast<T>(static_cast<Acc>(acc) * static_cast<Acc>(v));
+    default: {
+      const bool max = op == ir::Op::kCummax || op == ir::Op::kIndexMax;
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(acc) || std::isnan(v)) return std::numeric_limits<T>::quiet_NaN();
+      }
+      return max ? (acc < v ? v : acc) : (v < acc ? v : acc);
+    }
+  }
+}
+
 template <typename T>
 void scan_lines(ir::Op op, const T* in, T* out, int64_t o0, int64_t o1, int64_t n, int64_t inner) {
   using Acc = typename Wrapping<T>::type;
-  const bool sum = op == ir::Op::kCumsum;
+  const bool sum = op == ir::Op::kCumsum, product = op == ir::Op::kCumprod;
   for (int64_t o = o0; o < o1; ++o) {
     const T* x = in + o * n * inner;
     T* y = out + o * n * inner;
@@ -43,10 +65,13 @@ void scan_lines(ir::Op op, const T* in, T* out, int64_t o0, int64_t o1, int64_t 
         continue;
       }
       const T* prev = y - inner;
+      // The sum and product spelled out, so that their inner loops vectorize.
       if (sum) {
         for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) + static_cast<Acc>(x[i]));
-      } else {
+      } else if (product) {
         for (int64_t i = 0; i < inner; ++i) y[i] = static_cast<T>(static_cast<Acc>(prev[i]) * static_cast<Acc>(x[i]));
+      } else {
+        for (int64_t i = 0; i < inner; ++i) y[i] = combined(op, prev[i], x[i]);
       }
     }
   }
@@ -80,7 +105,8 @@ void sort_lines(ir::Op op, const T* in, char* out, int64_t l0, int64_t l1, int64
 // Columns [c0, c1) of a scatter over [outer, n, inner] (column c is outer
 // c / inner, inner c % inner), each index in order: a column's elements
 // meet the rows in the order of the index, so a repeated index keeps its
-// last row (index_put) or adds them all (index_add).
+// last row (index_put) or combines them all (index_add, index_mul,
+// index_max, index_min).
 template <typename T>
 void scatter_columns(ir::Op op, const int64_t* ids, const T* values, T* out, int64_t c0, int64_t c1, int64_t n, int64_t m, int64_t inner) {
   using Acc = typename Wrapping<T>::type;
@@ -91,8 +117,10 @@ void scatter_columns(ir::Op op, const int64_t* ids, const T* values, T* out, int
       const T* v = values + (o * m + k) * inner;
       if (op == ir::Op::kIndexPut) {
         std::copy(v + i0, v + i1, y + i0);
-      } else {
+      } else if (op == ir::Op::kIndexAdd) {
         for (int64_t i = i0; i < i1; ++i) y[i] = static_cast<T>(static_cast<Acc>(y[i]) + static_cast<Acc>(v[i]));
+      } else {
+        for (int64_t i = i0; i < i1; ++i) y[i] = combined(op, y[i], v[i]);
       }
     }
     c += i1 - i0;

@@ -173,6 +173,8 @@ Status Session::init() {
   ::llvm::orc::SymbolMap helpers;
   helpers[jit_->mangleAndIntern("shapejit_ipow_i64")] =
       ::llvm::JITEvaluatedSymbol(::llvm::pointerToJITTargetAddress(&shapejit_ipow_i64), ::llvm::JITSymbolFlags::Exported | ::llvm::JITSymbolFlags::Callable);
+  helpers[jit_->mangleAndIntern("shapejit_gcd_u64")] =
+      ::llvm::JITEvaluatedSymbol(::llvm::pointerToJITTargetAddress(&shapejit_gcd_u64), ::llvm::JITSymbolFlags::Exported | ::llvm::JITSymbolFlags::Callable);
   helpers[jit_->mangleAndIntern("shapejit_udiv_magic")] =
       ::llvm::JITEvaluatedSymbol(::llvm::pointerToJITTargetAddress(&shapejit_udiv_magic), ::llvm::JITSymbolFlags::Exported | ::llvm::JITSymbolFlags::Callable);
   if (::llvm::Error e = runtime_->define(::llvm::orc::absoluteSymbols(std::move(helpers)))) return unsupported("llvm: " + message(std::move(e)));

@@ -198,19 +198,19 @@ struct AttentionStep {
 // backend runs it as a library routine, not generated code: a scan's
 // loop-carried sum is nothing a loop vectorizer takes, nor is a sort.
 struct ScanStep {
-  ir::Op op = ir::Op::kCumsum;  // or kCumprod, kSort, kArgsort
+  ir::Op op = ir::Op::kCumsum;  // or kCumprod, kCummax, kCummin, kSort, kArgsort
   int in = -1, out = -1;
   sym::Expr outer, n, inner;
 };
 
-// index_put and index_add along a dim, over dense buffers viewed as
+// A scatter along a dim, over dense buffers viewed as
 // [outer, n, inner] (in, out) and [outer, m, inner] (values), index [m]
 // (i32 or i64): out = in, then for each k in order, out's row index[k]
-// set to (index_put: a repeated index keeps its last) or added with
-// (index_add) values' row k. An index outside [0, n) fails the step (the
+// set to (index_put: a repeated index keeps its last) or combined with
+// (index_add, index_mul, index_max, index_min) values' row k. An index outside [0, n) fails the step (the
 // reference then says which). A backend runs it as a routine.
 struct ScatterStep {
-  ir::Op op = ir::Op::kIndexPut;  // or kIndexAdd
+  ir::Op op = ir::Op::kIndexPut;  // or kIndexAdd, kIndexMul, kIndexMax, kIndexMin
   int in = -1, index = -1, values = -1, out = -1;
   sym::Expr outer, n, m, inner;
 };

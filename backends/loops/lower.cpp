@@ -10,7 +10,7 @@
 //                             merge_dims.cpp and tile.cpp (the loops)
 //        reduce_steps.cpp     reductions, argmax, softmax, norms
 //        matmul_step.cpp      matmuls (BLAS or loops)
-//        scan_step.cpp        cumsum, cumprod, sort, argsort; index_put, index_add (a backend's routines)
+//        scan_step.cpp        scans, sorts and scatters (a backend's routines)
 //        compact_step.cpp     nonzero, masked_select (a backend's routine)
 //   5. (here)             copies for outputs that are inputs or listed twice
 #include "backends/loops/lower.h"

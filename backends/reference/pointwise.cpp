@@ -52,6 +52,20 @@ T int_pow(T base, T exp) {
   return static_cast<T>(result);
 }
 
+// NumPy's gcd: Euclid's on the magnitudes as unsigned (|INT_MIN| is 2^63),
+// the result back in T (gcd(INT_MIN, 0) is INT_MIN).
+template <typename T>
+T int_gcd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  U x = a < 0 ? U(0) - static_cast<U>(a) : static_cast<U>(a), y = b < 0 ? U(0) - static_cast<U>(b) : static_cast<U>(b);
+  while (x != 0) {
+    const U r = static_cast<U>(y % x);
+    y = x;
+    x = r;
+  }
+  return static_cast<T>(y);
+}
+
 template <typename T>
 T nan_max(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -147,7 +161,9 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
             return static_cast<T>(0.5 * d * (1.0 + std::tanh(k * (d + 0.044715 * d * d * d))));
           });
         }
-        return map1<T, T>(x, dt, [](T v) { return static_cast<T>(0.5 * double(v) * (1.0 + std::erf(double(v) * 0.7071067811865476))); });
+        // 1 + erf(z) as erfc(-z): no cancellation where x is very negative
+        // (gelu(-14) is -2.8e-44, not -0).
+        return map1<T, T>(x, dt, [](T v) { return static_cast<T>(0.5 * double(v) * std::erfc(-double(v) * 0.7071067811865476)); });
       default: return c.error("not a unary op");
     }
   }
@@ -191,11 +207,17 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
         } else {
           return c.error("takes integer tensors");
         }
+      case Op::kGcd:
+        if constexpr (std::is_integral_v<T>) return map2<T, T>(a, b, shape, dt, int_gcd<T>);
+        else return c.error("takes integer tensors");
       case Op::kAtan2:
       case Op::kHypot:
       case Op::kFmod:
+      case Op::kNextafter:
         if constexpr (std::is_integral_v<T>) {
           return c.error("takes float tensors");
+        } else if (c.node.op == Op::kNextafter) {
+          return map2<T, T>(a, b, shape, dt, [](T x, T y) { return std::nextafter(x, y); });
         } else if (c.node.op == Op::kAtan2) {
           return map2<T, T>(a, b, shape, dt, [](T y, T x) { return std::atan2(y, x); });
         } else if (c.node.op == Op::kFmod) {

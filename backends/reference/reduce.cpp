@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 
 #include "backends/reference/kernels.h"
@@ -246,8 +247,17 @@ Tensor scan(Op op, const Tensor& x, int dim) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       Acc acc = op == Op::kCumsum ? Acc(0) : Acc(1);
+      T extreme{};  // cummax, cummin: the running maximum or minimum, a NaN once met
       for (int64_t k = 0; k < n; ++k) {
         const int64_t at = (o * n + k) * inner + i;
+        if (op == Op::kCummax || op == Op::kCummin) {
+          const T v = px[at];
+          if (k == 0) extreme = v;
+          else if constexpr (std::is_floating_point_v<T>) extreme = std::isnan(extreme) || std::isnan(v) ? std::numeric_limits<T>::quiet_NaN() : op == Op::kCummax ? std::max(extreme, v) : std::min(extreme, v);
+          else extreme = op == Op::kCummax ? std::max(extreme, v) : std::min(extreme, v);
+          po[at] = extreme;
+          continue;
+        }
         acc = op == Op::kCumsum ? Acc(acc + static_cast<Acc>(px[at])) : Acc(acc * static_cast<Acc>(px[at]));
         po[at] = static_cast<T>(acc);
       }
@@ -294,7 +304,7 @@ Expected<Tensor> run_reduction(const NodeCtx& c) {
     const int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
     return ir::visit_dtype(x.dtype(), [&]<typename T>() -> Expected<Tensor> { return order<T>(c.node.op, x, dim); });
   }
-  if (c.node.op == Op::kCumsum || c.node.op == Op::kCumprod) {
+  if (c.node.op == Op::kCumsum || c.node.op == Op::kCumprod || c.node.op == Op::kCummax || c.node.op == Op::kCummin) {
     const int dim = static_cast<int>(a.dim < 0 ? a.dim + static_cast<int64_t>(x.rank()) : a.dim);
     return ir::visit_dtype(x.dtype(), [&]<typename T>() -> Expected<Tensor> {
       if constexpr (std::is_same_v<T, bool>) return c.error("takes numeric tensors");

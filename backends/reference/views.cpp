@@ -1,7 +1,10 @@
 // View ops as views where strides allow (permute, transpose, expand,
 // slice, squeeze, unsqueeze, reshape of dense data), copies otherwise;
 // concat; creation (full, arange); gathers and data-dependent selections.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "backends/reference/kernels.h"
@@ -167,10 +170,13 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       return out;
     }
     case Op::kIndexPut:
-    case Op::kIndexAdd: {
+    case Op::kIndexAdd:
+    case Op::kIndexMul:
+    case Op::kIndexMax:
+    case Op::kIndexMin: {
       // A copy of x, then each index in order: index_put's slice k replaces
-      // the slice at index[k] (a repeated index keeps its last), index_add's
-      // adds to it (integers wrap).
+      // the slice at index[k] (a repeated index keeps its last), the others
+      // combine with it (integers wrap; a NaN wins a maximum or minimum).
       const Tensor& idx = c.tensor(1);
       const Tensor& v = c.tensor(2);
       const int dim = norm_axis(c.node.attrs.dim, x.rank());
@@ -195,11 +201,26 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
             T* pd = dst.ptr<T>();
             const T* ps = src.ptr<T>();
             ir::for_each_offset<2>(slice_shape, {dst.strides().data(), src.strides().data()}, [&](const std::array<int64_t, 2>& o) {
-              if constexpr (std::is_integral_v<T>) {
-                using U = std::make_unsigned_t<T>;
-                pd[o[0]] = static_cast<T>(static_cast<U>(pd[o[0]]) + static_cast<U>(ps[o[1]]));
-              } else {
-                pd[o[0]] = pd[o[0]] + ps[o[1]];
+              T& y = pd[o[0]];
+              const T v = ps[o[1]];
+              switch (c.node.op) {
+                case Op::kIndexMax:
+                case Op::kIndexMin:
+                  if constexpr (std::is_floating_point_v<T>) {
+                    if (std::isnan(y) || std::isnan(v)) {
+                      y = std::numeric_limits<T>::quiet_NaN();
+                      break;
+                    }
+                  }
+                  y = c.node.op == Op::kIndexMax ? std::max(y, v) : std::min(y, v);
+                  break;
+                default:
+                  if constexpr (std::is_integral_v<T>) {
+                    using U = std::make_unsigned_t<T>;
+                    y = static_cast<T>(c.node.op == Op::kIndexAdd ? static_cast<U>(y) + static_cast<U>(v) : static_cast<U>(y) * static_cast<U>(v));
+                  } else {
+                    y = c.node.op == Op::kIndexAdd ? y + v : y * v;
+                  }
               }
             });
           }

@@ -164,10 +164,10 @@ Status infer_elementwise(Ctx& c) {
     case OpClass::kArith: {
       auto [dt, shape] = SJ_TRY(elementwise(c, 0, 2, true));
       if (dt == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
-      if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot || c.node.op == Op::kFmod) && !is_float(dt)) {
+      if ((c.node.op == Op::kAtan2 || c.node.op == Op::kHypot || c.node.op == Op::kFmod || c.node.op == Op::kNextafter) && !is_float(dt)) {
         return c.type_error(std::string("takes float tensors, got ") + dtype_name(dt));
       }
-      if (is_bitwise(c.node.op) && !is_int(dt)) return c.type_error(std::string("takes integer tensors, got ") + dtype_name(dt));
+      if ((is_bitwise(c.node.op) || c.node.op == Op::kGcd) && !is_int(dt)) return c.type_error(std::string("takes integer tensors, got ") + dtype_name(dt));
       r.dtype = dt;
       r.shape = shape;
       return Status::ok();
@@ -242,7 +242,7 @@ Status infer_reduction(Ctx& c) {
       }
       return Status::ok();
     }
-    case OpClass::kScan: {  // cumsum, cumprod, sort: along `dim`, in the input's dtype; argsort: i64
+    case OpClass::kScan: {  // cumsum, cumprod, cummax, cummin, sort: along `dim`, in the input's dtype; argsort: i64
       const bool orders = c.node.op == Op::kSort || c.node.op == Op::kArgsort;
       if (!orders && x->dtype == DType::kBool) return c.type_error("takes numeric tensors, got bool (cast first)");
       SJ_TRY(c.axis(a.dim, x->shape.size(), "dim"));

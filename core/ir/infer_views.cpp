@@ -221,7 +221,7 @@ Status infer_scatter(Ctx& c) {
   if (!is_int(idx.dtype)) return c.type_error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
   if (idx.shape.size() != 1) return c.error("index must be 1-D, got rank " + std::to_string(idx.shape.size()));
   if (v.dtype != x.dtype) return c.type_error(std::string("values have dtype ") + dtype_name(v.dtype) + ", the tensor " + dtype_name(x.dtype));
-  if (c.node.op == Op::kIndexAdd && x.dtype == DType::kBool) return c.type_error("index_add of bool");
+  if (c.node.op != Op::kIndexPut && x.dtype == DType::kBool) return c.type_error(std::string(op_name(c.node.op)) + " of bool");
   const int d = SJ_TRY(c.axis(c.attrs().dim, x.shape.size(), "dim"));
   if (v.shape.size() != x.shape.size()) return c.error("values have rank " + std::to_string(v.shape.size()) + ", the tensor rank " + std::to_string(x.shape.size()));
   for (size_t k = 0; k < x.shape.size(); ++k) {

@@ -16,20 +16,20 @@ enum class Op : uint8_t {
   kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kLog1p,
   kExpm1, kLog2, kLog10, kExp2, kCbrt, kFloor, kCeil, kTrunc, kRint,
   kCast, kNot,
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot, kFmod,
-  kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kInvert,  // integers only
+  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAtan2, kHypot, kFmod, kNextafter,
+  kBitAnd, kBitOr, kBitXor, kShiftLeft, kShiftRight, kGcd, kInvert,  // integers only
   kAnd, kOr,
   kEq, kNe, kLt, kLe, kGt, kGe,
   kWhere,
   kSum, kMean, kMax, kMin, kProd, kArgmax,
-  kCumsum, kCumprod, kSort, kArgsort,
+  kCumsum, kCumprod, kCummax, kCummin, kSort, kArgsort,
   kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm,
   kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
   kIndexSelect, kEmbedding,
   kFull, kArange,
   kNonzero, kMaskedSelect,
-  kIndexPut, kIndexAdd,
+  kIndexPut, kIndexAdd, kIndexMul, kIndexMax, kIndexMin,
   kSymSize, kSymAdd, kSymSub, kSymMul, kSymFloorDiv, kSymMod, kSymMin, kSymMax,
   kCount_,
 };
@@ -39,7 +39,7 @@ enum class OpClass : uint8_t {
   kReduce, kArgmax, kScan, kSoftmax, kLayerNorm, kRmsNorm, kMatmul,
   kReshape, kPermute, kTranspose, kExpand, kSlice, kConcat, kSqueeze, kUnsqueeze,
   kIndexSelect, kEmbedding, kFull, kArange, kNonzero, kMaskedSelect,
-  kIndexPut,  // index_put, index_add: a scatter along `dim`
+  kIndexPut,  // index_put, index_add, index_mul, index_max, index_min: a scatter along `dim`
   kSymSize, kSymBinary,
 };
 

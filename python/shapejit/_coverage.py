@@ -122,7 +122,8 @@ _PARTIAL = {"argsort": "equal elements keep their order, as kind='stable' (NumPy
             "unique": "flattened (axis=None), sorted", "lexsort": "of 1-d keys",
             "linalg.matrix_power": "to a power of 0 or more", "nanquantile": "the linear method, constant quantiles",
             "nanpercentile": "the linear method, constant percentiles",
-            "add.at": "b in a's dtype (NumPy adds others in the promoted dtype)", "subtract.at": "b in a's dtype"}
+            "add.at": "b in a's dtype (NumPy adds others in the promoted dtype)", "subtract.at": "b in a's dtype",
+            "multiply.at": "b in a's dtype", "maximum.at": "b in a's dtype"}
 
 
 def _numpy_callable(name):

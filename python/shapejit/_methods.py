@@ -259,6 +259,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         out = ufuncs.reduce(ufunc, inputs[0], **kwargs)
     elif method == "accumulate" and len(inputs) == 1:
         out = ufuncs.accumulate(ufunc, inputs[0], **kwargs)
+    elif method == "reduceat" and len(inputs) == 2:
+        out = ufuncs.reduceat(ufunc, *inputs, **kwargs)
     elif method == "outer" and impl is not None and not kwargs and len(inputs) == 2:
         out = ufuncs.outer(ufunc, *inputs)
     elif method == "at" and not kwargs and len(inputs) in (2, 3):

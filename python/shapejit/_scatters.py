@@ -1,5 +1,5 @@
 """The NumPy functions that write at positions an index or a mask picks:
-`ufunc.at` (np.add.at, np.subtract.at), np.put (and x.put), np.putmask
+`ufunc.at` (np.add.at, subtract, multiply, maximum, minimum), np.put (and x.put), np.putmask
 and np.place, over the scatter ops _writes writes assignments with
 (index_put, index_add), in NumPy's casts and repeats."""
 from __future__ import annotations
@@ -18,9 +18,10 @@ from ._writes import assign, is_mask, scatter
 
 def ufunc_at(ufunc, a, indices, b=None):
     """ufunc.at(a, indices, b): every element a[indices] reads combined with
-    b's, a repeated one each time (np.add.at, np.subtract.at), in a's dtype
-    where NumPy computes in it; None, as NumPy gives. NotImplemented for
-    what NumPy has to run: another ufunc, a's dtype bool, b that promotes a."""
+    b's, a repeated one each time (np.add.at, subtract, multiply, maximum,
+    minimum: a NaN wins the last two), in a's dtype where NumPy computes in
+    it; None, as NumPy gives. NotImplemented for what NumPy has to run:
+    another ufunc, a's dtype bool, b that promotes a."""
     if ufunc not in AT or b is None or not isinstance(a, Tensor) or a.ndim == 0 or a._dtype == "bool":
         return NotImplemented
     st = a._st
@@ -33,7 +34,7 @@ def ufunc_at(ufunc, a, indices, b=None):
         v = emit(st, "neg", [v])
     if is_mask(indices):
         indices = (indices,)
-    new = scatter(st, a, indices, v, "index_add")
+    new = scatter(st, a, indices, v, AT[ufunc])
     assign(a, new, (None, new))
     return None
 

@@ -110,6 +110,9 @@ for _n, _cases in {
     "lexsort": [(lambda a: np.lexsort((a[0], a[1] > 0)), (M,)), (lambda a: np.lexsort(np.round(a[:3])), (M,)), (lambda i: np.lexsort((i, i % 2)), (IA,))],
     "unique": [(lambda a, f=f: np.unique(a, *f), (x,)) for f in [(), (True,), (False, True), (False, False, True), (True, True, True)]
                for x in (np.array([[3.0, 1, np.nan], [2, 1, np.nan]]), np.array([5, 3, 1, 3, 9, 2, 100, 7, 50, 1], np.int32), FLOATS[2], np.ones(1))],
+    **{name: (lambda f: [(lambda a: f(a), (x,)) for x in (np.array([[3.0, 1, np.nan], [2, 1, np.nan]]), np.array([5, 3, 1, 3, 9, 2], np.int32),
+                                                          FLOATS[2], np.ones(1), np.zeros(0), np.array([[True, False], [True, True]]))])(getattr(np, name))
+       for name in ("unique_counts", "unique_inverse", "unique_all")},
     "hanning": [(lambda a, d=d: np.hanning(a.shape[0] - d) * 1.0, (M,)) for d in (0, 3, 4)],
     "hamming": [(lambda a, d=d: np.hamming(a.shape[0] - d) * 1.0, (M,)) for d in (0, 3, 4)],
     "blackman": [(lambda a, d=d: np.blackman(a.shape[0] - d) * 1.0, (M,)) for d in (0, 3, 4)],
@@ -144,6 +147,16 @@ for _op, _ins in {"+=": None, "-=": None, "*=": None, "/=": [(arr((3, 4), F64), 
                   ">>=": [(arr((4,), I64), 1)]}.items():
     _pairs = _ins or [(arr((3, 4), F64), arr((4,), F64)), (arr((3, 4), F32), 1.5), (arr((5,), I64), np.array([2, 1, 3, 1, 2], np.int64))]
     RECIPES[f"x {_op} y"] = (lambda f, pairs: lambda: [(lambda a, b, f=f: f(a.copy(), b), (a, b)) for a, b in pairs])(_inplace(_op), _pairs)
+_LEAST = np.iinfo(np.int64).min
+_GCD_PAIRS = [(IA, IB), (np.array([_LEAST, _LEAST, _LEAST, 0, -4, 12, 2**40]), np.array([0, _LEAST, 6, 0, 6, -18, 2**40 + 1])),
+              (arr((3, 4), I64), arr((4,), I32)), (arr((0, 2), I32), arr((2,), I32))]
+RECIPES["gcd"] = lambda: [(lambda a, b: np.gcd(a, b), p) for p in _GCD_PAIRS] + [(lambda a: np.gcd(a, 6), (IA,))]
+RECIPES["lcm"] = lambda: [(lambda a, b: np.lcm(a, b), p) for p in _GCD_PAIRS] + [(lambda a: np.lcm(a, -4), (IA,))]
+_PARTS = np.array([5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.49999999999999994, 0.9999999999999999, 2**52 + 1.0, -1e-310])
+RECIPES["frexp"] = lambda: [(lambda a: np.frexp(a), (x,)) for x in (ODD, _PARTS, _PARTS.astype(np.float32), FLOATS[0], FLOATS[2], INTS[1])]
+RECIPES["nextafter"] = lambda: [(lambda a: np.nextafter(a, 0), (ODD,)), (lambda a, b: np.nextafter(a, b), (ODD, ODD[::-1])),
+                                (lambda a: np.nextafter(a, np.float32(np.inf)), (FLOATS[0],)), (lambda a: np.nextafter(a, -1), (INTS[1],))]
+RECIPES["spacing"] = lambda: [(lambda a: np.spacing(a), (x,)) for x in (ODD, _PARTS, FLOATS[0], FLOATS[2], INTS[1])]
 RECIPES["divmod(x, y)"] = lambda: [(lambda a, b: divmod(a, b), (IA, IB)), (lambda a: divmod(a, 1.5), (ODD,))]
 RECIPES["x[I, J]"] = lambda: [(lambda a: a[np.array([0, 2, 1]), np.array([1, 3, 0])], (M,)), (lambda a: a[[[0], [2]], [1, 3]], (M,))]
 RECIPES["x[I, :, J]"] = lambda: [(lambda a: a[np.array([0, 1]), :, np.array([2, 3])], (X3,))]
@@ -192,17 +205,28 @@ def _ufunc_methods():
         RECIPES[f"{name}.reduce"] = (lambda u: lambda: [(lambda x: u.reduce(x), (x,)) for x in (arr((3, 5), F32), arr((4,), I32))] +
                                      [(lambda x: u.reduce(x, axis=1, keepdims=True), (arr((2, 3), F64),)),
                                       (lambda x: u.reduce(x, axis=None), (arr((4, 6), F64)[:, ::2],))])(u)
-    for name in ("add", "multiply"):
+    for name in ("add", "multiply", "maximum"):
         u = getattr(np, name)
         RECIPES[f"{name}.accumulate"] = (lambda u: lambda: [(lambda x: u.accumulate(x), (x,)) for x in (arr((3, 5), F32), arr((0,), I64))] +
-                                         [(lambda x: u.accumulate(x, axis=1), (arr((2, 3), F64),))])(u)
-    for name in ("add", "subtract"):
+                                         [(lambda x: u.accumulate(x, axis=1), (arr((2, 3), F64),))] +
+                                         ([(lambda x: u.accumulate(x), (x,)) for x in (ODD, BOOLS[0], arr((4, 3), I32)[::2])] if u is np.maximum else []))(u)
+    RECIPES["add.reduceat"] = lambda: [
+        (lambda x, i: np.add.reduceat(x, i), (arr((8,), F64), np.array([0, 4, 1, 5]))),
+        (lambda x: np.add.reduceat(x, [0, 2, 2, 3], axis=1), (arr((3, 5), F32),)),
+        (lambda x: np.add.reduceat(x, [1, 0]), (arr((3, 4), I32),)),
+        (lambda x: np.add.reduceat(x, [0, 1]), (BOOLS[0],)),
+        (lambda x: np.add.reduceat(x, [0, 3]), (ODD,)),
+        (lambda x, i: np.add.reduceat(x, i), (arr((5,), F64), np.array([], np.int64))),
+        (lambda x, i: np.add.reduceat(x, i), (arr((4, 2), F64)[::-1], np.array([3], np.int32)))]
+    for name in ("add", "subtract", "multiply", "maximum"):
         u = getattr(np, name)
         RECIPES[f"{name}.at"] = (lambda u: lambda: [
             (lambda a, i: (u.at(a, i, 2.5), a)[1], (arr((5,), F64), np.array([0, 3, 3, -1]))),
             (lambda a, i, b: (u.at(a, (i, i % 2), b), a)[1], (arr((4, 3), F32), np.array([1, 1, 2]), arr((3,), F32))),
             (lambda a, i: (u.at(a, i, 1), a)[1], (arr((3, 2), I32), np.array([[0, 0], [2, 0]]))),
-            (lambda a, i: (u.at(a, i, 1), a)[1], (arr((0,), F64), np.array([], np.int64)))])(u)
+            (lambda a, i: (u.at(a, i, 1), a)[1], (arr((0,), F64), np.array([], np.int64)))] +
+            ([(lambda a, i, b: (u.at(a, i, b), a)[1], (np.array([2.0, 2, 2]), np.array([0, 0, 2, 1]), np.array([3, -1, np.nan, 5])))]
+             if u in (np.multiply, np.maximum) else []))(u)
 
 
 _ufunc_methods()

@@ -43,7 +43,7 @@ inline std::vector<Case> every_op() {
                            "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log1p", "expm1", "log2", "log10", "exp2", "cbrt", "floor", "ceil", "trunc", "rint"}) {
       cases.push_back(op_case(op, {{t, {"n", "m"}}}, {{3, 37}}));
     }
-    for (const char* op : {"atan2", "hypot", "fmod"}) cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
+    for (const char* op : {"atan2", "hypot", "fmod", "nextafter"}) cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
     cases.push_back(op_case("gelu", {{t, {"n"}}}, {{37}}, "", R"({"approximate": "tanh"})"));
     cases.push_back(op_case("softmax", {{t, {"n", "m"}}}, {{4, 33}}, "", R"({"dim": -1})"));
     cases.push_back(op_case("softmax", {{t, {"n", "m", "k"}}}, {{4, 5, 6}}, "", R"({"dim": 1})"));
@@ -59,7 +59,7 @@ inline std::vector<Case> every_op() {
       cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
     }
     if (std::string(t)[0] == 'i') {
-      for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}) {
+      for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "gcd"}) {
         cases.push_back(op_case(op, {{t, {"n", "1", "m"}}, {t, {"k", "1"}}}, {{3, 1, 5}, {4, 1}}));
       }
       cases.push_back(op_case("invert", {{t, {"n"}}}, {{9}}));

@@ -1,5 +1,6 @@
 """NumPy's elementwise functions on tracing values: the libm functions,
-roundings, signs and classes of floats, binary float functions."""
+roundings, signs and classes of floats, binary float functions, a
+float's parts and neighbours, gcd and lcm."""
 from __future__ import annotations
 
 import math
@@ -156,6 +157,55 @@ def _float_binary(op):
 
 arctan2 = _float_binary("atan2")
 hypot = _float_binary("hypot")
+nextafter = _float_binary("nextafter")
+
+
+def spacing(x):
+    """The distance from x to the next float away from zero (toward +inf
+    at 0 and -0: NumPy's), of x's sign; NaN at the infinities."""
+    st = state_of(x)
+    x = to_float(tensor_of(st, x))
+    away = where(x < 0, -math.inf, math.inf).astype(x._dtype)
+    return emit(st, "nextafter", [x, away]) - x
+
+
+def frexp(x):
+    """(m, e) with x = m * 2**e and 0.5 <= |m| < 1, e int32; (x, 0) at 0,
+    the infinities and NaN. e is found from log2, then made exact: m's
+    magnitude, found exactly by ldexp, moves it by one where it is off."""
+    st = state_of(x)
+    x = to_float(tensor_of(st, x))
+    finite = isfinite(x) & (x != 0)
+    magnitude = where(finite, abs(x), 1.0)
+    e = emit(st, "floor", [unary("log2", magnitude)]).astype("i32") + 1
+    m = ldexp(magnitude, -e)
+    e = e + (m >= 1).astype("i32") - (m < 0.5).astype("i32")
+    e = where(finite, e, 0)
+    return where(finite, ldexp(x, -e), x), e
+
+
+def _integers(st, what, a, b):
+    """a and b as tensors of their promoted integer dtype; NumPy's own error
+    (a graph break, that NumPy runs) for bools and floats."""
+    a, b = promote(st, a, b)
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype
+    if dt not in ("i32", "i64"):
+        graph_break(st, f"np.{what} of {dt} (NumPy has no loop for it)")
+    return tensor_of(st, a, dt), tensor_of(st, b, dt)
+
+
+def gcd(a, b):
+    """NumPy's: of the magnitudes, |INT_MIN| wrapping to itself."""
+    st = state_of(a, b)
+    return emit(st, "gcd", list(_integers(st, "gcd", a, b)))
+
+
+def lcm(a, b):
+    """|a // gcd(a, b) * b|, wrapping as NumPy's; 0 where both are 0 (the
+    division by 0 is 0)."""
+    st = state_of(a, b)
+    a, b = _integers(st, "lcm", a, b)
+    return emit(st, "abs", [emit(st, "mul", [emit(st, "div", [a, emit(st, "gcd", [a, b])]), b])])
 
 
 def float_power(a, b):
@@ -350,6 +400,11 @@ implements(np.divmod)(divmod_)
 implements(np.modf)(modf)
 implements(np.heaviside)(heaviside)
 implements(np.ldexp)(ldexp)
+implements(np.nextafter)(nextafter)
+implements(np.spacing)(spacing)
+implements(np.frexp)(frexp)
+implements(np.gcd)(gcd)
+implements(np.lcm)(lcm)
 implements(np.sinc)(sinc)
 implements(np.isneginf)(isneginf)
 implements(np.isposinf)(isposinf)

@@ -157,3 +157,29 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         m = bounds.shape[0]
         out.append(emit(st, "slice", [bounds, 1, m, 1], {"dim": 0}) - emit(st, "slice", [bounds, 0, m - 1, 1], {"dim": 0}))
     return tuple(out) if len(out) > 1 else values
+
+
+# The array API's unique functions, which NumPy answers sorted, NaNs each
+# their own (equal_nan=False), in its named tuples. unique_values is not
+# here: NumPy's is in its hash table's order, not a sort's.
+_SETOPS = getattr(np.lib, "_arraysetops_impl", None)
+
+
+def _named(name, parts):
+    result = getattr(_SETOPS, name, None)
+    return result(*parts) if result is not None else tuple(parts)
+
+
+if hasattr(np, "unique_counts"):
+    @implements(np.unique_counts)
+    def unique_counts(x, /):
+        return _named("UniqueCountsResult", unique(x, return_counts=True, equal_nan=False))
+
+    @implements(np.unique_inverse)
+    def unique_inverse(x, /):
+        return _named("UniqueInverseResult", unique(x, return_inverse=True, equal_nan=False))
+
+    @implements(np.unique_all)
+    def unique_all(x, /):
+        return _named("UniqueAllResult", unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False))
+

@@ -1,18 +1,20 @@
 """A ufunc's methods and keywords on tracing values: `reduce` (axis,
-dtype, keepdims, initial, where), `accumulate`, `outer`, and a call's
-`dtype=` and `casting=`, as NumPy defines them. What this module does not
-take (another ufunc's reduce, `reduceat`, `out=` of a method) is the
-caller's to run in NumPy: each function gives NOT_TAKEN for it. `at` is a
-scatter, _scatters.ufunc_at's, for the ufuncs of AT."""
+dtype, keepdims, initial, where), `accumulate`, `reduceat`, `outer`, and a
+call's `dtype=` and `casting=`, as NumPy defines them. What this module
+does not take (another ufunc's reduce, `out=` of a method) is the caller's
+to run in NumPy: each function gives NOT_TAKEN for it. `at` is a scatter,
+_scatters.ufunc_at's, for the ufuncs of AT."""
 from __future__ import annotations
 
 import numpy as np
 
 from .._trace.dtypes import NAMES, dtype_name
 from .._trace.promotion import probe
-from .._trace.state import as_tensor, state_of, strong
+from .._trace.state import as_tensor, emit, state_of, strong
 from .._trace.tensor import Tensor, as_scalar
 from . import arithmetic, reductions, statistics
+from .base import checked_axis
+from .creation import asarray
 
 NOT_TAKEN = object()
 _NO_VALUE = np._NoValue  # NumPy's "not given" for initial=
@@ -20,9 +22,9 @@ _NO_VALUE = np._NoValue  # NumPy's "not given" for initial=
 # The ufuncs whose reduce is a reduction of the op set, and its identity (None: it has none).
 _REDUCTIONS = {np.add: ("sum", 0), np.multiply: ("prod", 1), np.maximum: ("max", None), np.minimum: ("min", None),
                np.logical_and: ("all", True), np.logical_or: ("any", False)}
-_SCANS = {np.add: "cumsum", np.multiply: "cumprod"}
-# The ufuncs whose `at` is a scatter of the op set (_scatters.ufunc_at).
-AT = (np.add, np.subtract)
+_SCANS = {np.add: "cumsum", np.multiply: "cumprod", np.maximum: "cummax", np.minimum: "cummin"}
+# The ufuncs whose `at` is a scatter of the op set (_scatters.ufunc_at), and its op.
+AT = {np.add: "index_add", np.subtract: "index_add", np.multiply: "index_mul", np.maximum: "index_max", np.minimum: "index_min"}
 
 
 def takes(ufunc, method, impl=None):
@@ -32,6 +34,8 @@ def takes(ufunc, method, impl=None):
         return ufunc in _REDUCTIONS
     if method == "accumulate":
         return ufunc in _SCANS
+    if method == "reduceat":
+        return ufunc in _REDUCTIONS
     if method == "outer":
         return impl is not None
     return method == "at" and ufunc in AT
@@ -87,10 +91,65 @@ def accumulate(ufunc, x, axis=0, dtype=None, out=None):
     op = _SCANS.get(ufunc)
     if op is None or out is not None:
         return NOT_TAKEN
-    x = as_tensor(state_of(x), x)
+    st = state_of(x)
+    x = as_tensor(st, x)
     if x.ndim == 0:
         raise TypeError("cannot accumulate on a scalar")
-    return (statistics.cumsum if op == "cumsum" else statistics.cumprod)(x, axis, dtype)
+    if op in ("cumsum", "cumprod"):
+        return (statistics.cumsum if op == "cumsum" else statistics.cumprod)(x, axis, dtype)
+    if dtype is not None or axis is None:
+        return NOT_TAKEN
+    dim = checked_axis(axis, x.ndim)
+    if x._dtype == "bool":  # the running or (maximum) or and (minimum), in bools
+        return emit(st, op, [x.astype("i32")], {"dim": dim}).astype("bool")
+    return emit(st, op, [x], {"dim": dim})
+
+
+def reduceat(ufunc, x, indices, axis=0, dtype=None, out=None):
+    """ufunc.reduceat(x, indices, ...): along `axis`, the reduction of
+    x[indices[i]:indices[i + 1]] for each i (to the end for the last), or
+    x[indices[i]] alone where the next index is not past it. Each segment
+    is a row of a mask over the axis, reduced with the ufunc's identity
+    elsewhere (-0.0 for a float sum: x + -0.0 is x, -0.0 too): one
+    reduction of [segments, n], exact in integers, a float's sum rounded
+    as a sum. An index outside [0, n) is NumPy's IndexError (a gather
+    checks it)."""
+    taken = _REDUCTIONS.get(ufunc)
+    if taken is None or out is not None or axis is None:
+        return NOT_TAKEN
+    op, _ = taken
+    st = state_of(x, indices)
+    x = as_tensor(st, x)
+    idx = asarray(indices) if isinstance(indices, (list, tuple)) else as_tensor(st, indices)
+    if x.ndim == 0 or idx.ndim != 1 or idx._dtype not in ("i32", "i64", "f32", "f64"):
+        return NOT_TAKEN
+    result = np.asarray(ufunc.reduceat(np.ones(1, x.dtype), [0], dtype=dtype)).dtype
+    if result not in NAMES:
+        return NOT_TAKEN
+    name = dtype_name(result)
+    dim = checked_axis(axis, x.ndim)
+    x = x if x._dtype == name else x.astype(name)
+    idx = idx if idx._dtype == "i64" else idx.astype("i64")  # NumPy casts float indices (unsafely)
+    n = x.shape[dim]
+    # NumPy's range check, negative indices included: index_select checks it (its op is kept for that).
+    emit(st, "index_select", [x, arithmetic.where(idx < 0, n, idx)], {"dim": dim})
+    k = idx.shape[0]
+    after = emit(st, "concat", [emit(st, "slice", [idx, 1, k, 1], {"dim": 0}), emit(st, "full", [1], {"value": 0, "dtype": "i64"}) + n],
+                 {"dim": 0})
+    end = arithmetic.where(idx < after, after, idx + 1)
+    j = emit(st, "arange", [0, n, 1], {"dtype": "i64"})
+    inside = (j[None, :] >= idx[:, None]) & (j[None, :] < end[:, None])  # [k, n]
+    moved = x.swapaxes(dim, -1)[..., None, :]  # [..., 1, n]
+    identity = {"sum": -0.0 if name in ("f32", "f64") else 0, "prod": 1, "all": True, "any": False,
+                "max": -np.inf if name in ("f32", "f64") else np.iinfo(result).min if name != "bool" else False,
+                "min": np.inf if name in ("f32", "f64") else np.iinfo(result).max if name != "bool" else True}[op]
+    masked = arithmetic.where(inside, moved, strong(st, result.type(identity)))
+    if op in ("all", "any"):
+        segments = (statistics.all if op == "all" else statistics.any)(masked.astype(bool), -1)
+    else:
+        segments = reductions.reduce(masked, op, -1, False)
+    segments = segments if segments._dtype == name else segments.astype(name)
+    return segments.swapaxes(dim, -1)
 
 
 def outer(ufunc, a, b):

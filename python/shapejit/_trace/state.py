@@ -258,7 +258,7 @@ _VIEW_OPS = frozenset(("slice", "reshape", "permute", "transpose", "squeeze", "u
 # output is computed from (`v = 2 ** a; v[...] = 1`) would drop the op and
 # its check, so a value of one that no output reads is an output of its
 # own (calls.Callbacks.trace), computed and discarded.
-CHECKING = frozenset({"pow", "max", "min", "argmax", "argmin", "index_select", "embedding", "index_put", "index_add"})
+CHECKING = frozenset({"pow", "max", "min", "argmax", "argmin", "index_select", "embedding", "index_put", "index_add", "index_mul", "index_max", "index_min"})
 
 
 def emit(st, op, operands, attrs=None):

@@ -265,9 +265,9 @@ TEST(Llvm, ScattersAgreeAndTheirRangeErrors) {
   }
   std::mt19937 rng(10);
   const std::vector<int64_t> xs = {4, 5, 6};
-  for (const char* op : {"index_put", "index_add"}) {
+  for (const char* op : {"index_put", "index_add", "index_mul", "index_max", "index_min"}) {
     for (const char* dtype : kAll) {
-      if (std::string(op) == "index_add" && std::string(dtype) == "bool") continue;
+      if (std::string(op) != "index_put" && std::string(dtype) == "bool") continue;
       for (int dim = 0; dim < 3; ++dim) {
         for (const char* it : {"i32", "i64"}) {
           std::vector<int64_t> vs = xs;
@@ -289,6 +289,20 @@ TEST(Llvm, ScattersAgreeAndTheirRangeErrors) {
           expect_agrees(computed, {strided, idx, values}, what + ", strided and computed");
         }
       }
+    }
+  }
+  // The combining scatters by hand: each repeated index combined in turn, a NaN winning a maximum and a minimum.
+  const Tensor start = from_values(DType::kF64, {3}, std::vector<double>{2, 2, 2});
+  const Tensor where = from_values(DType::kI64, {4}, std::vector<int>{0, 0, 2, 1});
+  const Tensor with = from_values(DType::kF64, {4}, std::vector<double>{3, -1, NAN, 5});
+  const std::vector<std::pair<const char*, std::vector<double>>> combined = {
+      {"index_mul", {-6, 10, NAN}}, {"index_max", {3, 5, NAN}}, {"index_min", {-1, 2, NAN}}};
+  for (const auto& [op, want] : combined) {
+    for (const char* backend : {"reference", "llvm"}) {
+      const Outcome o = run_with(one_op(op, {{"f64", {3}}, {"i64", {4}}, {"f64", {4}}}, "", R"({"dim": 0})"), {start, where, with},
+                                 std::string(R"({"compile": {"backend": ")") + backend + "\"}}");
+      ASSERT_TRUE(o.status.is_ok()) << op << " " << backend << ": " << o.status.to_string();
+      EXPECT_TRUE(testing::tensors_close(o.out[0], from_values(DType::kF64, {3}, want), 0, 0)) << op << " " << backend;
     }
   }
   // No index; nothing to scatter into; an index out of range or negative.

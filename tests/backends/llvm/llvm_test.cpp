@@ -114,7 +114,20 @@ TEST(Llvm, BinaryOpsEveryDtypeWithBroadcasting) {
     }
   }
   for (const char* t : {"i32", "i64"}) expect_agrees(one_op("invert", {{t, {9}}}), {random_tensor(dt(t), {9}, rng, -50, 50)}, "invert");
-  for (const char* op : {"atan2", "hypot", "fmod"}) {
+  // gcd: signs, zeros, and the type's least value (its magnitude 2^width-1).
+  for (const char* t : {"i32", "i64"}) {
+    expect_agrees(one_op("gcd", {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng, -60, 60), random_tensor(dt(t), {4, 1}, rng, -60, 60)},
+                  std::string("gcd ") + t);
+  }
+  const int64_t least = std::numeric_limits<int64_t>::min();
+  expect_agrees(one_op("gcd", {{"i64", {6}}, {"i64", {6}}}),
+                {from_values(DType::kI64, {6}, std::vector<int64_t>{least, least, least, 0, -4, 12}),
+                 from_values(DType::kI64, {6}, std::vector<int64_t>{0, least, 6, 0, 6, -18})},
+                "gcd extremes");
+  expect_agrees(one_op("gcd", {{"i32", {3}}, {"i32", {3}}}),
+                {from_values(DType::kI32, {3}, std::vector<int>{std::numeric_limits<int>::min(), -7, 0}), from_values(DType::kI32, {3}, std::vector<int>{0, 21, -5})},
+                "gcd i32 extremes");
+  for (const char* op : {"atan2", "hypot", "fmod", "nextafter"}) {
     for (const char* t : kFloats) {
       expect_agrees(one_op(op, {{t, {3, 1, 5}}, {t, {4, 1}}}), {random_tensor(dt(t), {3, 1, 5}, rng), random_tensor(dt(t), {4, 1}, rng)},
                     std::string(op) + " " + t);
@@ -237,11 +250,12 @@ TEST(Llvm, ProductsOverAxesColumnsAndWhole) {
   }
 }
 
-// cumsum and cumprod: along each dim, every dtype, with 0 and 1, a strided
-// input and a fused producer (computed into the scan's dense operand).
+// cumsum, cumprod, cummax and cummin: along each dim, every dtype, with 0
+// and 1, a strided input and a fused producer (computed into the scan's
+// dense operand); a NaN carried on by the running maximum and minimum.
 TEST(Llvm, ScansAlongEveryDim) {
   std::mt19937 rng(26);
-  for (const char* op : {"cumsum", "cumprod"}) {
+  for (const char* op : {"cumsum", "cumprod", "cummax", "cummin"}) {
     for (const char* t : {"f32", "f64", "i32", "i64"}) {
       auto input = [&](const std::vector<int64_t>& shape) {
         return std::string(op) == "cumprod" && ir::is_float(dt(t)) ? random_tensor(dt(t), shape, rng, 0.8, 1.2) : random_tensor(dt(t), shape, rng);
@@ -254,6 +268,10 @@ TEST(Llvm, ScansAlongEveryDim) {
         expect_agrees(one_op(op, {{t, shape}}, "", R"({"dim": 0})"), {input(shape)}, std::string(op) + " " + t + " " + shape_str(shape), 1e-5, 1e-5);
       }
     }
+  }
+  for (const char* op : {"cummax", "cummin"}) {
+    expect_agrees(one_op(op, {{"f64", {2, 4}}}, "", R"({"dim": 1})"),
+                  {from_values(DType::kF64, {2, 4}, std::vector<double>{1, NAN, 3, -1, -0.5, 2, NAN, 5})}, std::string(op) + " through a NaN");
   }
   Tensor strided = random_tensor(DType::kF32, {60, 8}, rng).view({8, 60}, {1, 8});
   expect_agrees(one_op("cumsum", {{"f32", {8, 60}}}, "", R"({"dim": 1})"), {strided}, "cumsum of a transposed view", 1e-5, 1e-5);
@@ -294,6 +312,10 @@ TEST(Llvm, SortsAlongEveryDim) {
                       0, 0);
       }
     }
+  }
+  for (const char* op : {"cummax", "cummin"}) {
+    expect_agrees(one_op(op, {{"f64", {2, 4}}}, "", R"({"dim": 1})"),
+                  {from_values(DType::kF64, {2, 4}, std::vector<double>{1, NAN, 3, -1, -0.5, 2, NAN, 5})}, std::string(op) + " through a NaN");
   }
   Tensor strided = random_tensor(DType::kF32, {60, 8}, rng).view({8, 60}, {1, 8});
   expect_agrees(one_op("argsort", {{"f32", {8, 60}}}, "", R"({"dim": 1})"), {strided}, "argsort of a transposed view", 0, 0);

@@ -22,7 +22,7 @@ extern "C" {
 SJ_MATH1(fabs) SJ_MATH1(exp) SJ_MATH1(log) SJ_MATH1(sqrt) SJ_MATH1(sin) SJ_MATH1(cos) SJ_MATH1(tan) SJ_MATH1(asin) SJ_MATH1(acos)
 SJ_MATH1(atan) SJ_MATH1(sinh) SJ_MATH1(cosh) SJ_MATH1(tanh) SJ_MATH1(asinh) SJ_MATH1(acosh) SJ_MATH1(atanh) SJ_MATH1(log1p)
 SJ_MATH1(expm1) SJ_MATH1(log2) SJ_MATH1(log10) SJ_MATH1(exp2) SJ_MATH1(cbrt) SJ_MATH1(floor) SJ_MATH1(ceil) SJ_MATH1(trunc)
-SJ_MATH1(rint) SJ_MATH1(erf) SJ_MATH1(erfc) SJ_MATH2(pow) SJ_MATH2(atan2) SJ_MATH2(hypot) SJ_MATH2(fmin) SJ_MATH2(fmax) SJ_MATH2(fmod)
+SJ_MATH1(rint) SJ_MATH1(erf) SJ_MATH1(erfc) SJ_MATH2(pow) SJ_MATH2(atan2) SJ_MATH2(hypot) SJ_MATH2(fmin) SJ_MATH2(fmax) SJ_MATH2(fmod) SJ_MATH2(nextafter)
 double fma(double, double, double) noexcept;
 float fmaf(float, float, float) noexcept;
 }
