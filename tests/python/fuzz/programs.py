@@ -107,7 +107,9 @@ SIZED = ("np.arange({0}.shape[0])", "np.zeros({0}.shape)", "np.ones_like({0}) * 
 # an ulp into a different answer; the second is not drawn over the first.
 INEXACT = ("np.exp", "np.log", "np.sqrt", "np.tanh", "np.sin", "np.arctan", "np.expm1", "np.log1p", "np.cbrt",
            "np.hypot", "np.logaddexp", "np.reciprocal", " / ", ".mean", "np.var", "np.std", "np.median", "**",
-           "np.square", "@", ".prod", "np.cumprod", "np.sqrt(")
+           "np.square", "@", ".prod", "np.cumprod", "np.sqrt(", "np.cov", "np.nanvar", "np.nanquantile", "np.quantile",
+           "np.percentile", "np.nanmedian", "np.gradient", "np.interp", "np.unwrap", "np.sinc", "np.trapezoid",
+           "np.polyval", "np.correlate", "np.logaddexp", "np.arctan2", "np.hypot")
 DISCONTINUOUS = ("np.floor", "np.ceil", "np.round", "np.trunc", "//", "%", "np.sign", " < ", " == ", " >= ", " > ",
                  "np.isclose", "astype(np.int64)", "astype(bool)", "arg", "np.asarray(", "np.count_nonzero",
                  "np.logical_not", "~", " & ", " | ", "np.where", "np.isfinite", "np.isnan", "np.clip", "np.maximum",
@@ -531,12 +533,14 @@ def order_sensitive(program):
     no answer to compare; its dtype and shape still are."""
     tainted = set()
     for line in program["body"]:
-        name, _, expr = line.partition(" = ")
+        target, _, expr = line.rpartition(" = ")
+        name = re.match(r"\s*(\w*)", target).group(1)  # what the line binds or writes into (`a[:2] = ...`: a)
         big = any(int(m) >= 2**24 for m in _INEXACT_LITERAL.findall(expr))
-        if big or any(re.search(rf"\b{t}\b", expr) for t in tainted):
-            if _SUMMING.search(expr) and tainted | ({name} if big else set()):
+        if big or any(re.search(rf"\b{re.escape(t)}\b", expr) for t in tainted):
+            if _SUMMING.search(expr):
                 return True
-            tainted.add(name.strip())
+            if name:
+                tainted.add(name)
     return False
 
 
