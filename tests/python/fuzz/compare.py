@@ -48,8 +48,8 @@ def differs(path, got, want, single, overflowed=False, order_sensitive=False):
     if w.dtype.kind == "f" and order_sensitive:
         # A sum of values past the float's exact integers: its finite values
         # are its order's (programs.order_sensitive); which are NaN or
-        # infinite still NumPy's.
-        if not np.array_equal(np.isnan(g), np.isnan(w)) or not np.array_equal(np.isinf(g), np.isinf(w)):
+        # infinite still NumPy's, unless a reduction overflowed (see below).
+        if not overflowed and not np.array_equal(np.isnan(g), np.isnan(w)) or not np.array_equal(np.isinf(g), np.isinf(w)):
             return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
         return None
     if w.dtype.kind == "f":
