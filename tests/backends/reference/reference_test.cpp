@@ -70,6 +70,13 @@ TEST_P(HandChecked, UnaryFloatOpsMatchLibm) {
   }
   Tensor g = run1(one_op("gelu", {{"f64", {1}}}, "", R"({"approximate": "tanh"})"), {from_values(DType::kF64, {1}, std::vector<double>{1.0})});
   EXPECT_NEAR(values_of<double>(g)[0], 0.8411919906082768, 1e-12);
+  // gelu's far tail is x times a tiny Phi(x), not -0: 1 + erf(z) taken as erfc(-z).
+  const double x = -14.10142, tail = 0.5 * x * std::erfc(-x * 0.7071067811865476);  // about -2.8e-44
+  const double f64 = values_of<double>(run1(one_op("gelu", {{"f64", {1}}}), {from_values(DType::kF64, {1}, std::vector<double>{x})}))[0];
+  EXPECT_NEAR(f64 / tail, 1.0, 1e-12) << f64;
+  const double f32 = values_of<double>(run1(one_op("gelu", {{"f32", {1}}}), {from_values(DType::kF32, {1}, std::vector<float>{float(x)})}))[0];
+  EXPECT_LT(f32, 0.0);  // a subnormal, within a few of its steps (1.4e-45) of the true value (llvm_fast_math_test's tail bound)
+  EXPECT_NEAR(f32, 0.5 * double(float(x)) * std::erfc(-double(float(x)) * 0.7071067811865476), 8 * 1.4e-45);
   // Functions with a domain, inside it; rint rounds half to even.
   const std::vector<double> unit = {-1, -0.5, 0, 0.25, 1}, big = {1, 1.5, 2, 10, 100}, halves = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5};
   struct Domain {
