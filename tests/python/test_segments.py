@@ -200,3 +200,36 @@ def test_an_unrolled_loop_compiles_its_steps_once():
     np.testing.assert_allclose(f(h, x), scan(h, x), rtol=1e-12)
     s = f.stats()["steps"]
     assert s["steps"] >= 120 and s["distinct"] <= 3, s
+
+
+def test_segmented_runs_slower_than_numpy_give_way_to_it():
+    # A segmented run traces the function each call: on arrays this small
+    # NumPy's whole call is far faster, so after the calls that compile and
+    # a few timed, NumPy runs the calls, with the same answers, and says why.
+    f = jit(partitioned_layer)
+    x = f32(3, 4)
+    for _ in range(16):
+        np.testing.assert_allclose(f(x, W), partitioned_layer(x, W), rtol=1e-5)
+    s = f.stats()
+    assert 4 < s["segmented_calls"] < 16 and s["numpy_reruns"] > 0, s
+    assert "segmented runs took" in f.explain() and "its breaks run eagerly" in f.explain(), f.explain()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.float16, np.complex64])
+def test_a_cast_to_a_dtype_shapejit_lacks_is_a_cut_and_its_array_is_given_back(dtype):
+    # NumPy casts (and computes after the cast, on its own array); what came
+    # before compiles; the array of that dtype is returned as NumPy made it.
+    def f(x):
+        y = np.sqrt(np.abs(x)) * 3
+        m = (y > 1).astype(dtype) * 2
+        return y + 1, m, m.astype(np.float32) + y
+    f_jit = jit(f)
+    for n in (4, 5, 4):
+        x = f32(n, 3, seed=n)
+        got, want = f_jit(x), f(x)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+    s = f_jit.stats()
+    assert s["segmented_calls"] == 3 and s["eager_calls"] == 0, s
+    assert "a dtype shapejit lacks" in f_jit.explain()

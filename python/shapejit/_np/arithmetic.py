@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._trace.dtypes import DTYPES, FLOAT, INT_RANGE, dtype_name
+from .._trace.dtypes import DTYPES, FLOAT, INT_RANGE, NAMES, dtype_name
 from .._trace.promotion import mark_weak, out_of_range_comparison, promote
 from .._trace.sizes import SymBool, SymInt
 from .._trace.state import as_tensor, emit, graph_break, state_of
@@ -237,7 +237,12 @@ def clip(x, a_min=None, a_max=None):
 
 def astype(x, dtype, copy=True):
     """x cast to `dtype` (NumPy's copy where it is x's own, unless copy=False)."""
-    x = as_tensor(state_of(x), x)
+    st = state_of(x)
+    x = as_tensor(st, x)
+    if not (isinstance(dtype, str) and dtype in DTYPES) and np.dtype(dtype) not in NAMES:
+        # uint8 and the other dtypes shapejit lacks: NumPy's cast, at a cut
+        # of a segmented run (the values before it compiled), a break else.
+        return st.call_numpy(np.ndarray.astype, (x, dtype), {"copy": copy}, f"a cast to {np.dtype(dtype)}, a dtype shapejit lacks")
     name = dtype_name(dtype)
     if name == x._dtype:
         return x._fresh() if copy else x

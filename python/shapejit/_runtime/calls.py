@@ -12,6 +12,7 @@ call's own arrays (`results`)."""
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 
@@ -163,7 +164,15 @@ def _results(st, out):
     """(spec, tensors) of a traced function's results; sizes among them come
     back as ints. The writes into the call's inputs follow the results: for
     each, the block's value and its offsets (sizes), or the whole array."""
+    if st.results_per_call:
+        # A segmented run's results are this call's own: an array of a dtype
+        # shapejit lacks (what NumPy computed after a cut: a uint8 image) is
+        # given back as it is.
+        out = _pytree.map_leaves(_Constant, out, lambda x: isinstance(x, np.ndarray) and x.dtype not in NAMES)
+
     def constant(x):
+        if isinstance(x, _Constant):
+            return x
         if not isinstance(x, _CONSTANTS):
             # A generator, a closure, an object holding tracing values: what
             # the function made has to be made by running it.
@@ -356,6 +365,11 @@ class Callbacks:
         cannot take runs it in NumPy."""
         def run(st, fn, args, kwargs, begin, end):
             return traced_call(self.arguments, st, fn, args, kwargs, arrays, key, captures, sources, begin, end)
+        if self.segments.times_numpy():
+            t0 = time.perf_counter()
+            out = self.eager(fn, args, kwargs)
+            self.segments.timed_numpy((time.perf_counter() - t0) * 1e3)
+            return SegmentedRun(out)
         try:
             spec, values, found = self.segments.run(fn, args, kwargs, run)
         except GraphBreak as e:

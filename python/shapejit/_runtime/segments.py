@@ -40,6 +40,13 @@ MAX_GRAPHS = 64  # segment graphs a function may compile; past it, its breaks ru
 # ops, after the policy backed that size off) would compile every call.
 SETTLED_AFTER, MAX_UNSETTLED = 4, 3
 GIVE_UP_AFTER = 3  # segmented runs that all ended in NumPy's before a function's breaks run eagerly
+# A segmented run traces the function again each call: where that costs
+# more than NumPy's whole call saves (small arrays, a break early in a long
+# function), the function's breaks run eagerly. After the calls that
+# compile (SETTLED_AFTER) and TIMED more, TIMED calls run in NumPy, timed;
+# NumPy's wins when its fastest is under EAGER_WINS of the segmented runs'
+# median.
+TIMED, EAGER_WINS = 3, 0.8
 
 
 def _where():
@@ -87,6 +94,10 @@ class Segments:
         self.kernel_ms = 0.0
         self.numpy_ms = 0.0
         self.total_ms = 0.0
+        self.settled_ms = []  # the settled segmented runs' times, until NumPy's whole call is timed
+        self.numpy_calls_ms = []  # NumPy's whole calls, timed (TIMED of them)
+        self.eager_ms = None  # the fastest of them
+        self.slower = None    # why the breaks run eagerly, when the segmented runs were slower than NumPy
 
     def stats(self):
         return {"segmented_calls": self.calls, "segments": self.segments, "segment_graphs": len(self.graphs),
@@ -116,6 +127,9 @@ class Segments:
             why = f"{self.name} keeps meeting new segment graphs; its breaks run eagerly"
             self.rerun(why)
             raise GraphBreak(why)
+        if self.slower:
+            self.rerun(self.slower)
+            raise GraphBreak(self.slower)
         if self.calls == 0 and sum(self.reruns.values()) >= GIVE_UP_AFTER:
             # Every segmented run so far ended in NumPy's: its segments are
             # only cost (a call that meets out= after two cuts paid for both).
@@ -140,7 +154,26 @@ class Segments:
         self.calls += 1
         if self.calls > SETTLED_AFTER and len(self.graphs) > graphs:
             self.unsettled += 1
+        elif self.calls > SETTLED_AFTER and self.eager_ms is None:
+            self.settled_ms.append((time.perf_counter() - t0) * 1e3)
         return spec, arrays, st.found_inputs()
+
+    def times_numpy(self):
+        """Whether this call is one that NumPy runs whole, timed (timed_numpy)."""
+        return self.eager_ms is None and len(self.settled_ms) >= TIMED
+
+    def timed_numpy(self, ms):
+        """NumPy's whole call took `ms`: after TIMED of them, the breaks run
+        eagerly from now on where NumPy's fastest is well under the
+        segmented runs' median."""
+        self.numpy_calls_ms.append(ms)
+        if len(self.numpy_calls_ms) < TIMED:
+            return
+        self.eager_ms = min(self.numpy_calls_ms)
+        segmented = sorted(self.settled_ms)[len(self.settled_ms) // 2]
+        if self.eager_ms < EAGER_WINS * segmented:
+            self.slower = (f"{self.name}'s segmented runs took {segmented:.3g} ms, NumPy's whole call {self.eager_ms:.3g}: "
+                           "its breaks run eagerly")
 
 
 class SegmentState(TraceState):
@@ -151,6 +184,7 @@ class SegmentState(TraceState):
 
     def __init__(self, segments, fn):
         super().__init__(None, fn)
+        self.results_per_call = True
         self.segments = segments
         self.live = _Live()
         self.arrays = []

@@ -62,6 +62,7 @@ class TraceState:
         self.by_source = {}  # source_key -> the tensor of the capture found there
         self._unlifted = {}  # id(array) -> the Unlifted standing in for it, not used yet
         self._pending = {}   # id(that Unlifted) -> (the array, its source)
+        self.results_per_call = False  # a segmented run's: its results are this call's own, not an entry's
 
     def __enter__(self):
         self._prev = current()
