@@ -239,6 +239,7 @@ struct Lines {
 template <typename T>
 Tensor scan(Op op, const Tensor& x, int dim) {
   Tensor out = Tensor::empty(x.dtype(), x.shape());
+  if (x.numel() == 0) return out;  // its other dims may be huge (2^62 lines of nothing)
   const Tensor in = x.contiguous();
   const auto [outer, n, inner] = Lines(x, dim);
   const T* px = in.ptr<T>();
@@ -272,6 +273,7 @@ Tensor scan(Op op, const Tensor& x, int dim) {
 template <typename T>
 Tensor order(Op op, const Tensor& x, int dim) {
   Tensor out = Tensor::empty(op == Op::kArgsort ? DType::kI64 : x.dtype(), x.shape());
+  if (x.numel() == 0) return out;  // as scan's
   const Tensor in = x.contiguous();
   const auto [outer, n, inner] = Lines(x, dim);
   const T* px = in.ptr<T>();

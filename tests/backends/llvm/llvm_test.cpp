@@ -451,6 +451,13 @@ TEST(Llvm, EmptyTensorsWithHugeDimsFinishAtOnce) {
               {"op": "sum", "in": ["x"], "attrs": {"axes": [0, 2]}, "out": "s"}],
     "outputs": ["m", "x1", "s"]})";
   expect_agrees(r, {Tensor::empty(DType::kF32, {0, 5, INT64_MAX})}, "reductions over [0, 5, 2^63 - 1]");
+  // Lines of nothing: 2^40 of them along the empty dim, or one of 2^40 beside a 0 (the reference looped over them).
+  for (const char* op : {"cumsum", "cummax", "sort", "argsort"}) {
+    for (int dim : {0, 1}) {
+      expect_agrees(one_op(op, {{"f32", {huge, 0}}}, "", R"({"dim": )" + std::to_string(dim) + "}"), {Tensor::empty(DType::kF32, {huge, 0})},
+                    std::string(op) + " of [2^40, 0] along " + std::to_string(dim));
+    }
+  }
 }
 
 TEST(Llvm, AChainOfSevenThousandOpsCompilesAndAgrees) {
