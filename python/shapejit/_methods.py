@@ -344,4 +344,9 @@ _MAY_RETURN_ITS_ARGUMENT |= {getattr(np, n) for n in ("unstack", "matrix_transpo
 _GIVES_SCALARS = {np.sum, np.prod, np.mean, np.std, np.var, np.min, np.max, np.amin, np.amax, np.ptp, np.median,
                   np.average, np.any, np.all, np.count_nonzero, np.argmax, np.argmin, np.dot, np.vdot, np.inner, np.trace,
                   np.linalg.norm, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.round, np.around, np.clip,
-                  np.searchsorted, np.isclose, np.nanargmax, np.nanargmin}
+                  np.searchsorted, np.isclose, np.nanargmax, np.nanargmin, np.flip, np.nanmedian, np.nanvar, np.nanstd,
+                  np.nanprod, np.quantile, np.percentile, np.nanquantile, np.nanpercentile, np.corrcoef, np.polyval,
+                  np.interp, np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.trace, np.linalg.vecdot}
+# (np.flip of a 0-d array is its element; a write into v[None] of such a
+# scalar must not reach it.)
+_GIVES_SCALARS |= {getattr(np, n) for n in ("trapezoid", "vecdot") if hasattr(np, n)}
