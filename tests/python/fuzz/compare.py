@@ -73,6 +73,8 @@ def differs(path, got, want, single, overflowed=False, order_sensitive=False):
         # Python numbers (np.matrix times an int past int64 is an object
         # matrix): equal, or both NaN, as a float array's compare takes them.
         def same(a, b):
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):  # an element that is an array (v0[0] = a)
+                return differs(path, a, b, single, overflowed, order_sensitive) is None
             return a == b or (a != a and b != b)
         if not all(same(a, b) for a, b in zip(g.ravel(), w.ravel())):
             return f"{path}: {g.ravel()[:6]} where NumPy gives {w.ravel()[:6]}"
