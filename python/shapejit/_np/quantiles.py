@@ -84,36 +84,22 @@ def _quantile(st, a, q, axis, keepdims, method, what, scale, ignore_nan=False):
     return as_scalar(result)
 
 
-@implements(np.quantile)
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
-             interpolation=None):
-    st = state_of(a, q)
-    unsupported(st, "np.quantile", out=out, weights=weights, interpolation=interpolation)
-    return _quantile(st, a, q, axis, keepdims, method, "quantile", 1)
+def _quantile_function(name, scale, ignore_nan):
+    """np.<name>: quantiles (scale 1) or percentiles (100), of every value or
+    of those that are not NaN, in NumPy's signature."""
+    def f(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
+          interpolation=None):
+        st = state_of(a, q)
+        unsupported(st, f"np.{name}", out=out, weights=weights, interpolation=interpolation)
+        return _quantile(st, a, q, axis, keepdims, method, name, scale, ignore_nan=ignore_nan)
+    f.__name__ = name
+    return f
 
 
-@implements(np.percentile)
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
-               interpolation=None):
-    st = state_of(a, q)
-    unsupported(st, "np.percentile", out=out, weights=weights, interpolation=interpolation)
-    return _quantile(st, a, q, axis, keepdims, method, "percentile", 100)
-
-
-@implements(np.nanquantile)
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
-                interpolation=None):
-    st = state_of(a, q)
-    unsupported(st, "np.nanquantile", out=out, weights=weights, interpolation=interpolation)
-    return _quantile(st, a, q, axis, keepdims, method, "nanquantile", 1, ignore_nan=True)
-
-
-@implements(np.nanpercentile)
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
-                  interpolation=None):
-    st = state_of(a, q)
-    unsupported(st, "np.nanpercentile", out=out, weights=weights, interpolation=interpolation)
-    return _quantile(st, a, q, axis, keepdims, method, "nanpercentile", 100, ignore_nan=True)
+quantile = implements(np.quantile)(_quantile_function("quantile", 1, False))
+percentile = implements(np.percentile)(_quantile_function("percentile", 100, False))
+nanquantile = implements(np.nanquantile)(_quantile_function("nanquantile", 1, True))
+nanpercentile = implements(np.nanpercentile)(_quantile_function("nanpercentile", 100, True))
 
 
 @implements(np.nanmedian)
@@ -123,12 +109,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     unsupported(st, "np.nanmedian", out=out)
     x = tensor_of(st, a)
     shape = x.shape
-    if axis is None:
-        x, ax = x.reshape(-1), 0
-    elif isinstance(axis, (tuple, list)):
-        graph_break(st, "np.nanmedian over several axes")
-    else:
-        ax = checked_axis(axis, x.ndim)
+    x, ax = sorting.one_line_axis(st, x, axis, "nanmedian")
     x = to_float(x)
     if x._dtype not in FLOAT:
         return sorting.median(a, axis, keepdims=keepdims)

@@ -44,17 +44,22 @@ def _along(x, axis, start):
     return emit(x._st, "slice", [x, start, start + 1, 1], {"dim": axis})
 
 
+def one_line_axis(st, x, axis, what):
+    """(x, the axis of its lines) for np.median's kind of `axis`: None
+    flattens x; several axes are a graph break."""
+    if axis is None:
+        return x.reshape(-1), 0
+    if isinstance(axis, (tuple, list)):
+        graph_break(st, f"np.{what} over several axes")
+    return x, checked_axis(axis, x.ndim)
+
+
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     st = state_of(a)
     unsupported(st, "np.median", out=out)
     x = tensor_of(st, a)
     shape = x.shape
-    if axis is None:
-        x, ax = x.reshape(-1), 0
-    elif isinstance(axis, (tuple, list)):
-        graph_break(st, "np.median over several axes")
-    else:
-        ax = checked_axis(axis, x.ndim)
+    x, ax = one_line_axis(st, x, axis, "median")
     n = x.shape[ax]
     if bool(n == 0):
         graph_break(st, "np.median of an empty line (NaN and a warning, in NumPy)")
