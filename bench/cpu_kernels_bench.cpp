@@ -22,10 +22,10 @@
 #include <cstring>
 #include <random>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/query_row.h"
-#include "backends/llvm/row_product.h"
-#include "backends/pool/huge_pages.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/query_row.h"
+#include "backends/cpu/row_product.h"
+#include "backends/cpu/huge_pages.h"
 #include "bench/bench_util.h"
 
 namespace shapejit {
@@ -207,12 +207,12 @@ void BM_GemmVsOpenBlas(benchmark::State& state) {
   std::mt19937 rng(3);
   const std::vector<float> a = random_floats(m * k, rng), b = random_floats(k * n, rng);
   std::vector<float> c(static_cast<size_t>(m * n));
-  std::vector<float> packed(static_cast<size_t>(backends::llvm::packed_size<float>(k, n)));
+  std::vector<float> packed(static_cast<size_t>(backends::cpu::packed_size<float>(k, n)));
   compare(
       state, [&] { openblas_sgemm(m, n, k, a.data(), b.data(), c.data()); },
       [&] {
-        backends::llvm::pack<float>(k, n, b.data(), n, 1, packed.data(), 0, k);
-        backends::llvm::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
+        backends::cpu::pack<float>(k, n, b.data(), n, 1, packed.data(), 0, k);
+        backends::cpu::multiply(m, n, k, a.data(), k, 1, packed.data(), c.data(), n, false);
       },
       "openblas", "ours");
 }
@@ -224,7 +224,7 @@ BENCHMARK(BM_GemmVsOpenBlas)
     ->Iterations(30)
     ->Unit(benchmark::kMillisecond);
 
-// The same products for few rows, which stream B (llvm::multiply_streaming:
+// The same products for few rows, which stream B (cpu::multiply_streaming:
 // each panel packed just before its tiles), with B read from memory: each
 // timed call runs the product over 18 copies of B (42 MB for 384 x 1536,
 // past the 32 MB L3), as a sentence's forward pass reads its layers'
@@ -242,7 +242,7 @@ void BM_StreamedGemmVsOpenBlas(benchmark::State& state) {
         for (const std::vector<float>& b : bs) openblas_sgemm(m, n, k, a.data(), b.data(), c.data());
       },
       [&] {
-        for (const std::vector<float>& b : bs) backends::llvm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
+        for (const std::vector<float>& b : bs) backends::cpu::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
       },
       "openblas", "ours");
   for (const char* name : {"openblas_ms", "ours_ms"}) state.counters[name] = state.counters[name] / static_cast<double>(copies);
@@ -256,7 +256,7 @@ BENCHMARK(BM_StreamedGemmVsOpenBlas)
     ->Unit(benchmark::kMillisecond);
 
 // Few rows against a B packed beforehand (frozen weights: packed once, kept
-// across calls) and against B read where it lies (llvm::multiply_streaming),
+// across calls) and against B read where it lies (cpu::multiply_streaming),
 // each over 18 copies of B as a forward pass reads its layers' weights.
 // Reported per product.
 void BM_PrepackedVsStreamedGemm(benchmark::State& state) {
@@ -267,16 +267,16 @@ void BM_PrepackedVsStreamedGemm(benchmark::State& state) {
   std::vector<std::vector<float>> bs, packed;
   for (int64_t i = 0; i < copies; ++i) {
     bs.push_back(random_floats(k * n, rng));
-    packed.emplace_back(static_cast<size_t>(backends::llvm::packed_size<float>(k, n)));
-    backends::llvm::pack<float>(k, n, bs.back().data(), n, 1, packed.back().data(), 0, k);
+    packed.emplace_back(static_cast<size_t>(backends::cpu::packed_size<float>(k, n)));
+    backends::cpu::pack<float>(k, n, bs.back().data(), n, 1, packed.back().data(), 0, k);
   }
   compare(
       state,
       [&] {
-        for (const std::vector<float>& b : bs) backends::llvm::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
+        for (const std::vector<float>& b : bs) backends::cpu::multiply_streaming(m, n, k, a.data(), k, 1, b.data(), n, 1, c.data(), n, false);
       },
       [&] {
-        for (const std::vector<float>& p : packed) backends::llvm::multiply(m, n, k, a.data(), k, 1, p.data(), c.data(), n, false);
+        for (const std::vector<float>& p : packed) backends::cpu::multiply(m, n, k, a.data(), k, 1, p.data(), c.data(), n, false);
       },
       "streamed", "prepacked");
   for (const char* name : {"streamed_ms", "prepacked_ms"}) state.counters[name] = state.counters[name] / static_cast<double>(copies);
@@ -316,8 +316,8 @@ void BM_QueryRowVsSgemv(benchmark::State& state) {
       },
       [&] {
         for (int64_t h = 0; h < heads; ++h) {
-          backends::llvm::key_dots(keys, d, q.data() + h * d, k.data() + h * keys * d, d, s.data());
-          backends::llvm::add_weighted_rows(keys, d, s.data(), v.data() + h * keys * d, d, acc.data());
+          backends::cpu::key_dots(keys, d, q.data() + h * d, k.data() + h * keys * d, d, s.data());
+          backends::cpu::add_weighted_rows(keys, d, s.data(), v.data() + h * keys * d, d, acc.data());
         }
       },
       "sgemv", "rows");
@@ -356,7 +356,7 @@ std::vector<std::pair<int64_t, int64_t>> decoder_weight_shapes(int64_t dim, int6
 }
 
 void BM_RowProductsVsSgemv(benchmark::State& state) {
-  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
+  if (!backends::cpu::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
   const int64_t dim = state.range(0), hidden = state.range(1), layers = state.range(2), vocab = state.range(3);
   const std::vector<std::pair<int64_t, int64_t>> shapes = decoder_weight_shapes(dim, hidden, layers, vocab);
   std::mt19937 rng(3);
@@ -378,11 +378,11 @@ void BM_RowProductsVsSgemv(benchmark::State& state) {
       [&] {
         for (size_t i = 0; i < shapes.size(); ++i) {
           const auto [k, n] = shapes[i];
-          if (n > backends::llvm::kSpillingPassColumns<float>) {
+          if (n > backends::cpu::kSpillingPassColumns<float>) {
             cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k), static_cast<int>(n), 1.0f, bs[i].data(), static_cast<int>(n), x.data(), 1,
                         0.0f, y.data(), 1);
           } else {
-            backends::llvm::row_times_matrix(n, k, x.data(), 1, bs[i].data(), n, y.data(), false);
+            backends::cpu::row_times_matrix(n, k, x.data(), 1, bs[i].data(), n, y.data(), false);
           }
         }
       },
@@ -396,7 +396,7 @@ BENCHMARK(BM_RowProductsVsSgemv)
     ->Unit(benchmark::kMillisecond);
 
 // The same single-row products (row_times_matrix) over weights on 4 KiB
-// pages and over a copy that pool::HugePageBacking moved onto 2 MiB pages,
+// pages and over a copy that cpu::HugePageBacking moved onto 2 MiB pages,
 // as a kernel does with weights passed as inputs once they recur. Each
 // side's weights lie one after another in a mapping of their own. The
 // sides alternate, 8 decode steps at a time: the first step of each run
@@ -406,7 +406,7 @@ BENCHMARK(BM_RowProductsVsSgemv)
 // collapsed.
 class WeightMapping {
  public:
-  explicit WeightMapping(size_t bytes) : bytes_(bytes), base_(backends::pool::map_huge_aligned(bytes)) {}
+  explicit WeightMapping(size_t bytes) : bytes_(bytes), base_(backends::cpu::map_huge_aligned(bytes)) {}
   ~WeightMapping() {
     if (base_) ::munmap(base_, bytes_);
   }
@@ -418,7 +418,7 @@ class WeightMapping {
 };
 
 void BM_RowProductsOnHugePages(benchmark::State& state) {
-  if (!backends::llvm::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
+  if (!backends::cpu::row_product_available()) return state.SkipWithError("no AVX-512 on this host");
   const std::vector<std::pair<int64_t, int64_t>> shapes = decoder_weight_shapes(state.range(0), state.range(1), state.range(2), 0);
   size_t bytes = 0;
   for (const auto& [k, n] : shapes) bytes += static_cast<size_t>(k * n) * sizeof(float);
@@ -436,8 +436,8 @@ void BM_RowProductsOnHugePages(benchmark::State& state) {
     std::memcpy(huge.base() + at, w.data(), w.size() * sizeof(float));
     at += w.size() * sizeof(float);
   }
-  backends::pool::HugePageBacking backing(true);
-  const backends::pool::HugePageBacking::Range whole[] = {{huge.base(), bytes}};
+  backends::cpu::HugePageBacking backing(true);
+  const backends::cpu::HugePageBacking::Range whole[] = {{huge.base(), bytes}};
   backing.request(whole);
   while (backing.stats().waiting > 0) backing.work();
   const std::vector<float> x = random_floats(std::max(state.range(0), state.range(1)), rng);
@@ -447,7 +447,7 @@ void BM_RowProductsOnHugePages(benchmark::State& state) {
     for (int r = 0; r < kSteps; ++r) {
       for (size_t i = 0; i < shapes.size(); ++i) {
         const auto [k, n] = shapes[i];
-        backends::llvm::row_times_matrix(n, k, x.data(), 1, ws[i], n, y.data(), false);
+        backends::cpu::row_times_matrix(n, k, x.data(), 1, ws[i], n, y.data(), false);
       }
     }
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "backends/cuda/values.h"
@@ -81,6 +82,9 @@ class Emitter {
   const ValueCode values_;
   const int nparams_;
   std::string out_;
+  // An op a phase computes that has no CUDA code (ValueCode::op gave
+  // none): the program is unsupported.
+  mutable std::optional<ir::Op> missing_op_;
   const loops::LoopStep* step_ = nullptr;  // the step being emitted
   std::vector<bool> hoisted_;              // the phase's instructions written before its loop
 };
@@ -208,7 +212,10 @@ std::string Emitter::body(const Phase& ph, int phase, const Lanes* lanes, bool h
         break;
       }
     }
-    if (inst.kind == InstKind::kOp && v.empty()) return "#error unsupported op " + std::string(ir::op_name(inst.op)) + "\n";
+    if (inst.kind == InstKind::kOp && v.empty()) {
+      missing_op_ = inst.op;
+      return s;
+    }
     s += "    const " + std::string(ctype(inst.dtype)) + " " + name + " = " + v + ";\n";
   }
   if (hoisted_part) return s;
@@ -469,10 +476,7 @@ Expected<CudaSource> Emitter::run() {
     }
     src.steps.push_back(plan);
   }
-  const size_t bad = out_.find("#error unsupported op ");
-  if (bad != std::string::npos) {
-    return unsupported("cuda: no CUDA code for op " + out_.substr(bad + 22, out_.find('\n', bad) - bad - 22));
-  }
+  if (missing_op_) return unsupported("cuda: no CUDA code for op " + std::string(ir::op_name(*missing_op_)));
   src.code = std::move(out_);
   return src;
 }

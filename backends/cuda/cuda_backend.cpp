@@ -29,6 +29,7 @@
 #include "backends/cuda/driver.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/loops/lower.h"
+#include "backends/loops/run_steps.h"
 #include "backends/pool/block_pool.h"
 #include "core/ir/strided.h"
 
@@ -151,15 +152,8 @@ struct StepFns {
 class CudaKernel final : public Kernel {
  public:
   CudaKernel(std::shared_ptr<Shared> sh, LoopProgram p, CudaSource src, std::string image, CUmodule module, std::vector<StepFns> fns)
-      : sh_(std::move(sh)), p_(std::move(p)), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
-        may_fail_(p_.has_checks()) {
-    const std::vector<std::pair<int, int>> life = loops::buffer_lifetimes(p_);
-    for (size_t i = 0; i < p_.buffers.size(); ++i) {
-      const loops::Buffer& b = p_.buffers[i];
-      const bool later = std::any_of(b.shape.begin(), b.shape.end(), [&](const Expr& d) { return p_.is_data_dependent(d); });
-      if (b.kind != loops::Buffer::Kind::kInput && later && life[i].first >= 0) sized_later_.push_back({static_cast<int>(i), life[i].first});
-    }
-  }
+      : sh_(std::move(sh)), p_(std::move(p)), plan_(p_), src_(std::move(src)), image_(std::move(image)), module_(module), fns_(std::move(fns)),
+        may_fail_(p_.has_checks()) {}
   ~CudaKernel() override {
     if (sh_->dev->bind().is_ok()) sh_->cu().cuModuleUnload(module_);
   }
@@ -170,6 +164,8 @@ class CudaKernel final : public Kernel {
   const std::string& image() const { return image_; }
 
  private:
+  class Call;
+
   int64_t eval(Expr e, std::span<const int64_t> values) const {
     for (int id : sym::symbols_of(e)) {
       if (id >= static_cast<int>(values.size())) return -1;  // depends on a loop variable: not a host value
@@ -181,96 +177,109 @@ class CudaKernel final : public Kernel {
     const auto x = static_cast<unsigned>(std::clamp<int64_t>(gx, 1, INT32_MAX)), y = static_cast<unsigned>(std::clamp<int64_t>(gy, 1, 65535));
     return check(sh_->cu(), sh_->cu().cuLaunchKernel(f, x, y, 1, kBlock, 1, 1, 0, s, params, nullptr), "launching " + what);
   }
-  Status loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s);
-  // Compact step k: its blocks' counts read back, their prefix sum written
-  // over them, the count set in `values`, `symbols` and the kernels'
-  // symbols, the buffers first used here allocated, then the fill.
-  Status compact(size_t k, std::vector<uint64_t>& words, std::vector<int64_t>& values, std::span<int64_t> symbols, std::span<ir::Tensor> outputs,
-                 std::vector<ir::Tensor>& temps, CUstream s);
-  // Allocates the buffers sized by a data-dependent count whose first step is `k`.
-  void allocate_sized_later(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
-                            std::vector<ir::Tensor>& temps, CUstream s) const;
-  Status matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s);
-  Status run_device(std::span<const DLTensor* const> args, std::vector<int64_t>& values, std::span<int64_t> symbols,
-                    std::span<ir::Tensor> outputs, CUstream s, bool& failed_check);
+  Status loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s) const;
+  Status matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) const;
 
   std::shared_ptr<Shared> sh_;
   LoopProgram p_;
+  loops::RunPlan plan_;
   CudaSource src_;
   std::string image_;
   CUmodule module_;
   std::vector<StepFns> fns_;
   bool may_fail_;  // reads the error flag back
-  std::vector<std::pair<int, int>> sized_later_;  // (buffer, first step): sized by a data-dependent count
+};
+
+// One call of a CudaKernel on its stream: the kernels' parameter words
+// (codegen.h: b[NB], s[NS], err, rows, splits, ws), the temporaries, the
+// error flag; and how the backend runs each kind of step (loops/run_steps.h).
+// An epilogue is the pointwise kernel after its product or compaction.
+class CudaKernel::Call final : public loops::StepRunner {
+ public:
+  Call(const CudaKernel& k, std::span<const DLTensor* const> args, std::span<ir::Tensor> outputs, CUstream s)
+      : k_(k), p_(k.p_), args_(args), outputs_(outputs), s_(s), words_(static_cast<size_t>(k.src_.num_buffers + k.src_.num_symbols + 4), 0),
+        temps_(p_.num_temps) {}
+
+  Status place(std::span<const int64_t> values) override;
+  Status allocate(int buffer, std::span<const int64_t> values) override;
+  Expected<int64_t> count(size_t k, std::span<const int64_t> values) override;
+  void recount(std::span<const int64_t> values) override {
+    for (size_t i = 0; i < values.size() && i < static_cast<size_t>(k_.src_.num_symbols); ++i) {
+      words_[static_cast<size_t>(k_.src_.num_buffers) + i] = static_cast<uint64_t>(values[i]);
+    }
+  }
+  Status fill(size_t k, int epilogue, std::span<const int64_t> values) override;
+  Status loops(size_t k, std::span<const int64_t> values) override { return k_.loop_step(k, words_, values, s_); }
+  Status matmul(size_t k, int epilogue, std::span<const int64_t> values) override {
+    SJ_TRY(k_.matmul(p_.steps[k].matmul, reinterpret_cast<char* const*>(words_.data()), values, s_));
+    return epilogue < 0 ? Status::ok() : k_.loop_step(static_cast<size_t>(epilogue), words_, values, s_);
+  }
+  // Lowered off for this backend (lower_options): a graph with one is unsupported.
+  Status scan(size_t, std::span<const int64_t>) override { return internal_error("cuda: a scan step reached the kernel"); }
+  Status scatter(size_t, std::span<const int64_t>) override { return internal_error("cuda: a scatter step reached the kernel"); }
+  Status attention(size_t, std::span<const int64_t>) override { return internal_error("cuda: an attention step reached the kernel"); }
+  Status finish() override;
+
+ private:
+  const CudaKernel& k_;
+  const LoopProgram& p_;
+  std::span<const DLTensor* const> args_;
+  std::span<ir::Tensor> outputs_;
+  CUstream s_;
+  std::vector<uint64_t> words_;
+  std::vector<ir::Tensor> temps_;
+  std::shared_ptr<void> err_;
 };
 
 Status CudaKernel::run(const RunContext& ctx, std::span<const DLTensor* const> args, std::span<int64_t> symbols, std::span<ir::Tensor> outputs) {
-  const CUstream s = static_cast<CUstream>(ctx.stream);
   SJ_TRY(sh_->dev->bind());
   std::vector<int64_t> values = loops::symbol_values(p_, args, symbols);
-  // The checks on data-dependent sizes wait for the end (as the LLVM backend's).
-  if (p_.check_fails(values, false)) return use_reference();
-  bool failed_check = false;
-  Status st = run_device(args, values, symbols, outputs, s, failed_check);
-  if (!st.is_ok()) return use_reference("cuda: " + st.message());
-  return failed_check || p_.check_fails(values, true) ? use_reference() : st;
+  Call call(*this, args, outputs, static_cast<CUstream>(ctx.stream));
+  const Status st = loops::run_steps(p_, plan_, call, values, symbols);
+  if (!st.is_ok() && st.code() != Code::kUseReference) return use_reference("cuda: " + st.message());
+  return st;
 }
 
-Status CudaKernel::run_device(std::span<const DLTensor* const> args, std::vector<int64_t>& values, std::span<int64_t> symbols,
-                              std::span<ir::Tensor> outputs, CUstream s, bool& failed_check) {
-  const Driver& cu = sh_->cu();
-  // Args: b[NB], s[NS], err, rows, splits, ws (codegen.h).
-  std::vector<uint64_t> words(static_cast<size_t>(src_.num_buffers + src_.num_symbols + 4), 0);
-  std::vector<ir::Tensor> temps(p_.num_temps);
+Status CudaKernel::Call::place(std::span<const int64_t> values) {
+  const Driver& cu = k_.sh_->cu();
   for (size_t i = 0; i < p_.buffers.size(); ++i) {
     const loops::Buffer& b = p_.buffers[i];
     void* at = nullptr;
-    const bool later = std::any_of(sized_later_.begin(), sized_later_.end(), [&](const auto& x) { return x.first == static_cast<int>(i); });
-    if (later) continue;  // allocated at its first step
+    if (k_.plan_.is_sized_later(static_cast<int>(i))) continue;  // allocated at its first step
     switch (b.kind) {
-      case loops::Buffer::Kind::kInput: at = static_cast<char*>(args[b.index]->data) + args[b.index]->byte_offset; break;
-      case loops::Buffer::Kind::kOutput: at = outputs[b.index].data(); break;  // allocated by the caller
+      case loops::Buffer::Kind::kInput: at = static_cast<char*>(args_[b.index]->data) + args_[b.index]->byte_offset; break;
+      case loops::Buffer::Kind::kOutput: at = outputs_[b.index].data(); break;  // allocated by the caller
       case loops::Buffer::Kind::kTemp: {
         std::vector<int64_t> shape;
-        for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-        temps[b.index] = sh_->take(s, b.dtype, std::move(shape));
-        at = temps[b.index].data();
+        for (const Expr& d : b.shape) shape.push_back(k_.eval(d, values));
+        temps_[b.index] = k_.sh_->take(s_, b.dtype, std::move(shape));
+        at = temps_[b.index].data();
         break;
       }
       case loops::Buffer::Kind::kScratch: break;  // attention steps only, which this backend does not lower
     }
-    words[i] = reinterpret_cast<uint64_t>(at);
+    words_[i] = reinterpret_cast<uint64_t>(at);
   }
-  for (size_t i = 0; i < values.size(); ++i) words[src_.num_buffers + i] = static_cast<uint64_t>(values[i]);
-  const size_t err_at = static_cast<size_t>(src_.num_buffers + src_.num_symbols);
-  std::shared_ptr<void> err;
-  if (may_fail_) {
-    err = sh_->pool(s).take(sizeof(int));
-    SJ_TRY(check(cu, cu.cuMemsetD8Async(dptr(err.get()), 0, sizeof(int), s), "clearing the error flag"));
-    words[err_at] = reinterpret_cast<uint64_t>(err.get());
-  }
-  for (size_t k = 0; k < p_.steps.size(); ++k) {
-    if (p_.steps[k].kind == loops::Step::Kind::kCompact) {
-      SJ_TRY(compact(k, words, values, symbols, outputs, temps, s));
-      continue;
-    }
-    allocate_sized_later(k, words, values, outputs, temps, s);
-    if (p_.steps[k].kind == loops::Step::Kind::kMatmul) {
-      SJ_TRY(matmul(p_.steps[k].matmul, reinterpret_cast<char* const*>(words.data()), values, s));
-    } else {
-      SJ_TRY(loop_step(k, words, values, s));
-    }
-  }
-  if (may_fail_) {
-    int flag = 0;
-    SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(&flag, dptr(err.get()), sizeof flag, s), "reading the error flag"));
-    SJ_TRY(check(cu, cu.cuStreamSynchronize(s), "waiting for a kernel with checks"));
-    failed_check = flag != 0;
+  for (size_t i = 0; i < values.size(); ++i) words_[k_.src_.num_buffers + i] = static_cast<uint64_t>(values[i]);
+  if (k_.may_fail_) {
+    const size_t err_at = static_cast<size_t>(k_.src_.num_buffers + k_.src_.num_symbols);
+    err_ = k_.sh_->pool(s_).take(sizeof(int));
+    SJ_TRY(check(cu, cu.cuMemsetD8Async(dptr(err_.get()), 0, sizeof(int), s_), "clearing the error flag"));
+    words_[err_at] = reinterpret_cast<uint64_t>(err_.get());
   }
   return Status::ok();
 }
 
-Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s) {
+Status CudaKernel::Call::finish() {
+  if (!k_.may_fail_) return Status::ok();
+  const Driver& cu = k_.sh_->cu();
+  int flag = 0;
+  SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(&flag, dptr(err_.get()), sizeof flag, s_), "reading the error flag"));
+  SJ_TRY(check(cu, cu.cuStreamSynchronize(s_), "waiting for a kernel with checks"));
+  return flag != 0 ? use_reference() : Status::ok();
+}
+
+Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, CUstream s) const {
   const loops::LoopStep& st = p_.steps[k].loops;
   const StepPlan& plan = src_.steps[k];
   const std::string& what = p_.steps[k].label;
@@ -310,49 +319,52 @@ Status CudaKernel::loop_step(size_t k, std::vector<uint64_t>& words, std::span<c
   return launch(fns_[k].block, std::min(rows, 8 * sms), 1, words, s, what);
 }
 
-void CudaKernel::allocate_sized_later(size_t k, std::vector<uint64_t>& words, std::span<const int64_t> values, std::span<ir::Tensor> outputs,
-                                      std::vector<ir::Tensor>& temps, CUstream s) const {
-  for (const auto& [i, first] : sized_later_) {
-    if (first != static_cast<int>(k)) continue;
-    const loops::Buffer& b = p_.buffers[i];
-    std::vector<int64_t> shape;
-    for (const Expr& d : b.shape) shape.push_back(eval(d, values));
-    ir::Tensor& t = b.kind == loops::Buffer::Kind::kOutput ? outputs[b.index] : temps[b.index];
-    t = sh_->take(s, b.dtype, std::move(shape));
-    words[i] = reinterpret_cast<uint64_t>(t.data());
-  }
-}
-
-Status CudaKernel::compact(size_t k, std::vector<uint64_t>& words, std::vector<int64_t>& values, std::span<int64_t> symbols,
-                           std::span<ir::Tensor> outputs, std::vector<ir::Tensor>& temps, CUstream s) {
-  const Driver& cu = sh_->cu();
-  const loops::CompactStep& c = p_.steps[k].compact;
-  int64_t size = 1;
-  for (const Expr& d : c.shape) size *= eval(d, values);  // the mask's elements: no overflow
-  const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
-  std::vector<int64_t> counts(static_cast<size_t>(blocks));
-  const CUdeviceptr at = static_cast<CUdeviceptr>(words[c.counts]);
-  const size_t bytes = counts.size() * sizeof(int64_t);
-  int64_t total = 0;
-  if (blocks > 0) {
-    SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(counts.data(), at, bytes, s), "reading a compaction's counts"));
-    SJ_TRY(check(cu, cu.cuStreamSynchronize(s), "waiting for a compaction's counts"));
-    for (int64_t& n : counts) total += std::exchange(n, total);  // each block's start
-    SJ_TRY(check(cu, cu.cuMemcpyHtoDAsync(at, counts.data(), bytes, s), "writing a compaction's starts"));
-  }
-  values[c.count] = total;
-  symbols[c.count] = total;
-  if (c.count < src_.num_symbols) words[static_cast<size_t>(src_.num_buffers + c.count)] = static_cast<uint64_t>(total);
-  allocate_sized_later(k, words, values, outputs, temps, s);
-  if (total == 0) return Status::ok();
-  SJ_TRY(launch(fns_[k].main, std::min(blocks, 8 * static_cast<int64_t>(sh_->dev->sms)), 1, words, s, p_.steps[k].label));
-  // The starts go from host memory the driver copied before returning; the
-  // counts' vector may go.
+Status CudaKernel::Call::allocate(int i, std::span<const int64_t> values) {
+  const loops::Buffer& b = p_.buffers[i];
+  std::vector<int64_t> shape;
+  for (const Expr& d : b.shape) shape.push_back(k_.eval(d, values));
+  ir::Tensor& t = b.kind == loops::Buffer::Kind::kOutput ? outputs_[b.index] : temps_[b.index];
+  t = k_.sh_->take(s_, b.dtype, std::move(shape));
+  words_[i] = reinterpret_cast<uint64_t>(t.data());
   return Status::ok();
 }
 
+// A compaction's blocks' counts read back, their prefix sum written over
+// them: each block's start.
+Expected<int64_t> CudaKernel::Call::count(size_t k, std::span<const int64_t> values) {
+  const Driver& cu = k_.sh_->cu();
+  const loops::CompactStep& c = p_.steps[k].compact;
+  int64_t size = 1;
+  for (const Expr& d : c.shape) size *= k_.eval(d, values);  // the mask's elements: no overflow
+  const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
+  std::vector<int64_t> counts(static_cast<size_t>(blocks));
+  const CUdeviceptr at = static_cast<CUdeviceptr>(words_[c.counts]);
+  const size_t bytes = counts.size() * sizeof(int64_t);
+  int64_t total = 0;
+  if (blocks > 0) {
+    SJ_TRY(check(cu, cu.cuMemcpyDtoHAsync(counts.data(), at, bytes, s_), "reading a compaction's counts"));
+    SJ_TRY(check(cu, cu.cuStreamSynchronize(s_), "waiting for a compaction's counts"));
+    for (int64_t& n : counts) total += std::exchange(n, total);  // each block's start
+    SJ_TRY(check(cu, cu.cuMemcpyHtoDAsync(at, counts.data(), bytes, s_), "writing a compaction's starts"));
+  }
+  // The starts go from host memory the driver copied before returning; the
+  // counts' vector may go.
+  return total;
+}
+
+Status CudaKernel::Call::fill(size_t k, int epilogue, std::span<const int64_t> values) {
+  const loops::CompactStep& c = p_.steps[k].compact;
+  if (values[c.count] > 0) {
+    int64_t size = 1;
+    for (const Expr& d : c.shape) size *= k_.eval(d, values);
+    const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
+    SJ_TRY(k_.launch(k_.fns_[k].main, std::min(blocks, 8 * static_cast<int64_t>(k_.sh_->dev->sms)), 1, words_, s_, p_.steps[k].label));
+  }
+  return epilogue < 0 ? Status::ok() : k_.loop_step(static_cast<size_t>(epilogue), words_, values, s_);
+}
+
 // Row-major C = A @ B as column-major C^T = B^T A^T, strided-batched.
-Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) {
+Status CudaKernel::matmul(const loops::MatmulStep& mm, char* const* bufs, std::span<const int64_t> values, CUstream s) const {
   const Driver& cu = sh_->cu();
   const ir::DType dt = p_.buffers[mm.c].dtype;
   const loops::MatmulShape shape(mm, values);

@@ -182,8 +182,9 @@ std::string ValueCode::op(const Inst& inst, const std::vector<std::string>& vals
     case Op::kGt: return bin(">");
     case Op::kGe: return bin(">=");
     case Op::kWhere: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
-    default: return "";
+    SJ_NOT_POINTWISE_OPS(SJ_OP_CASE) return "";  // not an instruction of a phase's body
   }
+  return "";
 }
 
 // Whether a phase's value is the same for the whole launch: constants and

@@ -250,8 +250,13 @@ void StepEmitter::store(int buffer, Expr offset, ::llvm::Value* v, DType dt) {
     case ir::OpClass::kLogical:
     case ir::OpClass::kCompare:
     case ir::OpClass::kWhere: return compare(inst, arg);
-    default: return nullptr;
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case ir::OpClass::kMatmul: break;  // not an instruction of a phase's body
   }
+  return nullptr;
 }
 
 std::vector<::llvm::Value*> StepEmitter::body(const loops::Phase& ph) {

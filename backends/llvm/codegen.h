@@ -1,18 +1,16 @@
 // Loop IR → LLVM IR. Internal to backends/llvm.
 //
-// Each loop step becomes one function
+// Each loop step becomes one function of the CPU device's step ABI
+// (backends/cpu/step.h)
 //   i32 step_<k>(ptr bufs, ptr syms, i64 begin, i64 end)
-// that runs the step's flattened outer iterations [begin, end): `bufs` holds
-// every buffer's base address (inputs, outputs, temps, in LoopProgram order),
-// `syms` the graph's symbols followed by the input strides. It returns
-// non-zero when a runtime check failed (a gather index out of range, an
-// integer raised to a negative power); the caller then asks the reference
-// interpreter for the message.
+// over every buffer's base address (inputs, outputs, temps, in LoopProgram
+// order) and the graph's symbols followed by the input strides.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "backends/cpu/step.h"
 #include "backends/loops/loop_ir.h"
 #include "core/support/status.h"
 
@@ -22,7 +20,7 @@ class Module;
 
 namespace shapejit::backends::llvm {
 
-using StepFn = int32_t (*)(char* const* bufs, const int64_t* syms, int64_t begin, int64_t end);
+using cpu::StepFn;
 
 // Emits one function per loop step, named by step_names.
 Status emit_program(const loops::LoopProgram& p, ::llvm::Module& m);

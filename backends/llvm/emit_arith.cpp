@@ -140,8 +140,9 @@ extern "C" uint64_t shapejit_gcd_u64(uint64_t a, uint64_t b) {
       ::llvm::Value* r = mx ? b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x) : b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
       return b_.CreateSelect(b_.CreateFCmpUNO(x, y), ::llvm::ConstantFP::getNaN(t), r);
     }
-    default: return nullptr;
+    SJ_NOT_ARITH_OPS(SJ_OP_CASE) break;
   }
+  return nullptr;
 }
 
 ::llvm::Value* StepEmitter::compare(const Inst& inst, const Operands& arg) {
@@ -164,8 +165,13 @@ extern "C" uint64_t shapejit_gcd_u64(uint64_t a, uint64_t b) {
       return b_.CreateCmp(pred, arg[0], arg[1]);
     }
     case Op::kWhere: return b_.CreateSelect(arg[0], arg[1], arg[2]);
-    default: return nullptr;
+    SJ_UNARY_OPS(SJ_OP_CASE)
+    case Op::kCast:
+    case Op::kNot:
+    SJ_ARITH_OPS(SJ_OP_CASE)
+    SJ_NOT_POINTWISE_OPS(SJ_OP_CASE) break;
   }
+  return nullptr;
 }
 
 }  // namespace shapejit::backends::llvm

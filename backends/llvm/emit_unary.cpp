@@ -95,8 +95,9 @@ namespace shapejit::backends::llvm {
       if (dt == DType::kF32) return emit_gelu_f32(b_, x);
       return b_.CreateFMul(half_x, math("erfcf", "erfc", b_.CreateFMul(x, fconst(-0.7071067811865476))));
     }
-    default: return nullptr;
+    SJ_NOT_UNARY_OPS(SJ_OP_CASE) break;
   }
+  return nullptr;
 }
 
 }  // namespace shapejit::backends::llvm

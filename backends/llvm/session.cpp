@@ -282,10 +282,9 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
   // compile's own level. Left to ORC's compile layer, a module is compiled
   // by whichever thread next drains the session's queue of pending work:
   // a call's quick compile could wait on a background thread (nice 10) that
-  // had taken it up, or make another kernel's code at the JIT's level (and
-  // when images were gathered per thread, an image took in another
-  // kernel's object that way). Linking can still run on another thread; it
-  // is short, and each image is the buffer made here.
+  // had taken it up, or make another kernel's code at the JIT's level.
+  // Linking can still run on another thread; it is short, and each image
+  // is the buffer made here.
   ::llvm::orc::SimpleCompiler codegen(**tm);
   auto built = codegen(*module);
   if (!built) return internal_error("llvm: " + message(built.takeError()));

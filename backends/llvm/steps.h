@@ -18,36 +18,14 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/step.h"
 #include "backends/llvm/codegen.h"
 #include "backends/loops/loop_ir.h"
 #include "cache/kernel_cache.h"
 
 namespace shapejit::backends::llvm {
 
-// A step's code as a kernel runs it: its function, what keeps the function
-// alive, and where the function's buffers and symbols come from.
-struct BoundStep {
-  StepFn fn = nullptr;
-  std::shared_ptr<const cache::Artifact> code;
-  std::vector<int> buffers;  // per buffer the function reads: the kernel's buffer
-  // Per symbol the function reads: the kernel's symbol, or -1 - j for the
-  // j-th of `offsets`, the parts of its offsets it takes as parameters
-  // (loops/detach_step.h), expressions in the kernel's symbols.
-  std::vector<int> symbols;
-  std::vector<sym::Expr> offsets;
-
-  // The function's arguments gathered from the kernel's buffers, symbols
-  // and offsets' values (`offset_values[j]` the j-th's): `local_bufs` and
-  // `local_syms` hold at least as many as it reads.
-  template <typename OffsetValues>
-  void gather(char* const* bufs, const int64_t* values, const OffsetValues& offset_values, char** local_bufs, int64_t* local_syms) const {
-    for (size_t i = 0; i < buffers.size(); ++i) local_bufs[i] = bufs[buffers[i]];
-    for (size_t i = 0; i < symbols.size(); ++i) {
-      const int s = symbols[i];
-      local_syms[i] = s >= 0 ? values[s] : offset_values(static_cast<size_t>(-1 - s));
-    }
-  }
-};
+using cpu::BoundStep;
 
 class StepCompiler {
  public:

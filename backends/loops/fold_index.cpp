@@ -198,7 +198,11 @@ int BodyBuilder::view(const ir::Node& node, const ir::ValueType& t, const std::v
       in.erase(in.begin() + norm_axis(a.dim, idx.size()));
       break;
     case OpClass::kReshape: return reshape(node, t, idx);
-    default: SJ_CHECK(false, "view() takes views only");
+    SJ_POINTWISE_CLASSES(SJ_CLASS_CASE)
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul: SJ_CHECK(false, "view() takes views only");
   }
   return value(src, in);
 }

@@ -123,7 +123,13 @@ Expected<LoopProgram> Lowering::run() && {
       case OpClass::kIndexPut: SJ_TRY(scatter_step(node, buffer)); break;
       case OpClass::kNonzero:
       case OpClass::kMaskedSelect: SJ_TRY(compact_step(node, buffer)); break;
-      default: SJ_TRY(materialize(v, buffer, node)); break;
+      SJ_POINTWISE_CLASSES(SJ_CLASS_CASE)
+      SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+      SJ_SYM_CLASSES(SJ_CLASS_CASE)
+      case OpClass::kIndexSelect:
+      case OpClass::kEmbedding:
+      case OpClass::kFull:
+      case OpClass::kArange: SJ_TRY(materialize(v, buffer, node)); break;
     }
     buffer_of_[v] = buffer;
   }

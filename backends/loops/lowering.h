@@ -27,8 +27,13 @@ inline bool is_view(OpClass c) {
     case OpClass::kSlice:
     case OpClass::kSqueeze:
     case OpClass::kUnsqueeze: return true;
-    default: return false;
+    SJ_POINTWISE_CLASSES(SJ_CLASS_CASE)
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul: return false;
   }
+  return false;
 }
 
 inline bool is_gather(OpClass c) { return c == OpClass::kIndexSelect || c == OpClass::kEmbedding; }

@@ -60,8 +60,13 @@ Expected<Tensor> run_node(const NodeCtx& c) {
     case ir::OpClass::kNonzero:
     case ir::OpClass::kMaskedSelect:
     case ir::OpClass::kIndexPut: return run_indexing(c);
-    default: return run_view(c);
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)  // not tensors: run_view says so
+    case ir::OpClass::kConcat:
+    case ir::OpClass::kFull:
+    case ir::OpClass::kArange: return run_view(c);
   }
+  SJ_UNREACHABLE("an op class");
 }
 
 // The nodes some output depends on, found by walking operands back from the

@@ -110,14 +110,12 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
   Op op = c.node.op;
   if constexpr (std::is_same_v<T, bool>) {
     return c.error("no bool kernel");
-  } else if constexpr (std::is_integral_v<T>) {
-    switch (op) {
-      case Op::kNeg: return map1<T, T>(x, dt, [](T v) { return wrap_sub<T>(0, v); });
-      case Op::kAbs: return map1<T, T>(x, dt, [](T v) { return v < 0 ? wrap_sub<T>(0, v) : v; });
-      case Op::kRelu: return map1<T, T>(x, dt, [](T v) { return v < 0 ? T(0) : v; });
-      case Op::kInvert: return map1<T, T>(x, dt, [](T v) { return static_cast<T>(~v); });
-      default: return c.error("no integer kernel");
-    }
+  } else if constexpr (std::is_integral_v<T>) {  // the few unary ops of integers
+    if (op == Op::kNeg) return map1<T, T>(x, dt, [](T v) { return wrap_sub<T>(0, v); });
+    if (op == Op::kAbs) return map1<T, T>(x, dt, [](T v) { return v < 0 ? wrap_sub<T>(0, v) : v; });
+    if (op == Op::kRelu) return map1<T, T>(x, dt, [](T v) { return v < 0 ? T(0) : v; });
+    if (op == Op::kInvert) return map1<T, T>(x, dt, [](T v) { return static_cast<T>(~v); });
+    return c.error("no integer kernel");
   } else {
     bool tanh_form = c.node.attrs.approximate_tanh;
     switch (op) {
@@ -164,8 +162,10 @@ Expected<Tensor> unary(const NodeCtx& c, const Tensor& x) {
         // 1 + erf(z) as erfc(-z): no cancellation where x is very negative
         // (gelu(-14) is -2.8e-44, not -0).
         return map1<T, T>(x, dt, [](T v) { return static_cast<T>(0.5 * double(v) * std::erfc(-double(v) * 0.7071067811865476)); });
-      default: return c.error("not a unary op");
+      case Op::kInvert:  // integers only
+      SJ_NOT_UNARY_OPS(SJ_OP_CASE) return c.error("not a unary op");
     }
+    return c.error("not a unary op");
   }
 }
 
@@ -175,13 +175,11 @@ template <typename T>
 T bitwise(Op op, T x, T y) {
   using U = std::make_unsigned_t<T>;
   constexpr T kBits = static_cast<T>(sizeof(T) * 8);
-  switch (op) {
-    case Op::kBitAnd: return static_cast<T>(x & y);
-    case Op::kBitOr: return static_cast<T>(x | y);
-    case Op::kBitXor: return static_cast<T>(x ^ y);
-    case Op::kShiftLeft: return y < 0 || y >= kBits ? T(0) : static_cast<T>(static_cast<U>(x) << y);
-    default: return y < 0 || y >= kBits ? T(x < 0 ? -1 : 0) : static_cast<T>(x >> y);
-  }
+  if (op == Op::kBitAnd) return static_cast<T>(x & y);
+  if (op == Op::kBitOr) return static_cast<T>(x | y);
+  if (op == Op::kBitXor) return static_cast<T>(x ^ y);
+  if (op == Op::kShiftLeft) return y < 0 || y >= kBits ? T(0) : static_cast<T>(static_cast<U>(x) << y);
+  return y < 0 || y >= kBits ? T(x < 0 ? -1 : 0) : static_cast<T>(x >> y);  // kShiftRight
 }
 
 template <typename T>
@@ -240,8 +238,9 @@ Expected<Tensor> arith(const NodeCtx& c, const Tensor& a, const Tensor& b, const
         } else {
           return map2<T, T>(a, b, shape, dt, [](T x, T e) { return std::pow(x, e); });
         }
-      default: return c.error("not an arithmetic op");
+      SJ_NOT_ARITH_OPS(SJ_OP_CASE) break;
     }
+    return c.error("not an arithmetic op");
   }
 }
 
@@ -256,8 +255,14 @@ Expected<Tensor> compare(const NodeCtx& c, const Tensor& a, const Tensor& b, con
     case Op::kGe: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return x >= y; });
     case Op::kAnd: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return bool(x) && bool(y); });
     case Op::kOr: return map2<T, bool>(a, b, shape, DType::kBool, [](T x, T y) { return bool(x) || bool(y); });
-    default: return c.error("not a comparison");
+    SJ_UNARY_OPS(SJ_OP_CASE)
+    case Op::kCast:
+    case Op::kNot:
+    SJ_ARITH_OPS(SJ_OP_CASE)
+    case Op::kWhere:
+    SJ_NOT_POINTWISE_OPS(SJ_OP_CASE) break;
   }
+  return c.error("not a comparison");
 }
 
 template <typename From, typename To>

@@ -62,12 +62,9 @@ Tensor arange(const NodeCtx& c, const std::vector<int64_t>& shape) {
 Expected<Tensor> run_view(const NodeCtx& c) {
   const std::vector<int64_t> shape = c.out_shape();
   const ir::Attrs& a = c.node.attrs;
-  switch (c.node.op) {
-    case Op::kConcat: return concat(c, shape);
-    case Op::kFull: return full(c, shape);
-    case Op::kArange: return arange(c, shape);
-    default: break;
-  }
+  if (c.node.op == Op::kConcat) return concat(c, shape);
+  if (c.node.op == Op::kFull) return full(c, shape);
+  if (c.node.op == Op::kArange) return arange(c, shape);
   const Tensor& x = c.tensor(0);
   const auto& st = x.strides();
   switch (c.node.op) {
@@ -113,8 +110,13 @@ Expected<Tensor> run_view(const NodeCtx& c) {
       }
       return x.view(shape, out_strides);
     }
-    default: return c.error("no reference kernel");
+    SJ_POINTWISE_OPS(SJ_OP_CASE)
+    SJ_ALONG_AXES_OPS(SJ_OP_CASE)
+    case Op::kMatmul:
+    SJ_INDEXING_OPS(SJ_OP_CASE)
+    SJ_SYM_OPS(SJ_OP_CASE) break;
   }
+  return c.error("no reference kernel");
 }
 
 namespace {
@@ -204,24 +206,19 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
             ir::for_each_offset<2>(slice_shape, {dst.strides().data(), src.strides().data()}, [&](const std::array<int64_t, 2>& o) {
               T& y = pd[o[0]];
               const T v = ps[o[1]];
-              switch (c.node.op) {
-                case Op::kIndexMax:
-                case Op::kIndexMin:
-                  if constexpr (std::is_floating_point_v<T>) {
-                    if (std::isnan(y) || std::isnan(v)) {
-                      y = std::numeric_limits<T>::quiet_NaN();
-                      break;
-                    }
-                  }
+              if (c.node.op == Op::kIndexMax || c.node.op == Op::kIndexMin) {
+                bool nan = false;
+                if constexpr (std::is_floating_point_v<T>) nan = std::isnan(y) || std::isnan(v);
+                if (nan) {
+                  y = std::numeric_limits<T>::quiet_NaN();
+                } else {
                   y = c.node.op == Op::kIndexMax ? std::max(y, v) : std::min(y, v);
-                  break;
-                default:
-                  if constexpr (std::is_integral_v<T>) {
-                    using U = std::make_unsigned_t<T>;
-                    y = static_cast<T>(c.node.op == Op::kIndexAdd ? static_cast<U>(y) + static_cast<U>(v) : static_cast<U>(y) * static_cast<U>(v));
-                  } else {
-                    y = c.node.op == Op::kIndexAdd ? y + v : y * v;
-                  }
+                }
+              } else if constexpr (std::is_integral_v<T>) {  // index_add, index_mul
+                using U = std::make_unsigned_t<T>;
+                y = static_cast<T>(c.node.op == Op::kIndexAdd ? static_cast<U>(y) + static_cast<U>(v) : static_cast<U>(y) * static_cast<U>(v));
+              } else {
+                y = c.node.op == Op::kIndexAdd ? y + v : y * v;
               }
             });
           }
@@ -275,8 +272,16 @@ Expected<Tensor> run_indexing(const NodeCtx& c) {
       }
       return out;
     }
-    default: return c.error("no reference kernel");
+    SJ_POINTWISE_OPS(SJ_OP_CASE)
+    SJ_ALONG_AXES_OPS(SJ_OP_CASE)
+    case Op::kMatmul:
+    SJ_VIEW_OPS(SJ_OP_CASE)
+    case Op::kConcat:
+    case Op::kFull:
+    case Op::kArange:
+    SJ_SYM_OPS(SJ_OP_CASE) break;
   }
+  return c.error("no reference kernel");
 }
 
 }  // namespace shapejit::backends::reference

@@ -196,8 +196,13 @@ Status infer_elementwise(Ctx& c) {
       r.shape = SJ_TRY(c.broadcast(cond->shape, shape));
       return Status::ok();
     }
-    default: return c.error("not an elementwise op");
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul: break;
   }
+  return c.error("not an elementwise op");
 }
 
 // Sorted, distinct, normalized axes; empty `given` with `all_if_absent`
@@ -278,8 +283,13 @@ Status infer_reduction(Ctx& c) {
       r.shape = x->shape;
       return Status::ok();
     }
-    default: return c.error("not a reduction");
+    SJ_POINTWISE_CLASSES(SJ_CLASS_CASE)
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul: break;
   }
+  return c.error("not a reduction");
 }
 
 Status infer_matmul(Ctx& c) {
@@ -328,7 +338,12 @@ Status infer_symint(Ctx& c) {
       if (!SJ_TRY(c.env.decide(b, Rel::kNe, Origin::kShapeCheck))) return c.error("divisor " + c.str(b) + " is zero");
       r.scalar = c.node.op == Op::kSymFloorDiv ? sym::floordiv(a, b) : sym::mod(a, b);
       break;
-    default: return c.error("not a SymInt op");
+    SJ_POINTWISE_OPS(SJ_OP_CASE)
+    SJ_ALONG_AXES_OPS(SJ_OP_CASE)
+    SJ_VIEW_OPS(SJ_OP_CASE)
+    SJ_INDEXING_OPS(SJ_OP_CASE)
+    case Op::kMatmul:
+    case Op::kSymSize: return c.error("not a SymInt op");
   }
   r.scalar = c.env.resolve(r.scalar);
   return Status::ok();
@@ -389,8 +404,10 @@ Status infer_rule(detail::Ctx& c) {
     case OpClass::kMatmul: return detail::infer_matmul(c);
     case OpClass::kSymSize:
     case OpClass::kSymBinary: return detail::infer_symint(c);
-    default: return detail::infer_views(c);
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE) return detail::infer_views(c);
   }
+  SJ_UNREACHABLE("an op class");
 }
 
 // The operands' values as this call has them, for a message about overflow.

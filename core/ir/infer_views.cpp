@@ -345,8 +345,18 @@ Status infer_views(Ctx& c) {
       r.aux = shape;  // the broadcast shape both operands are read at
       return Status::ok();
     }
-    default: return c.error("no shape rule for this op");
+    SJ_POINTWISE_CLASSES(SJ_CLASS_CASE)
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul:
+    case OpClass::kConcat:  // handled above, as are the four below
+    case OpClass::kIndexSelect:
+    case OpClass::kEmbedding:
+    case OpClass::kIndexPut:
+    case OpClass::kFull:
+    case OpClass::kArange: break;
   }
+  return c.error("no shape rule for this op");
 }
 
 }  // namespace shapejit::ir::detail

@@ -117,7 +117,7 @@ constexpr OpInfo kOps[] = {
     {Op::kSymMax, "sym_max", OpClass::kSymBinary, 2, 2, 0, 0},
 };
 
-static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::kCount_), "one row per op");
+static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumOps, "one row per op");
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); ++i) {
@@ -164,8 +164,13 @@ bool is_pointwise(OpClass c) {
     case OpClass::kLogical:
     case OpClass::kCompare:
     case OpClass::kWhere: return true;
-    default: return false;
+    SJ_ALONG_AXES_CLASSES(SJ_CLASS_CASE)
+    SJ_VIEW_CLASSES(SJ_CLASS_CASE)
+    SJ_INDEXING_CLASSES(SJ_CLASS_CASE)
+    SJ_SYM_CLASSES(SJ_CLASS_CASE)
+    case OpClass::kMatmul: return false;
   }
+  return false;
 }
 
 }  // namespace shapejit::ir

@@ -147,6 +147,10 @@ T value_of(Expected<T>&& e) { return std::move(e).value(); }
     ::shapejit::detail::value_of(std::move(sj_try_result_));              \
   })
 
+// Past a switch whose every case returns: `what` the switch was over (a
+// value out of its enum's range).
+#define SJ_UNREACHABLE(what) ::shapejit::detail::check_failed(__FILE__, __LINE__, "unreachable", "a value past every case of " what)
+
 // A broken internal invariant: abort with the place.
 #define SJ_CHECK(cond, msg)                                                         \
   do {                                                                              \

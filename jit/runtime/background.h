@@ -13,11 +13,10 @@
 //
 // One kind of task is run at the calls' priority, on one more thread: the
 // compile of an entry whose calls run on a quick kernel meanwhile (a call
-// made one rather than wait), once hurried. Under load a low thread took
-// several times a compile's own time to land such a kernel, and the
-// entry's calls ran the slower code all along. While a hurried task waits
-// or runs, the low threads begin nothing new (beside it, one went over
-// the synchronous p99 in 1 round of 9 on the decoder replay).
+// made one rather than wait), once hurried: under load a low thread would
+// take several times a compile's own time to land such a kernel, and the
+// entry's calls would run the slower code all along. While a hurried task
+// waits or runs, the low threads begin nothing new.
 #pragma once
 
 #include <condition_variable>

@@ -5,12 +5,12 @@
 // interpreter, which costs in proportion to the call's work, or wait for
 // the compile, which costs what is left of it. A stand-in runs whichever
 // is cheaper for the call it has: a short call runs at once, a long
-// prefill waits (on the reference it took 4.7 s against an 80 ms compile),
+// prefill waits (on the reference it would take many times the compile),
 // so that no call of the async run takes longer than the same call
 // compiled synchronously would.
 //
-// Where the backend has a quicker tier (LLVM at O0: a third of the
-// compile, a kernel 2-2.6x slower, still far faster than the reference), a
+// Where the backend has a quicker tier (LLVM at O0: a fraction of the
+// compile, a slower kernel, still far faster than the reference), a
 // call that would wait compiles that instead, on every core, and runs on
 // it; the calls after it run on it too until the entry's own kernel lands,
 // whose compile starts then at the calls' priority if it has not begun.

@@ -195,7 +195,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const int num_ops = in.ConsumeIntegralInRange<int>(1, 24);
   for (int k = 0; k < num_ops && in.remaining_bytes() > 0; ++k) {
-    const auto op = static_cast<ir::Op>(in.ConsumeIntegralInRange<int>(0, static_cast<int>(ir::Op::kCount_) - 1));
+    const auto op = static_cast<ir::Op>(in.ConsumeIntegralInRange<int>(0, static_cast<int>(ir::kNumOps) - 1));
     const ir::OpInfo& info = ir::op_info(op);
     const int max_in = info.max_in < 0 ? info.min_in + 2 : info.max_in;
     const int n = in.ConsumeIntegralInRange<int>(info.min_in, max_in);

@@ -34,11 +34,29 @@ check guards "ir sym support" guards/guard_tree.h jit/policy/config.h
 check cache "support" cache/kernel_cache.h backends/backend.h
 check cache "support" cache/kernel_cache.h guards/guard_set.h
 check backends "cache ir sym support" backends/fallback.h guards/guard_set.h
-check backends "cache ir sym support" backends/loops/lower.h jit/policy/recompile_policy.h
 check backends "cache ir sym support" backends/reference/kernels.h jit/trace/tracer.h
+# the backends' own floors: the interface (with the reference interpreter),
+# the loop IR and the block pool; the CPU device on those three; LLVM's code
+# generator on the CPU device; CUDA on the three, not on the CPU device
+check backends "cache ir sym support" backends/backend.h backends/loops/loop_ir.h
+check backends "cache ir sym support" backends/fallback.h backends/cpu/kernel.h
+check loops "ir sym support" backends/loops/lower.h backends/backend.h
+check loops "ir sym support" backends/loops/lower.h jit/policy/recompile_policy.h
+check pool "support" backends/pool/block_pool.h backends/cpu/arena.h
+check cpu "backends loops pool cache ir sym support" backends/cpu/kernel.h backends/llvm/codegen.h
+check cpu "backends loops pool cache ir sym support" backends/cpu/gemm.h backends/cuda/values.h
+check cpu "backends loops pool cache ir sym support" backends/cpu/step.h jit/runtime/call_site.h
+if [[ -d $layers/shapejit_llvm ]]; then
+  check llvm "cpu backends loops pool cache ir sym support" backends/llvm/steps.h backends/cuda/values.h
+  check llvm "cpu backends loops pool cache ir sym support" backends/llvm/codegen.h jit/runtime/jit.h
+fi
+if [[ -d $layers/shapejit_cuda ]]; then
+  check cuda "backends loops pool cache ir sym support" backends/cuda/values.h backends/cpu/kernel.h
+  check cuda "backends loops pool cache ir sym support" backends/cuda/values.h backends/llvm/steps.h
+fi
 # jit: trace -> policy -> runtime -> capi, on all of the above
 check trace "ir sym support" jit/trace/trace_file.h jit/policy/config.h
 check trace "ir sym support" jit/trace/tracer.h guards/guard_set.h
 check policy "trace guards ir sym support" jit/policy/backoff_policy.h backends/backend.h
 check policy "trace guards ir sym support" jit/policy/config.h jit/runtime/jit.h
-check runtime "policy backends trace guards cache ir sym support" jit/runtime/jit.h jit/capi/shapejit.h
+check runtime "policy llvm cuda cpu backends loops pool trace guards cache ir sym support" jit/runtime/jit.h jit/capi/shapejit.h

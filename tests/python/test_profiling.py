@@ -1,4 +1,4 @@
-"""SHAPEJIT_PERF_MAP names generated code for perf (docs/cpu-backend.md)."""
+"""SHAPEJIT_PERF_MAP names generated code for perf (docs/llvm-codegen.md)."""
 import os
 import pathlib
 import re

@@ -1,4 +1,4 @@
-// The LLVM backend's line routines (backends/llvm/lines.cpp) against the
+// The LLVM backend's line routines (backends/cpu/lines.cpp) against the
 // reference: scans and sorts along each dim. Its scatters are in
 // llvm_index_test.cpp.
 #include <gtest/gtest.h>

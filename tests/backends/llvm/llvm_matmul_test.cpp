@@ -12,7 +12,7 @@
 
 #include "backends/frozen.h"
 #include "backends/loops/lower.h"
-#include "backends/pool/huge_pages.h"
+#include "backends/cpu/huge_pages.h"
 #include "bench/bench_util.h"
 
 #include "tests/support/decode_cases.h"
@@ -387,7 +387,7 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
       const DLTensor wd = w.dl();
       const DLTensor* wp[] = {&wd};
       const size_t made = frozen.stats().made;
-      const size_t on_huge_pages = backends::pool::HugePageHeap::process()->stats().blocks;
+      const size_t on_huge_pages = backends::cpu::HugePageHeap::process()->stats().blocks;
       for (int round = 0; round < 2; ++round) {
         ASSERT_TRUE(frozen.freeze(wp).is_ok());
         for (int64_t m : {5, 200, 1, 5}) {
@@ -398,10 +398,10 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
         // single row reads the panels too).
         EXPECT_EQ(frozen.stats().made, made + round + 1);
         // The panels lie in the huge-page heap (read from memory each call).
-        EXPECT_EQ(backends::pool::HugePageHeap::process()->stats().blocks, on_huge_pages + 1);
+        EXPECT_EQ(backends::cpu::HugePageHeap::process()->stats().blocks, on_huge_pages + 1);
         // Thawed, the panels go; the weight is then rewritten in place.
         ASSERT_TRUE(frozen.thaw(wp).is_ok());
-        EXPECT_EQ(backends::pool::HugePageHeap::process()->stats().blocks, on_huge_pages);
+        EXPECT_EQ(backends::cpu::HugePageHeap::process()->stats().blocks, on_huge_pages);
         const Tensor fresh = random_tensor(d, w.shape(), rng);
         std::memcpy(w.data(), fresh.data(), static_cast<size_t>(w.numel()) * ir::dtype_size(d));
       }
@@ -411,7 +411,7 @@ TEST(Llvm, FrozenWeightsArePackedOnceAndReadAnewWhenThawed) {
 }
 
 // A weight passed as an input (not frozen) that comes back to an address
-// it had before is put on huge pages (pool::HugePageBacking), once: two
+// it had before is put on huge pages (cpu::HugePageBacking), once: two
 // weights in turn (a kernel called once per layer) are asked for on their
 // second calls, and not again on their third. The products agree with the
 // reference throughout. A frozen weight, read as its panels, is not asked
@@ -426,7 +426,7 @@ TEST(Llvm, RecurringWeightsAreBackedByHugePagesOnce) {
   const ir::Graph graph = testing::graph_from(g);
   auto jit = runtime::Jit::create(R"({"compile": {"backend": "llvm"}, "policy": {"mode": "always_dynamic"}})");
   ASSERT_TRUE(jit.is_ok()) << jit.status().to_string();
-  backends::pool::HugePageBacking& backing = backends::pool::HugePageBacking::process();
+  backends::cpu::HugePageBacking& backing = backends::cpu::HugePageBacking::process();
   // 3 MiB each: at least one whole 2 MiB extent, however they lie.
   const Tensor w1 = random_tensor(DType::kF32, {1024, 768}, rng), w2 = random_tensor(DType::kF32, {1024, 768}, rng);
   std::vector<size_t> asked = {backing.stats().asked};
@@ -434,7 +434,7 @@ TEST(Llvm, RecurringWeightsAreBackedByHugePagesOnce) {
     expect_call_agrees(**jit, g, graph, random_tensor(DType::kF32, {call % 3 == 2 ? 7 : 2, 1024}, rng), call % 2 ? w2 : w1, 1e-4, kAtol);
     asked.push_back(backing.stats().asked);
   }
-  if (!backing.stats().asking) GTEST_SKIP() << "no huge pages here: MADV_COLLAPSE failed " << backends::pool::HugePageBacking::kMaxFailuresInARow << " times";
+  if (!backing.stats().asking) GTEST_SKIP() << "no huge pages here: MADV_COLLAPSE failed " << backends::cpu::HugePageBacking::kMaxFailuresInARow << " times";
   EXPECT_EQ(asked[1], asked[0]);  // w1 first
   EXPECT_EQ(asked[2], asked[1]);  // w2 first
   EXPECT_GT(asked[3], asked[2]);  // w1 again

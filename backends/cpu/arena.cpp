@@ -1,8 +1,8 @@
-#include "backends/pool/arena.h"
+#include "backends/cpu/arena.h"
 
 #include <algorithm>
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 
 ArenaPlanner::ArenaPlanner(const std::vector<std::pair<int, int>>& life) {
   int steps = 0;
@@ -68,4 +68,4 @@ ArenaPlanner::Placement ArenaPlanner::place(const std::vector<size_t>& bytes) co
   return out;
 }
 
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu

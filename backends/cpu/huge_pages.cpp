@@ -1,4 +1,4 @@
-#include "backends/pool/huge_pages.h"
+#include "backends/cpu/huge_pages.h"
 
 #include <sys/mman.h>
 
@@ -15,7 +15,7 @@
 #define MADV_COLLAPSE 25  // Linux 6.1; older headers lack the name
 #endif
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -204,4 +204,4 @@ std::vector<HugePageBacking::Range> RecurringInputs::observe(std::span<const DLT
   return due;
 }
 
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu

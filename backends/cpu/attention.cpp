@@ -1,4 +1,4 @@
-#include "backends/llvm/attention.h"
+#include "backends/cpu/attention.h"
 
 #include <tbb/parallel_for.h>
 
@@ -7,11 +7,11 @@
 #include <limits>
 #include <vector>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/products.h"
-#include "backends/llvm/query_row.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/products.h"
+#include "backends/cpu/query_row.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -90,8 +90,8 @@ bool attention(const loops::AttentionStep& a, char* const* bufs, std::span<const
     // in place of theirs. Its symbols (gathered per block of keys): the
     // call's, with the task's own five from a.first_symbol on (the batch
     // matrix, the first row, the first key, the keys, the keys padded).
-    // Only what the code reads is gathered: a copy of the call's whole
-    // tables took a microsecond a task, 12 tasks a layer at 16 tokens.
+    // Only what the code reads is gathered, not a copy of the call's whole
+    // tables per task.
     scratch.tile_bufs.resize(tile.buffers.size());
     for (size_t i = 0; i < tile.buffers.size(); ++i) {
       const int b = tile.buffers[i];
@@ -189,4 +189,4 @@ bool run_attention(const loops::AttentionStep& a, ir::DType dtype, char* const* 
                                   : attention<double>(a, bufs, values, tile, work_per_task);
 }
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

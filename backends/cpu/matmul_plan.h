@@ -11,7 +11,7 @@
 #include "backends/loops/loop_ir.h"
 #include "core/ir/dtype.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // Matmuls with fewer multiply-adds run on the calling thread; larger ones
 // split into row blocks of about kMatmulMinRows rows or more, and into
@@ -27,8 +27,7 @@ constexpr int64_t kMatmulMinCols = 64;
 // A product of so few rows that it reads B once (a decode step's) is
 // bound by memory, not by its multiply-adds: a B of at least
 // kSharedStreamBytes is split by columns across the threads, which stream
-// it faster together than one does (OpenBLAS's gemv over a LLaMA-style
-// model's weights: 25 GB/s on one core of the 2-core VM, 45 on two).
+// it faster together than one does.
 constexpr int64_t kSharedStreamBytes = 256 << 10;
 
 // How a product splits into tasks: each matrix (or the flattened batch) in
@@ -76,4 +75,4 @@ void with_types(ir::DType dt, ir::DType bt, F&& f) {
 // element; null panels where none are kept and its blocks stream B.
 PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DType dt, ir::DType bt, const char* b, bool b_is_input);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

@@ -12,7 +12,7 @@
 
 #include "backends/loops/loop_ir.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // A product of at most kStreamRows rows streams B (multiply_streaming:
 // it reads B once, and packing all of it first cost as much as the
@@ -77,4 +77,4 @@ template <typename T, typename S>
 void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c, int64_t ldc, const loops::MatmulShape& shape,
              bool own, const S* packed);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

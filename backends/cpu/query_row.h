@@ -1,16 +1,14 @@
 // The two products of an attention step that has a single query row (a
 // decode step) over keys and values whose rows are contiguous (a key/value
 // cache): the row's score against each key, and the values weighted by the
-// row's probabilities. BLAS took both as matrix-vector products:
-// cpu_kernels_bench's BM_QueryRowVsSgemv, one thread, both products of a
-// head of 16 floats over 1025 keys: 1.79 us against sgemv's 3.23; of 64
-// floats over 1025 keys, 12 heads (past L2): 7.2 against 8.5. A decode
-// step of the peers' decoder at a cache of 1024: 34 us a call against 40.
+// row's probabilities, which BLAS takes as matrix-vector products, slower
+// for a head's few columns (cpu_kernels_bench's BM_QueryRowVsSgemv;
+// bench/results/README.md, "Design measurements").
 #pragma once
 
 #include <cstdint>
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // s[j] = q . k_j for j < keys, where key j's d elements lie at
 // k + j * key_stride. Needs gemm_available().
@@ -29,4 +27,4 @@ void add_weighted_rows(int64_t keys, int64_t dv, const T* w, const T* v, int64_t
 template <typename T>
 void scale_rows(int64_t rows, int64_t n, const T* f, bool reciprocal, T* x, int64_t stride);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

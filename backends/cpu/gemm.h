@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // Whether this CPU has what the kernels are compiled for (x86-64 with AVX2
 // and FMA); where it has not, products go to BLAS.
@@ -38,9 +38,7 @@ constexpr int64_t kTileRows = 6;
 // so few rows, copying B into panels costs more than the products that
 // read them. A B packed beforehand (frozen weights) is read as packed at
 // any height, each panel's successor prefetched while its tiles run
-// (from memory, one thread: 16 x 384 x 1536 in 0.67x the time of reading
-// B in place, 16 x 1536 x 384 in 0.76x; cpu_kernels_bench's
-// BM_PrepackedVsStreamedGemm).
+// (cpu_kernels_bench's BM_PrepackedVsStreamedGemm).
 constexpr int64_t kInPlaceRows = 3 * kTileRows;
 
 // Elements of the packed form of a k x n matrix: panels padded with zeros
@@ -86,4 +84,4 @@ template <typename T, typename S>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

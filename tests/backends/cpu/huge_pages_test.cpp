@@ -5,7 +5,7 @@
 // call, the bytes kept, and no more asking after failures. (Frozen panels in the
 // process's heap, and weights backed as they recur:
 // tests/backends/llvm/llvm_matmul_test.cpp.)
-#include "backends/pool/huge_pages.h"
+#include "backends/cpu/huge_pages.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
@@ -277,4 +277,4 @@ TEST(RecurringInputs, NamesAnAddressSeenOnAnEarlierCallOnce) {
 }
 
 }  // namespace
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 
 class ArenaPlanner {
  public:
@@ -36,4 +36,4 @@ class ArenaPlanner {
   std::vector<std::vector<int>> born_, dead_;  // per step: temporaries first and last used there
 };
 
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu

@@ -17,7 +17,7 @@
 // may keep those copies for the whole program).
 #define SJ_AVX2 __attribute__((target("avx2,fma")))
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 template <typename T>
 struct Simd;
@@ -109,6 +109,6 @@ struct Simd512<double> {
   SJ_AVX512 static void store(double* p, Mask m, V v) { _mm512_mask_storeu_pd(p, m, v); }
 };
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu
 
 #endif

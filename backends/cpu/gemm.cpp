@@ -1,22 +1,21 @@
-#include "backends/llvm/gemm.h"
+#include "backends/cpu/gemm.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
-#include "backends/llvm/simd.h"
+#include "backends/cpu/simd.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
 // Products of at most this many rows read a row-major B of the other float
 // type in place, converting in registers (in_place_avx2); taller ones pack
-// it converting (streaming_avx2). A float64 m x 768 by a float32 768 x 3072,
-// one thread: m = 4 took 0.72 ms in place against 1.84 packed, 12 took 2.2
-// against 2.5, 18 took 3.4 against 3.0 and 40 took 8.8 against 4.9 (B's
-// rows 12 KB apart, a band of them in one set of L1).
+// it converting (streaming_avx2): in place wins up to about 12 rows and
+// packing past 18 (B's rows 12 KB apart, a band of them in one set of L1;
+// bench/results/README.md, "Design measurements").
 constexpr int64_t kConvertedInPlaceRows = 2 * kTileRows;
 // A slice of k: a packed panel of kDepth rows is 32 KB (L1) for either type.
 constexpr int64_t kDepth = 512;
@@ -34,9 +33,8 @@ constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 constexpr int64_t kPackRows = 16;
 // Panels a streamed product packs at once when it converts B's elements
 // (streaming_avx2): 32 float panels of a float64 product (8 columns, 32
-// bytes a row) are 1 KB of each of B's rows, 512 KB for 512 rows, in L2.
-// A float64 20 x 768 by a float32 768 x 3072: 2.51 ms in groups of 32,
-// 2.74 of 8, 3.11 of 4, 2.77 of 384 (whole rows, 4.7 MB).
+// bytes a row) are 1 KB of each of B's rows, 512 KB for 512 rows, in L2:
+// faster than groups of 4 or 8, or of whole rows.
 constexpr int64_t kConvertedPanels = 32;
 // Bytes of a cache line.
 constexpr int64_t kLine = 64;
@@ -145,7 +143,7 @@ void pack_rows(int64_t n, const S* b, int64_t row, int64_t col, int64_t q, int64
 // out[((q - q0) * depth + p) * kPanel]. A row-major B is read in bands of
 // rows across the panels, row after row: panel by panel, each row's few
 // bytes lay a row's stride from the last (6 KB for 1536 floats), past what
-// the prefetchers follow, which took twice the time.
+// the prefetchers follow.
 template <typename T, typename S>
 void pack_panels(int64_t n, int64_t depth, const S* b, int64_t row, int64_t col, int64_t q0, int64_t q1, S* out, int64_t first,
                  int64_t last) {
@@ -222,10 +220,7 @@ SJ_AVX2 inline void in_registers(V& x, V& y) {
 // `ahead` (its rows `ahead_row` bytes apart), a row of it for each row of
 // this one it takes: its lines reach L2 while this panel's multiply-adds
 // run, where the prefetcher alone left each panel's first tile waiting on
-// memory (a forward pass reads 42 MB of weights, past L3). For a float 8 x 384 x
-// 1536 by packed panels read from memory, one thread: 68.7 GFLOP/s against
-// 40.3 without, 48 rows 100.5 against 85.4 (the tile peaks at about 110
-// with B in cache, the core's multiply-adds at 117).
+// memory (a forward pass reads 42 MB of weights, past L3).
 template <typename T, typename S, int R, bool kAhead>
 SJ_AVX2 void tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, T* c, int64_t ldc, bool add,
                   int64_t width, const char* ahead, int64_t ahead_row) {
@@ -397,13 +392,9 @@ class RowPrefetch {
 // rows kilobytes apart). The panels keep B's own type, and the tiles
 // convert as they load them (load_as): a float panel is half the bytes to
 // write and to read again, and converting in the tile costs no more than
-// loading a double. On 20 x 768 by a float32 768 x 3072 into float64,
-// float panels took 2.75 ms against 2.92 for widened ones (groups of 8),
-// and 31 rows 3.69 against 4.78. Packed one at a time, each panel's first
-// tile prefetches the next panel's rows into L2 (tile), so that packing it
-// does not wait on memory, row after row: float 24 x 384 x 1536 from
-// memory, one thread, 76.5-77.1 GFLOP/s against 51.2-51.8 without, 48 rows
-// 89.7-91.2 against 71.2.
+// loading a double. Packed one at a time, each panel's first tile
+// prefetches the next panel's rows into L2 (tile), so that packing it does
+// not wait on memory, row after row.
 template <typename T, typename S>
 SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
                             int64_t b_col, T* c, int64_t ldc, bool accumulate) {
@@ -418,9 +409,7 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
       const int64_t q1 = std::min(count, q0 + group);
       pack_panels<T>(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
       // While the tiles take this group, the next group's lines of the
-      // slice are prefetched (8 products of 20 x 768 by a float32 768 x
-      // 3072, one process, 12 rounds interleaved: 2.94-3.02 ms against
-      // 3.13-3.15 without).
+      // slice are prefetched.
       const int64_t next_bytes = group > 1 && b_col == 1 && q1 < count ? std::min(n - q1 * P, group * P) * static_cast<int64_t>(sizeof(S)) : 0;
       RowPrefetch next(slice + q1 * P, b_row * static_cast<int64_t>(sizeof(S)), kc, next_bytes, q1 - q0);
       for (int64_t q = q0; q < q1; ++q) {
@@ -525,4 +514,4 @@ SJ_PACKING(double, float)
 SJ_PACKING(float, double)
 #undef SJ_PACKING
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

@@ -1,11 +1,11 @@
-#include "backends/llvm/query_row.h"
+#include "backends/cpu/query_row.h"
 
 #include <algorithm>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/simd.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/simd.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -197,4 +197,4 @@ template void key_dots<double>(int64_t, int64_t, const double*, const double*, i
 template void add_weighted_rows<float>(int64_t, int64_t, const float*, const float*, int64_t, float*);
 template void add_weighted_rows<double>(int64_t, int64_t, const double*, const double*, int64_t, double*);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

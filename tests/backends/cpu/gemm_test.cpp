@@ -1,10 +1,10 @@
-// The CPU backend's own matrix product (backends/llvm/gemm.h) against a
+// The CPU backend's own matrix product (backends/cpu/gemm.h) against a
 // plain sum in double: every tile height (1 to 6 rows), panels cut short,
 // slices of k, blocks of rows, each operand plain, transposed or strided,
 // accumulating or not, and nothing written outside C's m x n; B of the
 // product's type or of the other float type (converted), packed
 // first, streamed, or read in place. And a single row times a row-major
-// matrix (backends/llvm/row_product.h), against the same sum.
+// matrix (backends/cpu/row_product.h), against the same sum.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/row_product.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/row_product.h"
 
 namespace shapejit::backends {
 namespace {
@@ -55,10 +55,10 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
                             " b=" + std::to_string(static_cast<int>(lb)) + (accumulate ? " +=" : "");
   const Strided<T> a = make<T>(m, k, la, rng);
   const Strided<S> b = make<S>(k, n, lb, rng);
-  std::vector<S> packed(static_cast<size_t>(llvm::packed_size<T>(k, n)), S(7));
+  std::vector<S> packed(static_cast<size_t>(cpu::packed_size<T>(k, n)), S(7));
   // In two calls, as threads split the rows.
-  llvm::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
-  llvm::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
+  cpu::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), 0, k / 2);
+  cpu::pack<T>(k, n, b.data.data(), b.row, b.col, packed.data(), k / 2, k);
   const int64_t ldc = n + 5;
   const T sentinel = T(-12345);
   std::vector<T> c(static_cast<size_t>(std::max<int64_t>(1, m * ldc)), sentinel);
@@ -67,12 +67,12 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
     for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = static_cast<T>(u(rng));
   }
   const std::vector<T> before = c;
-  llvm::multiply(m, n, k, a.data.data(), a.row, a.col, packed.data(), c.data(), ldc, accumulate);
+  cpu::multiply(m, n, k, a.data.data(), a.row, a.col, packed.data(), c.data(), ldc, accumulate);
   // Streaming B: each panel packed as its tiles take it, or, for a few
   // rows of a row-major B, B read in place in bands of k, whose sums
   // round apart from the packed product's.
   std::vector<T> streamed = before;
-  llvm::multiply_streaming(m, n, k, a.data.data(), a.row, a.col, b.data.data(), b.row, b.col, streamed.data(), ldc, accumulate);
+  cpu::multiply_streaming(m, n, k, a.data.data(), a.row, a.col, b.data.data(), b.row, b.col, streamed.data(), ldc, accumulate);
   const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
   for (const auto& [how, out] : {std::pair{"packed B", &c}, std::pair{"streamed B", &streamed}}) {
     int bad = 0;
@@ -147,11 +147,11 @@ TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {
   std::vector<float> b(static_cast<size_t>(k * (n + 1)), 1.0f);
   for (int64_t p = 0; p < k; ++p) b[static_cast<size_t>(n * k + p)] = 2.0f;
   for (const bool transposed : {false, true}) {
-    std::vector<float> packed(static_cast<size_t>(llvm::packed_size<float>(k, n)), -1.0f);
-    llvm::pack<float>(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
+    std::vector<float> packed(static_cast<size_t>(cpu::packed_size<float>(k, n)), -1.0f);
+    cpu::pack<float>(k, n, b.data(), transposed ? 1 : n, transposed ? k : 1, packed.data(), 0, k);
     for (int64_t p = 0; p < k; ++p) {
-      for (int64_t j = 0; j < llvm::kPanel<float>; ++j) {
-        EXPECT_EQ(packed[(k + p) * llvm::kPanel<float> + j], j < n - llvm::kPanel<float> ? 1.0f : 0.0f)
+      for (int64_t j = 0; j < cpu::kPanel<float>; ++j) {
+        EXPECT_EQ(packed[(k + p) * cpu::kPanel<float> + j], j < n - cpu::kPanel<float> ? 1.0f : 0.0f)
             << (transposed ? "transposed, " : "") << "row " << p << ", column " << j;
       }
     }
@@ -173,7 +173,7 @@ void check_row(int64_t n, int64_t k, int64_t a_col, int64_t b_pad, bool accumula
   std::vector<T> c(static_cast<size_t>(n + 40), sentinel);
   for (int64_t j = 0; j < n; ++j) c[j] = static_cast<T>(u(rng));
   const std::vector<T> before = c;
-  llvm::row_times_matrix(n, k, a.data(), a_col, b.data(), b_row, c.data(), accumulate);
+  cpu::row_times_matrix(n, k, a.data(), a_col, b.data(), b_row, c.data(), accumulate);
   const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
   int bad = 0;
   for (int64_t j = 0; j < n; ++j) {
@@ -194,7 +194,7 @@ void check_row(int64_t n, int64_t k, int64_t a_col, int64_t b_pad, bool accumula
 // several passes with a last vector cut short; depths around the accumulator
 // sets' rows (1 to 8 at a time).
 TEST(Gemm, RowTimesMatrixAgreesWithASumInDouble) {
-  if (!llvm::row_product_available()) GTEST_SKIP() << "no AVX-512 on this host: single rows go to BLAS";
+  if (!cpu::row_product_available()) GTEST_SKIP() << "no AVX-512 on this host: single rows go to BLAS";
   std::mt19937 rng(41);
   for (int64_t n : {1, 5, 8, 9, 16, 17, 40, 100, 192, 193, 384, 385, 400, 767, 768, 769, 777, 4099}) {
     for (int64_t k : {1, 2, 3, 7, 8, 9, 37, 300}) {

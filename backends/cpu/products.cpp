@@ -1,4 +1,4 @@
-#include "backends/llvm/products.h"
+#include "backends/cpu/products.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "backends/frozen.h"
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/row_product.h"
-#include "backends/pool/huge_pages.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/row_product.h"
+#include "backends/cpu/huge_pages.h"
 #include "core/ir/strided.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -170,7 +170,7 @@ std::shared_ptr<const void> frozen_panels(int64_t k, int64_t n, const S* b, cons
       .derived(b + lo, static_cast<size_t>(hi - lo + 1) * sizeof(S), tag,
                [&] {
                  const size_t bytes = static_cast<size_t>(packed_size<T>(k, n)) * sizeof(S);
-                 std::shared_ptr<void> out = pool::HugePageHeap::process()->allocate(bytes);
+                 std::shared_ptr<void> out = HugePageHeap::process()->allocate(bytes);
                  if (!out) out.reset(::operator new(bytes, std::align_val_t{64}), [](void* q) { ::operator delete(q, std::align_val_t{64}); });
                  pack_all<T>(k, n, b, shape, parallel, static_cast<S*>(out.get()));
                  return FrozenMemory::Derived{out, bytes};
@@ -211,4 +211,4 @@ SJ_PRODUCTS(double, float)
 SJ_PRODUCTS(float, double)
 #undef SJ_PRODUCTS
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

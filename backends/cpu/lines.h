@@ -8,7 +8,7 @@
 
 #include "backends/loops/loop_ir.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // `in_buf` of `in_dtype` (a scan's out has its dtype; argsort's is i64);
 // a task takes about `work_per_task` elements.
@@ -20,4 +20,4 @@ void run_lines(const loops::ScanStep& c, ir::DType in_dtype, const char* in_buf,
 bool run_scatter(const loops::ScatterStep& c, ir::DType dtype, ir::DType index_dtype, const char* in, const char* index, const char* values,
                  char* out, int64_t outer, int64_t n, int64_t m, int64_t inner, int64_t work_per_task);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

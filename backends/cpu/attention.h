@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <span>
 
-#include "backends/llvm/steps.h"
+#include "backends/cpu/step.h"
 #include "backends/loops/loop_ir.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // `bufs` are the kernel's buffers on this call and `values` its symbols;
 // tasks run on the calling thread below `work_per_task` multiply-adds.
@@ -20,4 +20,4 @@ namespace shapejit::backends::llvm {
 bool run_attention(const loops::AttentionStep& a, ir::DType dtype, char* const* bufs, std::span<const int64_t> values, const BoundStep& tile,
                    int64_t work_per_task);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

@@ -7,32 +7,24 @@
 // after another, as it lies, each row's columns multiplied into
 // accumulators that stay in registers for the whole of k: AVX-512's 32
 // registers hold 24 vectors of them, kRowPassColumns (384 floats), so that
-// a B of up to that many columns is read as one sequential stream. On this
-// project's Zen 4 VM, with the wider products left on sgemv, a LLaMA-style
-// decode step's products (examples/llama_numpy.py: 29 MB of weights, most
-// of them in the 32 MB L3 from one token to the next) took 0.67-0.71x
-// sgemv's time (a plain read of the same bytes ran at 50-55 GB/s, sgemv at
-// 20-28), and a 12-layer decoder 384 wide, from memory, 0.73-0.77x.
+// a B of up to that many columns is read as one sequential stream, where
+// sgemv keeps the sums in memory.
 //
 // A B of up to twice as many columns (kSpillingPassColumns) is read the
 // same way, row after row at its full width: the first 384 columns'
-// accumulators stay in registers, the rest live in c, in L1. In the LLaMA
-// example's loop its 288 x 768 products took 23-31 us against sgemv's
-// 33-40 (one process, the two alternating token by token). Other ways of
-// reading such a B were slower than sgemv there: two passes of 384 columns
-// (each reads every row's half a row's stride from the last; 38 us against
-// 34), or two rows at a time (two streams; 49 against 36). A 4096-wide B
-// spilling 3712 columns to c took 173 us against sgemv's 127, and from
-// memory passes over GPT-2-small's 768 x 3072 ran at 11-12 GB/s against
-// sgemv's 20, so wider products go to BLAS (products.cpp); row_times_matrix
-// takes them in passes of equal width, each over all of k.
-// cpu_kernels_bench's BM_RowProductsVsSgemv measures a decode step's
-// products both ways.
+// accumulators stay in registers, the rest live in c, in L1. Other ways of
+// reading such a B were slower than sgemv: two passes of 384 columns (each
+// reads every row's half a row's stride from the last), or two rows at a
+// time (two streams); so were wider Bs spilling to c, so wider products go
+// to BLAS (products.cpp); row_times_matrix takes them in passes of equal
+// width, each over all of k. cpu_kernels_bench's BM_RowProductsVsSgemv
+// measures a decode step's products both ways (bench/results/README.md,
+// "Design measurements").
 #pragma once
 
 #include <cstdint>
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 // Columns of B that one pass holds in registers: 24 vectors of T.
 template <typename T>
@@ -51,4 +43,4 @@ bool row_product_available();
 template <typename T>
 void row_times_matrix(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

@@ -1,13 +1,13 @@
-#include "backends/llvm/row_product.h"
+#include "backends/cpu/row_product.h"
 
 #include <algorithm>
 #include <array>
 #include <utility>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/simd.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/simd.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 bool row_product_available() {
 #if defined(__x86_64__)
@@ -74,9 +74,8 @@ SJ_AVX512 void pass(int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_
 // first 24 vectors of columns accumulate in registers, the rest in c
 // itself, which stays in L1 (a load, a multiply-add and a store a vector
 // of each row). Two passes would read each row in two pieces a row's
-// stride apart, two rows at a time two streams; on the LLaMA example's
-// 288 x 768 products in the model's loop, either was slower than sgemv,
-// and this 0.66-0.78x its time (see row_product.h).
+// stride apart, two rows at a time two streams; either was slower than
+// sgemv, and this is faster (row_product.h).
 template <typename T>
 SJ_AVX512 void spilling_pass(int64_t n, int64_t k, const T* a, int64_t a_col, const T* b, int64_t b_row, T* c, bool accumulate) {
   using Vec = Simd512<T>;
@@ -154,4 +153,4 @@ void row_times_matrix(int64_t n, int64_t k, const T* a, int64_t a_col, const T* 
 template void row_times_matrix<float>(int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, bool);
 template void row_times_matrix<double>(int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, bool);
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

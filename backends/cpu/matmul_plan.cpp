@@ -1,11 +1,11 @@
-#include "backends/llvm/matmul_plan.h"
+#include "backends/cpu/matmul_plan.h"
 
 #include <algorithm>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/products.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/products.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 MatmulPlan plan_matmul(const loops::MatmulShape& shape, size_t element_bytes, bool converts, int64_t threads) {
   const int64_t m = shape.m, n = shape.n, k = shape.k, count = shape.count;
@@ -73,4 +73,4 @@ PackedB pack_b(const loops::MatmulShape& shape, const MatmulPlan& plan, ir::DTyp
   });
   return packed;
 }
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

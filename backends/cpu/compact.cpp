@@ -1,4 +1,4 @@
-#include "backends/llvm/compact.h"
+#include "backends/cpu/compact.h"
 
 #include <tbb/parallel_for.h>
 
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -240,4 +240,4 @@ bool Compaction::fill(char* out, const RowsDone& done) const {
   });
 }
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

@@ -2,7 +2,7 @@
 // cumsum, cumprod, cummax, cummin, sort and argsort along one dim, and the
 // scatters (index_put, index_add, index_mul, index_max, index_min),
 // run as library code, not generated code.
-#include "backends/llvm/lines.h"
+#include "backends/cpu/lines.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 namespace {
 
@@ -37,19 +37,14 @@ struct Wrapping<T, true> {
 template <typename T>
 T combined(ir::Op op, T acc, T v) {
   using Acc = typename Wrapping<T>::type;
-  switch (op) {
-    case ir::Op::kCumsum:
-    case ir::Op::kIndexAdd: return static_cast<T>(static_cast<Acc>(acc) + static_cast<Acc>(v));
-    case ir::Op::kCumprod:
-    case ir::Op::kIndexMul: return static_cast<T>(static_cast<Acc>(acc) * static_cast<Acc>(v));
-    default: {
-      const bool max = op == ir::Op::kCummax || op == ir::Op::kIndexMax;
-      if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(acc) || std::isnan(v)) return std::numeric_limits<T>::quiet_NaN();
-      }
-      return max ? (acc < v ? v : acc) : (v < acc ? v : acc);
-    }
+  if (op == ir::Op::kCumsum || op == ir::Op::kIndexAdd) return static_cast<T>(static_cast<Acc>(acc) + static_cast<Acc>(v));
+  if (op == ir::Op::kCumprod || op == ir::Op::kIndexMul) return static_cast<T>(static_cast<Acc>(acc) * static_cast<Acc>(v));
+  // cummax, cummin, index_max, index_min
+  const bool max = op == ir::Op::kCummax || op == ir::Op::kIndexMax;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(acc) || std::isnan(v)) return std::numeric_limits<T>::quiet_NaN();
   }
+  return max ? (acc < v ? v : acc) : (v < acc ? v : acc);
 }
 
 template <typename T>
@@ -184,4 +179,4 @@ void run_lines(const loops::ScanStep& c, ir::DType in_dtype, const char* in_buf,
   });
 }
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

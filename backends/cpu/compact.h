@@ -14,7 +14,7 @@
 #include "backends/loops/loop_ir.h"
 #include "core/ir/tensor.h"
 
-namespace shapejit::backends::llvm {
+namespace shapejit::backends::cpu {
 
 class Compaction {
  public:
@@ -54,4 +54,4 @@ class Compaction {
   std::vector<int64_t> prefix_;    // per block, the set elements before it; then the total
 };
 
-}  // namespace shapejit::backends::llvm
+}  // namespace shapejit::backends::cpu

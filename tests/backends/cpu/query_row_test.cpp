@@ -1,4 +1,4 @@
-// One query row's attention products (backends/llvm/query_row.h) against
+// One query row's attention products (backends/cpu/query_row.h) against
 // plain sums in double: heads of every width from 1 to past 8 vectors (a
 // masked last vector, each chunk of the values' rows), key counts that are
 // and are not whole groups, rows apart by more than their width, float and
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/llvm/gemm.h"
-#include "backends/llvm/query_row.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/query_row.h"
 
 namespace shapejit::backends {
 namespace {
@@ -33,11 +33,11 @@ void check(int64_t keys, int64_t d, int64_t stride, std::mt19937& rng) {
                        v = random(static_cast<size_t>(keys * stride + 1)), w = random(static_cast<size_t>(keys));
   const T sentinel = T(-12345);
   std::vector<T> s(static_cast<size_t>(keys + 9), sentinel);
-  llvm::key_dots(keys, d, q.data(), k.data(), stride, s.data());
+  cpu::key_dots(keys, d, q.data(), k.data(), stride, s.data());
   std::vector<T> acc = random(static_cast<size_t>(d));
   const std::vector<T> before = acc;
   acc.resize(static_cast<size_t>(d + 9), sentinel);
-  llvm::add_weighted_rows(keys, d, w.data(), v.data(), stride, acc.data());
+  cpu::add_weighted_rows(keys, d, w.data(), v.data(), stride, acc.data());
   const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
   int bad = 0;
   for (int64_t j = 0; j < keys; ++j) {
@@ -70,7 +70,7 @@ void sweep() {
 }
 
 TEST(QueryRow, AgreesWithSumsInDouble) {
-  if (!llvm::gemm_available()) GTEST_SKIP() << "the host has no AVX2 and FMA";
+  if (!cpu::gemm_available()) GTEST_SKIP() << "the host has no AVX2 and FMA";
   sweep<float>();
   sweep<double>();
 }
@@ -88,7 +88,7 @@ void check_scaling(int64_t rows, int64_t n, int64_t stride, bool reciprocal, std
   for (T& e : f) e = static_cast<T>(u(rng));
   if (rows > 1) f[1] = T(0);  // a row whose keys were all masked: its sum is 0
   const std::vector<T> before = x;
-  llvm::scale_rows(rows, n, f.data(), reciprocal, x.data(), stride);
+  cpu::scale_rows(rows, n, f.data(), reciprocal, x.data(), stride);
   for (int64_t r = 0; r < rows; ++r) {
     const T by = reciprocal ? T(1) / f[r] : f[r];
     for (int64_t i = 0; i < stride && r * stride + i < static_cast<int64_t>(x.size()); ++i) {

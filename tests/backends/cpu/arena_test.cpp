@@ -1,13 +1,13 @@
 // ArenaPlanner: temporaries live at once never share bytes; a temporary
 // whose last step has run leaves its bytes to later ones.
-#include "backends/pool/arena.h"
+#include "backends/cpu/arena.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 namespace {
 
 size_t rounded(size_t b) { return (b + 63) / 64 * 64; }
@@ -67,4 +67,4 @@ TEST(Arena, ALayerStackTakesItsWidestStepNotItsSum) {
 }
 
 }  // namespace
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu

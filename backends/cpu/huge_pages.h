@@ -5,9 +5,8 @@
 // A frozen model's packed weights (a MiniLM-size encoder's are 42 MB, past
 // a 32 MB L3) are read from memory once a call, panel after panel. On 4 KiB
 // pages that read walks the page tables once every 4 KiB, and the hardware
-// prefetchers stop at each page's end: one thread's products of 16 rows over
-// those weights took 3.9-4.2 ms against 3.0 with the weights in cache. On
-// 2 MiB pages they take 3.1, with the prefetches the tiles make.
+// prefetchers stop at each page's end; on 2 MiB pages, with the prefetches
+// the tiles make, the products run at nearly their speed from cache.
 //
 // Linux gives anonymous memory huge pages where it is told to (transparent
 // huge pages in "madvise" mode, Debian's default) and where a 2 MiB aligned
@@ -35,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-namespace shapejit::backends::pool {
+namespace shapejit::backends::cpu {
 
 // `bytes` of fresh anonymous memory (reserved as it is touched) whose start
 // is 2 MiB-aligned, so that each whole extent in it can lie on a huge page;
@@ -84,11 +83,8 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
 // but did not allocate, a model's weights passed as inputs (unfrozen).
 //
 // NumPy puts an array under 4 MB on small pages, and a decode step reads
-// every weight once a call, at the speed its pages allow: a LLaMA-style
-// step's single-row products over 21 MB of weights took 0.86-0.87x the
-// time on 2 MiB pages that they took on 4 KiB ones (one thread,
-// cpu_kernels_bench's BM_RowProductsOnHugePages), and the LLaMA example's
-// token 0.79x (its median over six alternating processes each way).
+// every weight once a call, at the speed its pages allow
+// (cpu_kernels_bench's BM_RowProductsOnHugePages).
 //
 // Linux 6.1's MADV_COLLAPSE moves the small pages of a 2 MiB-aligned
 // extent onto a huge page where they are: the same addresses and bytes, as
@@ -101,10 +97,9 @@ class HugePageHeap : public std::enable_shared_from_this<HugePageHeap> {
 // Each extent is asked for once, and only where the ranges of one request
 // cover at least half of it: its whole 2 MiB become resident, so an array
 // alone in a mostly untouched extent is left as it is. A collapse copies
-// its extent (about 0.5 ms), so a call asks for at most kExtentsPerCall
-// and leaves the rest to the calls after it (work()): a model's 1 GB of
-// small weights costs about 8 ms on each of its next 32 calls, not a
-// quarter of a second on one. After kMaxFailuresInARow failures (no huge
+// its extent, so a call asks for at most kExtentsPerCall and leaves the
+// rest to the calls after it (work()): a model's 1 GB of small weights is
+// spread over its next 32 calls, not paid on one. After kMaxFailuresInARow failures (no huge
 // page to be had, or a kernel without MADV_COLLAPSE) it stops asking.
 // SHAPEJIT_HUGE_PAGES=0 turns it off.
 class HugePageBacking {
@@ -179,4 +174,4 @@ class RecurringInputs {
   std::unordered_set<const void*> seen_, named_;
 };
 
-}  // namespace shapejit::backends::pool
+}  // namespace shapejit::backends::cpu
