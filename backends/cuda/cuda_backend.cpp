@@ -221,6 +221,8 @@ class CudaKernel::Call final : public loops::StepRunner {
   Status finish() override;
 
  private:
+  int64_t blocks(const loops::CompactStep& c, std::span<const int64_t> values) const;
+
   const CudaKernel& k_;
   const LoopProgram& p_;
   std::span<const DLTensor* const> args_;
@@ -329,14 +331,19 @@ Status CudaKernel::Call::allocate(int i, std::span<const int64_t> values) {
   return Status::ok();
 }
 
+// The blocks a compaction's mask is counted and filled in, on this call.
+int64_t CudaKernel::Call::blocks(const loops::CompactStep& c, std::span<const int64_t> values) const {
+  int64_t size = 1;
+  for (const Expr& d : c.shape) size *= k_.eval(d, values);  // the mask's elements: no overflow
+  return (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
+}
+
 // A compaction's blocks' counts read back, their prefix sum written over
 // them: each block's start.
 Expected<int64_t> CudaKernel::Call::count(size_t k, std::span<const int64_t> values) {
   const Driver& cu = k_.sh_->cu();
   const loops::CompactStep& c = p_.steps[k].compact;
-  int64_t size = 1;
-  for (const Expr& d : c.shape) size *= k_.eval(d, values);  // the mask's elements: no overflow
-  const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
+  const int64_t blocks = this->blocks(c, values);
   std::vector<int64_t> counts(static_cast<size_t>(blocks));
   const CUdeviceptr at = static_cast<CUdeviceptr>(words_[c.counts]);
   const size_t bytes = counts.size() * sizeof(int64_t);
@@ -355,10 +362,7 @@ Expected<int64_t> CudaKernel::Call::count(size_t k, std::span<const int64_t> val
 Status CudaKernel::Call::fill(size_t k, int epilogue, std::span<const int64_t> values) {
   const loops::CompactStep& c = p_.steps[k].compact;
   if (values[c.count] > 0) {
-    int64_t size = 1;
-    for (const Expr& d : c.shape) size *= k_.eval(d, values);
-    const int64_t blocks = (size + loops::CompactStep::kBlock - 1) / loops::CompactStep::kBlock;
-    SJ_TRY(k_.launch(k_.fns_[k].main, std::min(blocks, 8 * static_cast<int64_t>(k_.sh_->dev->sms)), 1, words_, s_, p_.steps[k].label));
+    SJ_TRY(k_.launch(k_.fns_[k].main, std::min(blocks(c, values), 8 * static_cast<int64_t>(k_.sh_->dev->sms)), 1, words_, s_, p_.steps[k].label));
   }
   return epilogue < 0 ? Status::ok() : k_.loop_step(static_cast<size_t>(epilogue), words_, values, s_);
 }

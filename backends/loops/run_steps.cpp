@@ -32,6 +32,9 @@ Status run_steps(const LoopProgram& p, const RunPlan& plan, StepRunner& runner, 
     const Step& step = p.steps[s];
     const bool has_epilogue = (step.kind == Step::Kind::kMatmul && step.matmul.epilogue) || (step.kind == Step::Kind::kCompact && step.compact.epilogue);
     const int epilogue = has_epilogue ? static_cast<int>(s + 1) : -1;
+    // A compaction allocates what its count sizes once it has counted;
+    // every other step finds its buffers allocated before it runs.
+    if (step.kind != Step::Kind::kCompact) SJ_TRY(allocate_at(s));
     switch (step.kind) {
       case Step::Kind::kCompact: {
         const int64_t count = SJ_TRY(runner.count(s, values));
@@ -42,26 +45,11 @@ Status run_steps(const LoopProgram& p, const RunPlan& plan, StepRunner& runner, 
         SJ_TRY(runner.fill(s, epilogue, values));
         break;
       }
-      case Step::Kind::kLoops:
-        SJ_TRY(allocate_at(s));
-        SJ_TRY(runner.loops(s, values));
-        break;
-      case Step::Kind::kMatmul:
-        SJ_TRY(allocate_at(s));
-        SJ_TRY(runner.matmul(s, epilogue, values));
-        break;
-      case Step::Kind::kScan:
-        SJ_TRY(allocate_at(s));
-        SJ_TRY(runner.scan(s, values));
-        break;
-      case Step::Kind::kScatter:
-        SJ_TRY(allocate_at(s));
-        SJ_TRY(runner.scatter(s, values));
-        break;
-      case Step::Kind::kAttention:
-        SJ_TRY(allocate_at(s));
-        SJ_TRY(runner.attention(s, values));
-        break;
+      case Step::Kind::kLoops: SJ_TRY(runner.loops(s, values)); break;
+      case Step::Kind::kMatmul: SJ_TRY(runner.matmul(s, epilogue, values)); break;
+      case Step::Kind::kScan: SJ_TRY(runner.scan(s, values)); break;
+      case Step::Kind::kScatter: SJ_TRY(runner.scatter(s, values)); break;
+      case Step::Kind::kAttention: SJ_TRY(runner.attention(s, values)); break;
     }
     if (has_epilogue) ++s;
   }
