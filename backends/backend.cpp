@@ -2,8 +2,6 @@
 
 namespace shapejit::backends {
 
-thread_local bool BackgroundCompile::on_ = false;
-
 Expected<ir::Tensor> Backend::allocate(const RunContext&, ir::DType dtype, std::span<const int64_t> shape) {
   return ir::Tensor::empty(dtype, std::vector<int64_t>(shape.begin(), shape.end()));
 }

@@ -80,19 +80,28 @@ class Kernel : public cache::Artifact {
   virtual const CompilePhases* phases() const { return nullptr; }
 };
 
-// Whether this thread compiles in the background (compile.async; set for
-// its life by each of the Jit's background threads): a backend then keeps
-// a compile's work on the thread, and leaves the other cores to the calls.
-class BackgroundCompile {
- public:
-  BackgroundCompile() { on_ = true; }
-  ~BackgroundCompile() { on_ = false; }
-  BackgroundCompile(const BackgroundCompile&) = delete;
-  BackgroundCompile& operator=(const BackgroundCompile&) = delete;
-  static bool on_this_thread() { return on_; }
+// Who asks for a compile, and how: told to the backend by each call rather
+// than through the thread it runs on.
+struct CompileContext {
+  // A background compile (compile.async): the backend keeps its work on the
+  // calling thread and leaves the other cores to the calls.
+  bool background = false;
+  // The call site whose kernel this is (null: none), named in the notice
+  // of a slow compile.
+  const std::string* site = nullptr;
+};
 
- private:
-  static thread_local bool on_;
+// What a compile is asked for.
+struct CompileRequest {
+  // The kernel compiled for a short compile rather than a fast run (LLVM at
+  // O0): compile.async's stand-in for a call that would otherwise wait for
+  // the full compile (runtime/stand_in.h). Unsupported where the backend
+  // has no quicker tier than its own; a quick kernel has no image.
+  bool quick = false;
+  // Filled with the kernel's image where the backend persists kernels (see
+  // `load`), left empty when this kernel has none; null: no image wanted.
+  std::string* image = nullptr;
+  CompileContext context;
 };
 
 // What the Jit that owns a backend lends it for compiling: the kernel
@@ -105,6 +114,7 @@ struct CompileServices {
   // A compile the backend expects to take `slow_ms` or longer is told
   // about when it starts and when it ends (the Jit logs it).
   struct Notice {
+    const std::string* site = nullptr;  // CompileContext::site
     bool done = false;
     size_t nodes = 0;
     int steps = 0, distinct_steps = 0, to_compile = 0;
@@ -132,15 +142,8 @@ class Backend {
   // A kernel computing on the host (the reference interpreter's), made to
   // take and give this backend's memory. CPU backends return it as it is.
   virtual std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) { return host; }
-  virtual Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) = 0;
-  // The same kernel compiled for a short compile rather than a fast run
-  // (LLVM at O0: on the decoder's replay, 73 ms of compiles against 169 at
-  // O2, kernels 4.9x slower): compile.async's stand-in for a call that would
-  // otherwise wait for compile() (runtime/stand_in.h). Unsupported where
-  // the backend has no quicker tier than its own.
-  virtual Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) {
-    return unsupported(std::string(name()) + ": no quicker compile than its own");
-  }
+  // The one compile entry: the graph's kernel as `request` asks for it.
+  virtual Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) = 0;
   // Called once by the Jit that owns the backend, before any compile; the
   // services outlive the backend. A backend never attached keeps what it
   // shares to itself.
@@ -153,14 +156,14 @@ class Backend {
   // cache checks its key, target and checksum before `load` sees it, and a
   // `load` error is a miss.
   virtual bool persists() const { return false; }
-  // Compiles, and fills `image` (left empty when this kernel has none).
-  virtual Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
-    image.clear();
-    return compile(graph);
-  }
-  virtual Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) {
+  // `compile` fills CompileRequest::image.
+  virtual Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image, const CompileContext& context) {
     return unsupported(std::string(name()) + ": kernels cannot be loaded from an image");
   }
+
+ protected:
+  // The answer to a quick compile where the backend has no quicker tier.
+  Status no_quick_tier() const { return unsupported(std::string(name()) + ": no quicker compile than its own"); }
 };
 
 // The graph's size checks on the call's symbols: those before the kernel

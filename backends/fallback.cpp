@@ -48,34 +48,23 @@ Status injected(support::Fault f) {
 
 Expected<std::unique_ptr<Kernel>> WithFallback::compile_reference(const ir::SpecializedGraphPtr& graph) {
   if (support::fault(support::Fault::kFallback)) return injected(support::Fault::kFallback);
-  return primary_->from_host(SJ_TRY(reference_->compile(graph)));
+  return primary_->from_host(SJ_TRY(reference_->compile(graph, {})));
 }
 
-Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph) {
-  if (support::fault(support::Fault::kCompile)) return wrap(injected(support::Fault::kCompile), graph);
-  return wrap(primary_->compile(graph), graph);
-}
-
-Expected<std::unique_ptr<Kernel>> WithFallback::compile_quick(const ir::SpecializedGraphPtr& graph) {
-  if (support::fault(support::Fault::kCompile)) return injected(support::Fault::kCompile);
-  std::unique_ptr<Kernel> quick = SJ_TRY(primary_->compile_quick(graph));
-  return wrap(std::move(quick), graph);
-}
-
-Expected<std::unique_ptr<Kernel>> WithFallback::compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) {
-  if (support::fault(support::Fault::kCompile)) {
-    image.clear();
-    return wrap(injected(support::Fault::kCompile), graph);
+Expected<std::unique_ptr<Kernel>> WithFallback::compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) {
+  Expected<std::unique_ptr<Kernel>> compiled =
+      support::fault(support::Fault::kCompile) ? injected(support::Fault::kCompile) : primary_->compile(graph, request);
+  if (!compiled.is_ok()) {
+    if (request.image) request.image->clear();
+    if (request.quick) return compiled;
   }
-  auto compiled = primary_->compile_image(graph, image);
-  if (!compiled.is_ok()) image.clear();
   return wrap(std::move(compiled), graph);
 }
 
-Expected<std::unique_ptr<Kernel>> WithFallback::load(const ir::SpecializedGraphPtr& graph, std::string_view image) {
+Expected<std::unique_ptr<Kernel>> WithFallback::load(const ir::SpecializedGraphPtr& graph, std::string_view image, const CompileContext& context) {
   // A load that fails is the cache's miss, not a fallback: it compiles next.
   if (support::fault(support::Fault::kLoad)) return injected(support::Fault::kLoad);
-  std::unique_ptr<Kernel> loaded = SJ_TRY(primary_->load(graph, image));
+  std::unique_ptr<Kernel> loaded = SJ_TRY(primary_->load(graph, image, context));
   return wrap(std::move(loaded), graph);
 }
 

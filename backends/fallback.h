@@ -32,13 +32,12 @@ class WithFallback final : public Backend {
   std::unique_ptr<Kernel> from_host(std::unique_ptr<Kernel> host) override { return primary_->from_host(std::move(host)); }
   void attach(const CompileServices& s) override { primary_->attach(s); }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override;
-  // The primary's quick kernel; its failure is an error, not a fallback.
-  Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) override;
-  // The primary's image; none when the graph falls back (nothing to keep).
+  // The primary's kernel, or the reference where it fails; a quick
+  // compile's failure is an error, not a fallback, and a fallback has no
+  // image (nothing to keep).
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) override;
   bool persists() const override { return primary_->persists(); }
-  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override;
-  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override;
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image, const CompileContext& context) override;
   // The reference interpreter's kernel, on the backend's memory.
   Expected<std::unique_ptr<Kernel>> compile_reference(const ir::SpecializedGraphPtr& graph);
 

@@ -62,7 +62,7 @@ Compiled compile(const std::string& json, const std::vector<std::vector<int64_t>
   Compiled c;
   const bench::Specialized s = bench::specialize(json, shapes, dynamic);
   const ir::Graph& g = *s.graph->graph;
-  c.kernel = std::move(llvm_backend().compile(s.graph)).value();
+  c.kernel = std::move(llvm_backend().compile(s.graph, {})).value();
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-2, 2);
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -468,11 +468,11 @@ BENCHMARK(BM_RowProductsOnHugePages)
 // and the same graph again would be a lookup.
 void BM_CompileLatency10Op(benchmark::State& state) {
   const ir::SpecializedGraphPtr g = bench::specialize(chain10("n"), {{1000}}, true).graph;
-  (void)llvm_backend().compile(g);  // LLVM's first-use costs
+  (void)llvm_backend().compile(g, {});  // LLVM's first-use costs
   std::vector<double> t;
   for (auto _ : state) {
     std::unique_ptr<backends::Backend> fresh = std::move(backends::make_llvm_backend(2)).value();
-    t.push_back(seconds([&] { benchmark::DoNotOptimize(fresh->compile(g)); }));
+    t.push_back(seconds([&] { benchmark::DoNotOptimize(fresh->compile(g, {})); }));
   }
   std::sort(t.begin(), t.end());
   state.counters["median_ms"] = t[t.size() / 2] * 1e3;

@@ -68,7 +68,7 @@ struct Compiled {
 Compiled compile(const cuda::Device& d, const std::string& json, const std::vector<std::vector<int64_t>>& shapes, bool dynamic) {
   Compiled c;
   Specialized s = specialize(json, shapes, dynamic);
-  c.kernel = std::move(cuda_backend().compile(s.graph)).value();
+  c.kernel = std::move(cuda_backend().compile(s.graph, {})).value();
   c.symbols = s.symbols;
   c.shapes = shapes;
   std::mt19937 rng(1);

@@ -27,7 +27,8 @@ class NullBackend final : public backends::Backend {
  public:
   const char* name() const override { return "null"; }
   std::string target() const override { return "null"; }
-  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr&) override {
+  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr&, const backends::CompileRequest& r) override {
+    if (r.quick) return no_quick_tier();
     return std::unique_ptr<backends::Kernel>(new NullKernel());
   }
 };

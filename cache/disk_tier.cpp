@@ -269,6 +269,17 @@ Status DiskTier::store(const Hash128& key, std::string_view target, std::string_
 
 void DiskTier::remove(const Hash128& key) { ::unlinkat(dir_fd_, (key.hex() + kSuffix).c_str(), 0); }
 
+std::string DiskTier::unusable(const Hash128& key, const Status& why) {
+  remove(key);
+  return path_of(key) + ": the backend cannot load it (" + why.message() + "); removed, the kernel is compiled again";
+}
+
+void DiskTier::describe(const Tier*, TierStats& s) {
+  const TierCounts& c = s.counts;
+  s.fields = {{"hits", c.loads}, {"misses", c.misses}, {"rejected", c.rejected}, {"bad_signatures", c.bad_signatures}, {"writes", c.writes}};
+  s.part_fields = {{"disk_hits", c.part_loads}, {"disk_writes", c.part_writes}};
+}
+
 std::optional<uint64_t> DiskTier::read_usage() const {
   unsigned char bytes[8];
   if (usage_fd_ < 0 || ::pread(usage_fd_, bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return std::nullopt;

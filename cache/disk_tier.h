@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cache/record.h"
+#include "cache/tier.h"
 
 namespace shapejit::cache {
 
@@ -48,7 +49,7 @@ using Log = std::function<void(const std::string&)>;
 // $XDG_CACHE_HOME/shapejit, else ~/.cache/shapejit; empty when neither is set.
 std::string default_disk_dir();
 
-class DiskTier {
+class DiskTier final : public Tier {
  public:
   // The lock and count file beside the entries.
   static constexpr const char* kUsageFile = ".usage";
@@ -68,13 +69,22 @@ class DiskTier {
   // none. A file that fails its checks is removed (anything else under the
   // name, a folder, is left); `rejected` then says why and what became of
   // it, in one line that names the file, and `why` which kind of check.
-  std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr, Rejection* why = nullptr);
+  std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr,
+                                  Rejection* why = nullptr) override;
   // Writes the record and, when the folder passes its bound, evicts down to
   // it. kInvalidArgument: the key's name is taken by what is not a record (a
   // folder), which stays, and the record is not written; any other error
   // means the folder can no longer be written (full, read-only, gone).
-  Status store(const Hash128& key, std::string_view target, std::string_view payload);
+  Status store(const Hash128& key, std::string_view target, std::string_view payload) override;
   void remove(const Hash128& key);
+
+  // As a tier of the kernel cache (tier.h): the file the backend cannot
+  // load is removed, and the kernel compiled again.
+  const char* name() const override { return "disk"; }
+  std::string where() const override { return dir_; }
+  bool local() const override { return true; }
+  std::string unusable(const Hash128& key, const Status& why) override;
+  static void describe(const Tier* tier, TierStats& s);
 
   // What the cache command shows: each entry's header, size and age, and
   // with `verify`, whether it passes every check.
@@ -90,7 +100,7 @@ class DiskTier {
   // usage count is left high, and the next write's scan sets it right.
   Expected<size_t> clear();
 
-  ~DiskTier();
+  ~DiskTier() override;
   DiskTier(const DiskTier&) = delete;
   DiskTier& operator=(const DiskTier&) = delete;
 

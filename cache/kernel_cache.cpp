@@ -27,20 +27,50 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
 
 KernelCache::KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log)
     : capacity_(capacity_bytes), log_(std::move(log)), signer_(tiers.signer) {
+  std::unique_ptr<Tier> disk;
   if (!tiers.disk_dir.empty() && tiers.disk_max_bytes > 0) {
-    Expected<std::unique_ptr<DiskTier>> disk = DiskTier::open(tiers.disk_dir, tiers.disk_max_bytes, signer_);
-    if (disk.is_ok()) {
-      disk_ = std::move(disk).value();
-      disk_on_ = true;
-    } else {
-      this->log("shapejit: warning: cache: the disk tier is off: " + disk.status().message() + "; calls go on");
-    }
+    Expected<std::unique_ptr<DiskTier>> opened = DiskTier::open(tiers.disk_dir, tiers.disk_max_bytes, signer_);
+    if (opened.is_ok()) disk = std::move(opened).value();
+    else this->log("shapejit: warning: cache: the disk tier is off: " + opened.status().message() + "; calls go on");
   }
+  hold(std::move(disk), "disk", &DiskTier::describe, Origin::kDisk);
+  std::unique_ptr<Tier> remote;
   if (!tiers.redis.url.empty()) {
-    Expected<std::unique_ptr<RedisTier>> remote = RedisTier::open(tiers.redis, log_);
-    if (remote.is_ok()) remote_ = std::move(remote).value();
-    else this->log("shapejit: cache: the remote tier is off: " + remote.status().message());
+    Expected<std::unique_ptr<RedisTier>> opened = RedisTier::open(tiers.redis, log_, signer_);
+    if (opened.is_ok()) remote = std::move(opened).value();
+    else this->log("shapejit: cache: the remote tier is off: " + opened.status().message());
   }
+  hold(std::move(remote), "remote", &RedisTier::describe, Origin::kRemote);
+}
+
+KernelCache::KernelCache(size_t capacity_bytes) : capacity_(capacity_bytes) {
+  hold(nullptr, "disk", &DiskTier::describe, Origin::kDisk);
+  hold(nullptr, "remote", &RedisTier::describe, Origin::kRemote);
+}
+
+void KernelCache::hold(std::unique_ptr<Tier> tier, const char* name, DescribeTier describe, Origin origin) {
+  auto held = std::make_unique<Held>();
+  held->on = tier != nullptr;
+  held->tier = std::move(tier);
+  held->name = name;
+  held->describe = describe;
+  held->origin = origin;
+  tiers_.push_back(std::move(held));
+}
+
+DiskTier* KernelCache::disk() {
+  const Held& h = *tiers_[0];
+  return h.on.load() ? static_cast<DiskTier*>(h.tier.get()) : nullptr;
+}
+
+RedisTier* KernelCache::remote() { return static_cast<RedisTier*>(tiers_[1]->tier.get()); }
+
+const TierStats& CacheStats::tier(std::string_view name) const {
+  for (const TierStats& t : tiers) {
+    if (t.name == name) return t;
+  }
+  static const TierStats kNone;
+  return kNone;
 }
 
 KernelCache::~KernelCache() = default;
@@ -109,14 +139,10 @@ std::optional<Found> KernelCache::get_local(const Hash128& key, const Maker& mak
     if (std::optional<Found> f = hit_locked(key, maker.part)) return *f;
     if (in_flight_.count(key)) return std::nullopt;  // being made: the caller does not wait
   }
-  const Clock::time_point t0 = Clock::now();
-  std::optional<Found> f = load_disk(key, maker);
+  std::optional<Found> f = load_tiers(key, maker, /*local_only=*/true);
   if (!f) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
-  if (!maker.part) {
-    ++stats_.misses;
-    stats_.disk_load_ms.push_back(ms_since(t0));
-  }
+  if (!maker.part) ++stats_.misses;
   if (auto it = slots_.find(key); it != slots_.end()) return Found{it->second.kernel, Origin::kMemory};  // another thread was first
   insert_locked(key, f->artifact);
   return f;
@@ -130,19 +156,8 @@ Expected<std::shared_ptr<Artifact>> KernelCache::get_or_compile(const Hash128& k
 }
 
 Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
-  Clock::time_point t0 = Clock::now();
-  if (std::optional<Found> f = load_disk(key, maker)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!maker.part) stats_.disk_load_ms.push_back(ms_since(t0));
-    return *f;
-  }
-  t0 = Clock::now();
-  if (std::optional<Found> f = load_remote(key, maker)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!maker.part) stats_.remote_load_ms.push_back(ms_since(t0));
-    return *f;
-  }
-  t0 = Clock::now();
+  if (std::optional<Found> f = load_tiers(key, maker, /*local_only=*/false)) return *f;
+  const Clock::time_point t0 = Clock::now();
   std::string image;
   std::unique_ptr<Artifact> made = SJ_TRY(maker.compile(maker.load ? &image : nullptr));
   {
@@ -154,98 +169,92 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
       stats_.compile_ms.push_back(ms_since(t0));
     }
   }
-  if (!image.empty()) store(key, maker, image, /*remote=*/true);
+  if (!image.empty()) store(key, maker, image, tiers_.size());
   return Found{std::shared_ptr<Artifact>(std::move(made)), Origin::kCompile};
 }
 
-std::optional<Found> KernelCache::load_disk(const Hash128& key, const Maker& maker) {
-  if (!maker.load || !disk_on_.load() || support::fault(support::Fault::kLoad)) return std::nullopt;
+// Each tier in order, timed from its own start.
+std::optional<Found> KernelCache::load_tiers(const Hash128& key, const Maker& maker, bool local_only) {
+  for (size_t i = 0; i < tiers_.size(); ++i) {
+    Held& h = *tiers_[i];
+    if (!maker.load || !h.on.load() || (local_only && !h.tier->local())) continue;
+    const Clock::time_point t0 = Clock::now();
+    std::optional<Found> f = load(i, key, maker);
+    if (!f) continue;
+    if (!maker.part) {
+      std::lock_guard<std::mutex> lock(mu_);
+      h.load_ms.push_back(ms_since(t0));
+    }
+    return f;
+  }
+  return std::nullopt;
+}
+
+std::optional<Found> KernelCache::load(size_t i, const Hash128& key, const Maker& maker) {
+  Held& h = *tiers_[i];
+  if (support::fault(support::Fault::kLoad)) return std::nullopt;
   // Lines are logged outside the lock: a sink may take locks of its own
   // (Python's takes the GIL).
   std::string why;
   Rejection kind = Rejection::kNone;
-  std::optional<std::string> payload = disk_->load(key, maker.target, &why, &kind);
+  std::optional<std::string> payload = h.tier->load(key, maker.target, &why, &kind);
   if (!payload) {
     if (!why.empty()) {
-      rejected(disk_->dir(), why, kind, /*remote=*/false);
+      rejected(i, why, kind);
     } else if (!maker.part) {
       std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.disk_misses;
+      ++h.counts.misses;
     }
     return std::nullopt;
   }
+  // A record that fails its checks never reached here: the backend sees
+  // only checked bytes.
   Expected<std::unique_ptr<Artifact>> made = maker.load(*payload);
   if (!made.is_ok()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.disk_rejected;
-    }
-    disk_->remove(key);
-    log("shapejit: cache: " + disk_->path_of(key) + ": the backend cannot load it (" + made.status().message() +
-        "); removed, the kernel is compiled again");
-    return std::nullopt;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  ++(maker.part ? stats_.parts.disk_hits : stats_.disk_hits);
-  return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kDisk};
-}
-
-std::optional<Found> KernelCache::load_remote(const Hash128& key, const Maker& maker) {
-  if (!maker.load || !remote_ || support::fault(support::Fault::kLoad)) return std::nullopt;
-  std::optional<std::string> record = remote_->get(key);
-  if (!record) return std::nullopt;
-  Rejection kind = Rejection::kNone;
-  Expected<std::string_view> payload = decode_record(*record, key, maker.target, signer_, &kind);
-  // A record that fails its checks is never handed to the backend.
-  Expected<std::unique_ptr<Artifact>> made = payload.is_ok() ? maker.load(*payload) : Expected<std::unique_ptr<Artifact>>(payload.status());
-  if (!made.is_ok()) {
-    rejected("redis at " + remote_->url(),
-             "redis at " + remote_->url() + ": the value of " + key.hex() + " is unusable (" + made.status().message() + "); a miss", kind,
-             /*remote=*/true);
+    rejected(i, h.tier->unusable(key, made.status()), Rejection::kNone);
     return std::nullopt;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++(maker.part ? stats_.parts.remote_loads : stats_.remote_loads);
+    ++(maker.part ? h.counts.part_loads : h.counts.loads);
   }
-  store(key, maker, *payload, /*remote=*/false);  // a Redis hit fills the disk
-  return Found{std::shared_ptr<Artifact>(std::move(made).value()), Origin::kRemote};
+  store(key, maker, *payload, i);  // a hit fills the tiers above it
+  return Found{std::shared_ptr<Artifact>(std::move(made).value()), h.origin};
 }
 
-void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view image, bool remote) {
-  if (disk_on_.load()) {
-    Status s = disk_->store(key, maker.target, image);
+void KernelCache::store(const Hash128& key, const Maker& maker, std::string_view image, size_t end) {
+  for (size_t i = 0; i < end; ++i) {
+    Held& h = *tiers_[i];
+    if (!h.on.load()) continue;
+    Status s = h.tier->store(key, maker.target, image);
     if (s.is_ok()) {
       std::lock_guard<std::mutex> lock(mu_);
-      ++(maker.part ? stats_.parts.disk_writes : stats_.disk_writes);
+      ++(maker.part ? h.counts.part_writes : h.counts.writes);
     } else if (s.code() == Code::kInvalidArgument) {  // this key's place alone: the tier goes on
       log("shapejit: warning: cache: " + s.message());
-    } else {
-      disk_failed(s);
+    } else if (h.on.exchange(false)) {
+      log("shapejit: warning: cache: the " + h.name + " tier at " + h.tier->where() + " is off: " + s.message() + "; calls go on");
     }
   }
-  if (remote && remote_) remote_->put(key, encode_record(key, maker.target, image, signer_));
 }
 
-void KernelCache::rejected(const std::string& origin, const std::string& why, Rejection kind, bool remote) {
+void KernelCache::rejected(size_t i, const std::string& why, Rejection kind) {
+  Held& h = *tiers_[i];
   bool quiet = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++(remote ? stats_.remote_rejected : stats_.disk_rejected);
+    ++h.counts.rejected;
     if (kind == Rejection::kSignature) {
-      ++(remote ? stats_.remote_bad_signatures : stats_.disk_bad_signatures);
-      bool& logged = remote ? remote_signature_logged_ : disk_signature_logged_;
-      quiet = logged;
-      logged = true;
+      ++h.counts.bad_signatures;
+      quiet = h.signature_logged;
+      h.signature_logged = true;
     }
   }
   if (quiet) return;
   log("shapejit: cache: " + why);
-  if (kind == Rejection::kSignature) log("shapejit: cache: further records from " + origin + " that fail their signature are counted in stats, not logged");
-}
-
-void KernelCache::disk_failed(const Status& s) {
-  if (disk_on_.exchange(false)) log("shapejit: warning: cache: the disk tier at " + disk_->dir() + " is off: " + s.message() + "; calls go on");
+  if (kind == Rejection::kSignature) {
+    log("shapejit: cache: further records from " + h.tier->where() + " that fail their signature are counted in stats, not logged");
+  }
 }
 
 void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel) {
@@ -270,10 +279,15 @@ void KernelCache::insert_locked(const Hash128& key, std::shared_ptr<Artifact> ke
 CacheStats KernelCache::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   CacheStats s = stats_;
-  s.disk_on = disk_on_.load();
-  s.remote_on = remote_ != nullptr;
   s.signed_records = signer_.enabled();
-  if (remote_) s.remote = remote_->stats();
+  for (const auto& h : tiers_) {
+    TierStats& t = s.tiers.emplace_back();
+    t.name = h->name;
+    t.on = h->on.load();
+    t.counts = h->counts;
+    t.load_ms = h->load_ms;
+    h->describe(h->tier.get(), t);
+  }
   return s;
 }
 

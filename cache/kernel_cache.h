@@ -1,6 +1,7 @@
 // The kernel cache: compiled kernels (artifacts, artifact.h) by a 128-bit
-// key, in tiers: memory, then disk (disk_tier.h), then a Redis server the
-// fleet shares (redis_tier.h), then a compile. The cache knows nothing of
+// key, in tiers: memory, then the lower tiers in order (tier.h: the disk,
+// disk_tier.h, then a Redis server the fleet shares, redis_tier.h), then a
+// compile. The cache knows nothing of
 // backends or policy: a Maker says how to compile an artifact and how to
 // load one back from the image a compile left.
 //
@@ -13,11 +14,11 @@
 // least recently used kernel; entries that still use an evicted kernel keep
 // it alive (shared ownership), so eviction never breaks a call. Concurrent
 // misses on one key load or compile once: later callers wait for the first.
-// A compile's image goes to disk at once and to Redis in the background; a
-// Redis hit fills the disk. Whatever a lower tier does wrong (a corrupt
-// file, a full folder, a server that went away) is a miss and a log line,
-// never a failed call: a folder that cannot be written turns the disk tier
-// off for the cache's life. With a signer that has keys (TierOptions),
+// A compile's image goes to every lower tier (to disk at once, to Redis in
+// the background); a lower tier's hit fills the tiers above it (a Redis hit
+// fills the disk). Whatever a lower tier does wrong (a corrupt file, a full
+// folder, a server that went away) is a miss and a log line, never a failed
+// call: a tier that cannot be written (a folder) is off for the cache's life. With a signer that has keys (TierOptions),
 // records are signed as they are written and a record from either tier
 // that is unsigned, signed with another key or altered is never loaded: it
 // is counted, logged once per tier, and its kernel compiled again.
@@ -38,6 +39,7 @@
 #include "cache/artifact.h"
 #include "cache/disk_tier.h"
 #include "cache/redis_tier.h"
+#include "cache/tier.h"
 #include "core/support/hash.h"
 #include "core/support/status.h"
 
@@ -51,29 +53,25 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
 // A backend may keep pieces of kernels under keys of their own (the LLVM
 // backend's fused steps, which kernels share): their counts are apart, so
 // that the kernel counts still count kernels.
+// (The lower tiers count theirs in TierCounts.)
 struct PartStats {
-  uint64_t hits = 0, waits = 0, compiles = 0, disk_hits = 0, remote_loads = 0, disk_writes = 0;
+  uint64_t hits = 0, waits = 0, compiles = 0;
 };
 
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, failures = 0, evictions = 0, waits = 0;
   size_t bytes = 0, peak_bytes = 0, entries = 0;
-  // The disk tier: loads, misses, files rejected (removed and compiled
-  // again), writes; the remote tier's own counts.
-  uint64_t disk_hits = 0, disk_misses = 0, disk_rejected = 0, disk_writes = 0, remote_loads = 0, remote_rejected = 0;
-  // Of the rejected, those whose signature failed (unsigned, another key,
-  // altered): counted apart, as they may be an attack rather than an accident.
-  uint64_t disk_bad_signatures = 0, remote_bad_signatures = 0;
   bool signed_records = false;  // a signer with keys
-  bool disk_on = false, remote_on = false;
-  RedisStats remote;
-  // Milliseconds each kernel took to come from where it came from: a
-  // compile, a disk load, a Redis load (checks and linking included).
-  std::vector<float> compile_ms, disk_load_ms, remote_load_ms;
-  PartStats parts;  // hits, compiles and loads of parts, not in the counts above
+  std::vector<float> compile_ms;  // each compile's milliseconds
+  PartStats parts;  // hits, waits and compiles of parts, not in the counts above
+  // Every kind of lower tier, in order, open or not.
+  std::vector<TierStats> tiers;
+  // The tier called `name` (tier.h; "disk", "remote").
+  const TierStats& tier(std::string_view name) const;
 };
 
-// Where get() found an artifact.
+// Where get() found an artifact: memory, a lower tier (each kind has its
+// own), or a compile.
 enum class Origin { kMemory, kDisk, kRemote, kCompile };
 
 // How to make the artifact of a key.
@@ -104,7 +102,7 @@ class KernelCache {
   using Compile = std::function<Expected<std::unique_ptr<Artifact>>()>;
 
   // Memory only.
-  explicit KernelCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  explicit KernelCache(size_t capacity_bytes);
   // With the lower tiers; a tier that cannot be opened is logged (one line)
   // and left off.
   KernelCache(size_t capacity_bytes, const TierOptions& tiers, Log log);
@@ -121,8 +119,10 @@ class KernelCache {
 
   std::shared_ptr<Artifact> find(const Hash128& key);
   CacheStats stats() const;
-  DiskTier* disk() { return disk_on_.load() ? disk_.get() : nullptr; }
-  RedisTier* remote() { return remote_.get(); }
+  // The tiers themselves (tests, and a process about to exit that flushes
+  // Redis's writes); null where not open (the disk: or turned off).
+  DiskTier* disk();
+  RedisTier* remote();
 
  private:
   struct KeyHash {
@@ -140,15 +140,29 @@ class KernelCache {
   };
   void insert_locked(const Hash128& key, std::shared_ptr<Artifact> kernel);
   std::optional<Found> hit_locked(const Hash128& key, bool part);  // memory, counted as a hit
-  // The lower tiers, then the compile: what a flight runs.
+  // A kind of lower tier, open or not, and what the cache counts of it.
+  struct Held {
+    std::unique_ptr<Tier> tier;  // null: not open
+    DescribeTier describe;
+    std::string name;
+    Origin origin;               // what its hits say
+    std::atomic<bool> on{false};
+    TierCounts counts;           // under mu_, as the two below
+    std::vector<float> load_ms;
+    bool signature_logged = false;
+  };
+  // `tier` null: the kind `name` is not open.
+  void hold(std::unique_ptr<Tier> tier, const char* name, DescribeTier describe, Origin origin);
+  // The lower tiers (those on this machine alone with `local_only`), then
+  // the compile: what a flight runs.
   Expected<Found> make(const Hash128& key, const Maker& maker);
-  std::optional<Found> load_disk(const Hash128& key, const Maker& maker);
-  std::optional<Found> load_remote(const Hash128& key, const Maker& maker);
-  void store(const Hash128& key, const Maker& maker, std::string_view image, bool remote);
-  void disk_failed(const Status& s);
-  // Counts a record the tier `origin` held and that failed its checks, and
-  // logs why: every time for an accident, once per tier for a signature.
-  void rejected(const std::string& origin, const std::string& why, Rejection kind, bool remote);
+  std::optional<Found> load_tiers(const Hash128& key, const Maker& maker, bool local_only);
+  std::optional<Found> load(size_t i, const Hash128& key, const Maker& maker);
+  // The image to tiers [0, end).
+  void store(const Hash128& key, const Maker& maker, std::string_view image, size_t end);
+  // Counts a record tier `i` held and that failed its checks, and logs
+  // `why`: every time for an accident, once per tier for a signature.
+  void rejected(size_t i, const std::string& why, Rejection kind);
   void log(const std::string& line) const {
     if (log_) log_(line);
   }
@@ -156,10 +170,7 @@ class KernelCache {
   const size_t capacity_;
   Log log_;
   Signer signer_;
-  bool disk_signature_logged_ = false, remote_signature_logged_ = false;  // under mu_
-  std::unique_ptr<DiskTier> disk_;
-  std::atomic<bool> disk_on_{false};
-  std::unique_ptr<RedisTier> remote_;
+  std::vector<std::unique_ptr<Held>> tiers_;  // nearest first; fixed after the constructor
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -23,9 +23,9 @@ struct Reply {
 
 }  // namespace
 
-Expected<std::unique_ptr<RedisTier>> RedisTier::open(const RedisOptions& options, Log log) {
+Expected<std::unique_ptr<RedisTier>> RedisTier::open(const RedisOptions& options, Log log, Signer signer) {
   // The config checked the form (config.cpp); split it.
-  std::unique_ptr<RedisTier> t(new RedisTier(options, std::move(log)));
+  std::unique_ptr<RedisTier> t(new RedisTier(options, std::move(log), std::move(signer)));
   const std::string scheme = "redis://";
   if (options.url.rfind(scheme, 0) != 0) return invalid("redis: expected redis://HOST[:PORT][/DB], got \"" + options.url + "\"");
   std::string rest = options.url.substr(scheme.size());
@@ -206,6 +206,36 @@ void RedisTier::flush() {
 RedisStats RedisTier::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
+}
+
+std::optional<std::string> RedisTier::load(const Hash128& key, std::string_view target, std::string* rejected, Rejection* why) {
+  std::optional<std::string> record = get(key);
+  if (!record) return std::nullopt;
+  Expected<std::string_view> payload = decode_record(*record, key, target, signer_, why);
+  if (!payload.is_ok()) {
+    if (rejected) *rejected = unusable(key, payload.status());
+    return std::nullopt;
+  }
+  return std::string(*payload);
+}
+
+Status RedisTier::store(const Hash128& key, std::string_view target, std::string_view payload) {
+  put(key, encode_record(key, target, payload, signer_));
+  return Status::ok();
+}
+
+std::string RedisTier::unusable(const Hash128& key, const Status& why) {
+  return where() + ": the value of " + key.hex() + " is unusable (" + why.message() + "); a miss";
+}
+
+void RedisTier::describe(const Tier* tier, TierStats& s) {
+  const RedisStats r = tier ? static_cast<const RedisTier&>(*tier).stats() : RedisStats{};
+  const TierCounts& c = s.counts;
+  // Redis's own hits and misses (of its values, before their checks) and
+  // writes (made, not queued); the kernels loaded are the cache's.
+  s.fields = {{"hits", r.hits},         {"misses", r.misses},   {"loads", c.loads},   {"rejected", c.rejected}, {"bad_signatures", c.bad_signatures},
+              {"errors", r.errors},     {"skipped", r.skipped}, {"writes", r.writes}, {"dropped", r.dropped}};
+  s.part_fields = {{"remote_loads", c.part_loads}};
 }
 
 }  // namespace shapejit::cache

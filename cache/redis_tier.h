@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "cache/disk_tier.h"
+#include "cache/signer.h"
+#include "cache/tier.h"
 
 struct redisContext;
 
@@ -40,12 +42,13 @@ struct RedisStats {
       writes = 0, dropped = 0;
 };
 
-class RedisTier {
+class RedisTier final : public Tier {
  public:
-  // Parses the URL; connects on first use.
-  static Expected<std::unique_ptr<RedisTier>> open(const RedisOptions& options, Log log);
+  // Parses the URL; connects on first use. Records are signed and checked
+  // with `signer` (signer.h).
+  static Expected<std::unique_ptr<RedisTier>> open(const RedisOptions& options, Log log, Signer signer = Signer());
   // Finishes the queued writes (each within its bound) and closes.
-  ~RedisTier();
+  ~RedisTier() override;
 
   // The record stored under `key`, or nullopt (absent, off, or failed).
   std::optional<std::string> get(const Hash128& key);
@@ -56,9 +59,22 @@ class RedisTier {
   RedisStats stats() const;
   const std::string& url() const { return options_.url; }
 
+  // As a tier of the kernel cache (tier.h): a look-up is a get and the
+  // record's checks, a store a queued put (it never fails: a write that
+  // cannot be made is dropped and counted), and a value the backend cannot
+  // load is a miss.
+  const char* name() const override { return "remote"; }
+  std::string where() const override { return "redis at " + options_.url; }
+  bool local() const override { return false; }
+  std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr,
+                                  Rejection* why = nullptr) override;
+  Status store(const Hash128& key, std::string_view target, std::string_view payload) override;
+  std::string unusable(const Hash128& key, const Status& why) override;
+  static void describe(const Tier* tier, TierStats& s);
+
  private:
   using Clock = std::chrono::steady_clock;
-  RedisTier(RedisOptions options, Log log) : options_(std::move(options)), log_(std::move(log)) {}
+  RedisTier(RedisOptions options, Log log, Signer signer) : options_(std::move(options)), log_(std::move(log)), signer_(std::move(signer)) {}
 
   bool off() const;  // in a cool-down
   // A connection from the pool, or a new one; null (and the tier off) when
@@ -71,6 +87,7 @@ class RedisTier {
 
   RedisOptions options_;
   Log log_;
+  Signer signer_;
   std::string host_;
   int port_ = 6379;
   int db_ = 0;

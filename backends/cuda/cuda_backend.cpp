@@ -441,18 +441,19 @@ class CudaBackend final : public Backend {
     return t;
   }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override { return make(graph, std::nullopt); }
+  // No quicker tier: NVRTC has one level.
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) override {
+    if (request.quick) return no_quick_tier();
+    std::unique_ptr<Kernel> k = SJ_TRY(make(graph, std::nullopt));
+    if (request.image) *request.image = static_cast<const CudaKernel&>(*k).image();
+    return k;
+  }
 
   // The image is the cubin (or PTX) NVRTC made; a load lowers the graph
   // and writes its CUDA C again (cheap: the source names the functions),
   // and hands the image to the driver without NVRTC.
   bool persists() const override { return true; }
-  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
-    std::unique_ptr<Kernel> k = SJ_TRY(make(graph, std::nullopt));
-    image = static_cast<const CudaKernel&>(*k).image();
-    return k;
-  }
-  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image, const CompileContext&) override {
     return make(graph, std::string(image));
   }
 

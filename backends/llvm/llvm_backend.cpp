@@ -38,17 +38,13 @@ class LlvmBackend final : public Backend {
     return device_.allocate(dtype, shape);
   }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
+  // A quick compile is at O0, its steps cached under O0's target.
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) override {
+    if (request.quick && !quick_steps_) return no_quick_tier();
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
-  }
-  // At O0, its steps cached under O0's target.
-  Expected<std::unique_ptr<Kernel>> compile_quick(const ir::SpecializedGraphPtr& graph) override {
-    if (!quick_steps_) return Backend::compile_quick(graph);
-    CompilePhases phases;
-    LoopProgram p = SJ_TRY(lower(*graph, phases));
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, *quick_steps_);
+    if (request.image) *request.image = request.quick ? std::string() : program_stamp(p);
+    return make_kernel(std::move(p), *graph, phases, request.quick ? *quick_steps_ : steps_, request.context);
   }
 
   // A kernel's image is the hash of its loop program alone: its steps'
@@ -60,17 +56,11 @@ class LlvmBackend final : public Backend {
   // follow the program's order: a program of another order is another
   // kernel, and its image a miss.
   bool persists() const override { return true; }
-  Expected<std::unique_ptr<Kernel>> compile_image(const ir::SpecializedGraphPtr& graph, std::string& image) override {
-    CompilePhases phases;
-    LoopProgram p = SJ_TRY(lower(*graph, phases));
-    image = program_stamp(p);
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
-  }
-  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image) override {
+  Expected<std::unique_ptr<Kernel>> load(const ir::SpecializedGraphPtr& graph, std::string_view image, const CompileContext& context) override {
     CompilePhases phases;
     LoopProgram p = SJ_TRY(lower(*graph, phases));
     if (image != program_stamp(p)) return Status(Code::kUnsupported, "llvm: the image is of another loop program");
-    return make_kernel(std::move(p), graph->graph->nodes.size(), phases, steps_);
+    return make_kernel(std::move(p), *graph, phases, steps_, context);
   }
 
  private:
@@ -80,14 +70,15 @@ class LlvmBackend final : public Backend {
     phases.lower_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return p;
   }
-  Expected<std::unique_ptr<Kernel>> make_kernel(LoopProgram p, size_t nodes, CompilePhases& phases, StepCompiler& compiler) {
-    std::vector<BoundStep> steps = SJ_TRY(compiler.bind(p, nodes, phases));
+  Expected<std::unique_ptr<Kernel>> make_kernel(LoopProgram p, const ir::SpecializedGraph& graph, CompilePhases& phases, StepCompiler& compiler,
+                                                const CompileContext& context) {
+    std::vector<BoundStep> steps = SJ_TRY(compiler.bind(p, graph.graph->nodes.size(), phases, context));
     return device_.kernel(std::move(p), std::move(steps), phases);
   }
 
   std::string target_;
   StepCompiler steps_;
-  std::unique_ptr<StepCompiler> quick_steps_;  // compile_quick's, at O0; none when the backend's level is O0
+  std::unique_ptr<StepCompiler> quick_steps_;  // quick compiles', at O0; none when the backend's level is O0
   cpu::Device device_;
 };
 

@@ -73,7 +73,8 @@ void StepCompiler::attach(const CompileServices& s) {
   arena_ = std::make_unique<tbb::task_arena>(threads_);
 }
 
-Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p, size_t nodes, CompilePhases& phases) {
+Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p, size_t nodes, CompilePhases& phases,
+                                                     const CompileContext& context) {
   const Clock::time_point t0 = Clock::now();
   std::vector<BoundStep> bound(p.steps.size());
   // 1. Each step detached; equal ones under one key.
@@ -101,6 +102,7 @@ Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p,
   CompileServices::Notice notice;
   if (services_.notice) {
     for (const Hash128& k : keys) notice.to_compile += cache_->find(k) == nullptr;
+    notice.site = context.site;
     notice.nodes = nodes;
     notice.steps = phases.steps;
     notice.distinct_steps = phases.distinct_steps;
@@ -128,8 +130,7 @@ Expected<std::vector<BoundStep>> StepCompiler::bind(const loops::LoopProgram& p,
     };
     found[i] = cache_->get(keys[i], maker);
   };
-  // A background compile's steps stay on its thread (backend.h).
-  if (distinct.size() > 1 && threads_ > 1 && !BackgroundCompile::on_this_thread()) {
+  if (distinct.size() > 1 && threads_ > 1 && !context.background) {
     arena_->execute([&] { tbb::parallel_for(size_t{0}, distinct.size(), get); });
   } else {
     for (size_t i = 0; i < distinct.size(); ++i) get(i);

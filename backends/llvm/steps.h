@@ -38,8 +38,9 @@ class StepCompiler {
   // The code of each loop and attention step of `p` (an empty BoundStep
   // for the others), found in the cache or compiled; `phases` gets the
   // steps' counts and times.
-  // `nodes`: the graph's, for the notice of a slow compile.
-  Expected<std::vector<BoundStep>> bind(const loops::LoopProgram& p, size_t nodes, CompilePhases& phases);
+  // `nodes`: the graph's, for the notice of a slow compile. A background
+  // compile's steps compile one after another on the calling thread.
+  Expected<std::vector<BoundStep>> bind(const loops::LoopProgram& p, size_t nodes, CompilePhases& phases, const CompileContext& context);
 
  private:
   int opt_level_;

@@ -36,7 +36,8 @@ class ReferenceBackend final : public Backend {
   std::string target() const override { return "reference-v1"; }
   bool specializes_layout() const override { return false; }
 
-  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph) override {
+  Expected<std::unique_ptr<Kernel>> compile(const ir::SpecializedGraphPtr& graph, const CompileRequest& request) override {
+    if (request.quick) return no_quick_tier();
     return std::unique_ptr<Kernel>(new ReferenceKernel(graph));
   }
 };

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 
-#include "backends/backend.h"
-
 namespace shapejit::runtime {
 
 namespace {
@@ -73,7 +71,6 @@ void Background::work(bool urgent) {
   // threads apart). A refusal leaves the thread at the calls' priority,
   // which is only slower for them.
   if (!urgent) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kNice);
-  const backends::BackgroundCompile background;
   std::deque<Task>& queue = urgent ? hurried_ : queue_;
   std::unique_lock<std::mutex> lock(mu_);
   // A low thread begins nothing while a hurried task waits or runs: the

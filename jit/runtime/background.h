@@ -6,8 +6,8 @@
 // kernels' parallel loops and for the compiles calls wait on (a
 // synchronous compile, or a stand-in's wait), whose steps then compile on
 // every core, as they would without compile.async. A background thread
-// compiles a kernel's steps one after another on itself
-// (backends::BackgroundCompile), and gives way to the calls' threads when
+// compiles a kernel's steps one after another on itself (its compiles say
+// so: backends::CompileContext::background), and gives way to the calls' threads when
 // the cores are busy: on a 2-core machine, a call that waits for its
 // compile no longer shares the cores evenly with the background's.
 //

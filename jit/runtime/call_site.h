@@ -51,19 +51,6 @@ struct Services {
   const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
 };
 
-// The site whose kernel this thread is compiling (null: none), set around
-// the kernel cache's calls: a backend's notice of a slow compile names it.
-class CompilingSite {
- public:
-  explicit CompilingSite(const std::string& name) : previous_(current_) { current_ = &name; }
-  ~CompilingSite() { current_ = previous_; }
-  static const std::string* current() { return current_; }
-
- private:
-  const std::string* previous_;
-  static thread_local const std::string* current_;
-};
-
 class CallSite {
  public:
   CallSite(std::string name, Services services);
@@ -118,9 +105,8 @@ class CallSite {
     std::shared_ptr<backends::Kernel> kernel;
     bool stand_in = false;
     Hash128 key;
-    cache::Maker maker;
     std::shared_ptr<PendingKernel> pending;  // a stand-in's compile
-    std::optional<std::pair<Hash128, cache::Maker>> dynamic;  // the dynamic kernel to compile after it
+    std::optional<std::pair<Hash128, ir::SpecializedGraphPtr>> dynamic;  // the dynamic kernel to compile after it
   };
 
   // The hit path (call_site.cpp).
@@ -148,17 +134,19 @@ class CallSite {
   Expected<StoredTrace*> trace(const Call& call, bool generic);
   StoredTrace* store(trace::Trace t, bool generic);
   StoredTrace* stored(int id);
-  // Step 5's parts: the cache's maker, the tier a kernel came from, and a
-  // background compile's start and landing.
-  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph) const;
+  // Step 5's parts: what the backend is told of a compile, the cache's
+  // maker, the tier a kernel came from, and a background compile's start
+  // and landing.
+  backends::CompileContext context(bool background) const { return {background, &name_}; }
+  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph, const backends::CompileContext& context) const;
   void count_origin(const cache::Found& found);
-  void compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending);
+  void compile_in_background(Entry* stand_in, Hash128 key, std::shared_ptr<PendingKernel> pending);
   void land(Entry* stand_in, Expected<cache::Found> got, double ms);
   // The trace's dynamic kernel for a stand-in (stand_in.h): null until it
   // has compiled; on the first ask, what to compile goes in `c.dynamic`.
   std::shared_ptr<backends::Kernel> dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c);
-  void compile_dynamic_in_background(Hash128 key, cache::Maker maker);
-  Expected<cache::Found> background_get(const Hash128& key, const cache::Maker& maker);
+  void compile_dynamic_in_background(Hash128 key, ir::SpecializedGraphPtr graph);
+  Expected<cache::Found> background_get(const Hash128& key, const ir::SpecializedGraphPtr& graph);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   // A cached break, or with `raised` a cached error of the function's own.

@@ -99,7 +99,7 @@ Jit::Jit(policy::Config config, std::unique_ptr<backends::Backend> backend, cach
 // A compile long enough to wait for: a line when it starts, what it
 // compiles and how long it should take, and one when it is done.
 void Jit::notice_slow_compile(const backends::CompileServices::Notice& n) const {
-  const std::string* site = CompilingSite::current();
+  const std::string* site = n.site;
   if (watch_) watch_(site ? *site : std::string(), n);
   if (!log_) return;
   const std::string who = "shapejit: " + (site ? "site " + *site : std::string("a kernel")) + ": ";
@@ -168,37 +168,18 @@ nlohmann::json site_json(const SiteStats& s) {
     std::nth_element(d.begin(), d.begin() + static_cast<long>(k), d.end());
     return d[k];
   };
-  return {{"calls", s.calls},
-          {"compiles", s.compiles},
-          {"backend_compiles", s.backend_compiles},
-          {"fallbacks", s.fallbacks},
-          {"traces", s.traces},
-          {"hits", s.hits},
-          {"eager_calls", s.eager_calls},
-          {"graph_breaks", s.graph_breaks},
-          {"errors", s.errors},
-          {"recompiles", s.recompiles},
-          {"recompile_reasons", s.recompile_reasons},
-          {"compile_ms", s.compile_ms},
-          {"trace_ms", s.trace_ms},
-          {"specialize_ms", s.specialize_ms},
-          {"compile_phases_ms",
-           {{"lower", s.phases.lower_ms},
-            {"emit", s.phases.emit_ms},
-            {"optimize", s.phases.optimize_ms},
-            {"codegen", s.phases.codegen_ms},
-            {"steps", s.phases.steps_ms}}},
-          {"steps", {{"steps", s.phases.steps}, {"distinct", s.phases.distinct_steps}, {"compiled", s.phases.compiled_steps}}},
-          {"run_ms", s.run_ms},
-          {"disk_loads", s.disk_loads},
-          {"remote_loads", s.remote_loads},
-          {"stand_in_calls", s.stand_in_calls},
-          {"stand_in_waits", s.stand_in_waits},
-          {"stand_in_dynamic", s.stand_in_dynamic},
-          {"stand_in_quick", s.stand_in_quick},
-          {"stand_in_kernels", s.stand_in_kernels},
-          {"dispatch_ns_p50", pct(0.50)},
-          {"dispatch_ns_p99", pct(0.99)}};
+  nlohmann::json j = {{"recompile_reasons", s.recompile_reasons},
+                      {"compile_phases_ms",
+                       {{"lower", s.phases.lower_ms},
+                        {"emit", s.phases.emit_ms},
+                        {"optimize", s.phases.optimize_ms},
+                        {"codegen", s.phases.codegen_ms},
+                        {"steps", s.phases.steps_ms}}},
+                      {"steps", {{"steps", s.phases.steps}, {"distinct", s.phases.distinct_steps}, {"compiled", s.phases.compiled_steps}}},
+                      {"dispatch_ns_p50", pct(0.50)},
+                      {"dispatch_ns_p99", pct(0.99)}};
+  SiteStats::each_number([&](const char* name, auto SiteStats::*field) { j[name] = s.*field; });
+  return j;
 }
 
 double median(std::vector<float> v) {
@@ -223,44 +204,21 @@ nlohmann::json Jit::stats_json() const {
   }
   nlohmann::json j = site_json(total);
   const cache::CacheStats c = cache_.stats();
-  j["cache"] = {{"hits", c.hits},
-                {"misses", c.misses},
-                {"evictions", c.evictions},
-                {"bytes", c.bytes},
-                {"peak_bytes", c.peak_bytes},
-                {"kernel_ms",
-                 {{"compiles", c.compile_ms.size()},
-                  {"compile_p50", median(c.compile_ms)},
-                  {"disk_loads", c.disk_load_ms.size()},
-                  {"disk_load_p50", median(c.disk_load_ms)},
-                  {"remote_loads", c.remote_load_ms.size()},
-                  {"remote_load_p50", median(c.remote_load_ms)}}},
-                {"steps",
-                 {{"hits", c.parts.hits},
-                  {"waits", c.parts.waits},
-                  {"compiles", c.parts.compiles},
-                  {"disk_hits", c.parts.disk_hits},
-                  {"disk_writes", c.parts.disk_writes},
-                  {"remote_loads", c.parts.remote_loads}}},
-                {"signed", c.signed_records},
-                {"disk",
-                 {{"on", c.disk_on},
-                  {"hits", c.disk_hits},
-                  {"misses", c.disk_misses},
-                  {"rejected", c.disk_rejected},
-                  {"bad_signatures", c.disk_bad_signatures},
-                  {"writes", c.disk_writes}}},
-                {"remote",
-                 {{"on", c.remote_on},
-                  {"hits", c.remote.hits},
-                  {"misses", c.remote.misses},
-                  {"loads", c.remote_loads},
-                  {"rejected", c.remote_rejected},
-                  {"bad_signatures", c.remote_bad_signatures},
-                  {"errors", c.remote.errors},
-                  {"skipped", c.remote.skipped},
-                  {"writes", c.remote.writes},
-                  {"dropped", c.remote.dropped}}}};
+  nlohmann::json kernel_ms = {{"compiles", c.compile_ms.size()}, {"compile_p50", median(c.compile_ms)}};
+  nlohmann::json steps = {{"hits", c.parts.hits}, {"waits", c.parts.waits}, {"compiles", c.parts.compiles}};
+  nlohmann::json cache = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"bytes", c.bytes},
+                          {"peak_bytes", c.peak_bytes}, {"signed", c.signed_records}};
+  // Each lower tier: its loads' times, its counts of steps, and its section.
+  for (const cache::TierStats& t : c.tiers) {
+    kernel_ms[t.name + "_loads"] = t.load_ms.size();
+    kernel_ms[t.name + "_load_p50"] = median(t.load_ms);
+    for (const auto& [name, n] : t.part_fields) steps[name] = n;
+    nlohmann::json& section = cache[t.name] = {{"on", t.on}};
+    for (const auto& [name, n] : t.fields) section[name] = n;
+  }
+  cache["kernel_ms"] = std::move(kernel_ms);
+  cache["steps"] = std::move(steps);
+  j["cache"] = std::move(cache);
   j["sites"] = sites;
   return j;
 }

@@ -26,8 +26,6 @@
 
 namespace shapejit::runtime {
 
-thread_local const std::string* CompilingSite::current_ = nullptr;
-
 using Clock = std::chrono::steady_clock;
 using Action = policy::Decision::Action;
 
@@ -255,14 +253,13 @@ Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args
 Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialized& sp) {
   Compiled c;
   c.key = cache::make_key(st.graph_hash, sp.graph->spec_hash, services_.backend.name(), services_.backend.target());
-  c.maker = make_maker(sp.graph);
+  const cache::Maker maker = make_maker(sp.graph, context(false));
   const Clock::time_point t0 = Clock::now();
-  const CompilingSite compiling(name_);
   std::optional<cache::Found> found;
   if (services_.background) {
-    found = services_.cache.get_local(c.key, c.maker);
+    found = services_.cache.get_local(c.key, maker);
   } else {
-    auto got = services_.cache.get(c.key, c.maker);
+    auto got = services_.cache.get(c.key, maker);
     if (!got.is_ok()) return got.status().with_context("site " + name_ + ": compiling");
     found = std::move(got).value();
   }
@@ -274,8 +271,7 @@ Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialize
     // A call that waits gets the kernel itself, counted as the background's
     // compile would be (which then finds it in memory).
     const size_t nodes = sp.graph->graph->nodes.size();
-    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker = c.maker, nodes](bool begun) -> std::shared_ptr<backends::Kernel> {
-      const CompilingSite compiling(name_);
+    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker, nodes](bool begun) -> std::shared_ptr<backends::Kernel> {
       const Clock::time_point t0 = Clock::now();
       // Beside the background's compile when it has begun (its kernel lands
       // as the entry's, counted there), else through the cache.
@@ -301,9 +297,8 @@ Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialize
     // The quicker tier, for a call that would wait: in no cache (it is
     // only a stand-in), its time counted as compiling.
     auto quick = std::make_shared<QuickKernel>([this, graph = sp.graph]() -> std::shared_ptr<backends::Kernel> {
-      const CompilingSite compiling(name_);
       const Clock::time_point t0 = Clock::now();
-      Expected<std::unique_ptr<backends::Kernel>> made = services_.backend.compile_quick(graph);
+      Expected<std::unique_ptr<backends::Kernel>> made = services_.backend.compile(graph, {.quick = true, .context = context(false)});
       const double ms = ms_since(t0);
       std::lock_guard<std::mutex> lock(mu_);
       stats_.compile_ms += ms;
@@ -333,31 +328,29 @@ std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(StoredTrace& st, co
   const ir::SpecializedGraphPtr& graph = it->second;
   if (!graph || graph->spec_hash == sp.graph->spec_hash) return nullptr;
   const Hash128 key = cache::make_key(st.graph_hash, graph->spec_hash, services_.backend.name(), services_.backend.target());
-  cache::Maker maker = make_maker(graph);
-  if (std::optional<cache::Found> found = services_.cache.get_local(key, maker)) {
+  if (std::optional<cache::Found> found = services_.cache.get_local(key, make_maker(graph, context(false)))) {
     auto kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
     return kernel->fallback_reason().empty() ? kernel : nullptr;
   }
   // Asked for once, and queued behind the entry's own compile (install).
-  if (dynamic_queued_.insert({key.hi, key.lo}).second) c.dynamic.emplace(key, std::move(maker));
+  if (dynamic_queued_.insert({key.hi, key.lo}).second) c.dynamic.emplace(key, graph);
   return nullptr;
 }
 
 // A kernel through the cache on a background thread, whose task has no
 // caller to throw to.
-Expected<cache::Found> CallSite::background_get(const Hash128& key, const cache::Maker& maker) {
-  const CompilingSite compiling(name_);
+Expected<cache::Found> CallSite::background_get(const Hash128& key, const ir::SpecializedGraphPtr& graph) {
   try {
-    return services_.cache.get(key, maker);
+    return services_.cache.get(key, make_maker(graph, context(true)));
   } catch (const std::exception& ex) {
     return Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
   }
 }
 
-void CallSite::compile_dynamic_in_background(Hash128 key, cache::Maker maker) {
-  services_.background->run([this, key, maker = std::move(maker)] {
+void CallSite::compile_dynamic_in_background(Hash128 key, ir::SpecializedGraphPtr graph) {
+  services_.background->run([this, key, graph = std::move(graph)] {
     const Clock::time_point t0 = Clock::now();
-    Expected<cache::Found> got = background_get(key, maker);
+    Expected<cache::Found> got = background_get(key, graph);
     const double ms = ms_since(t0);
     std::lock_guard<std::mutex> lock(mu_);
     stats_.compile_ms += ms;
@@ -368,17 +361,16 @@ void CallSite::compile_dynamic_in_background(Hash128 key, cache::Maker maker) {
   });
 }
 
-cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph) const {
+cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph, const backends::CompileContext& context) const {
   backends::WithFallback& backend = services_.backend;
   cache::Maker m;
   m.target = std::string(backend.name()) + " " + backend.target();
-  m.compile = [&backend, graph](std::string* image) -> Expected<std::unique_ptr<cache::Artifact>> {
-    if (image) return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile_image(graph, *image)).release());
-    return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile(graph)).release());
+  m.compile = [&backend, graph, context](std::string* image) -> Expected<std::unique_ptr<cache::Artifact>> {
+    return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile(graph, {.image = image, .context = context})).release());
   };
   if (backend.persists()) {
-    m.load = [&backend, graph](std::string_view image) -> Expected<std::unique_ptr<cache::Artifact>> {
-      return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.load(graph, image)).release());
+    m.load = [&backend, graph, context](std::string_view image) -> Expected<std::unique_ptr<cache::Artifact>> {
+      return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.load(graph, image, context)).release());
     };
   }
   return m;
@@ -418,7 +410,7 @@ Entry* CallSite::install(Specialized sp, Compiled c, bool generic) {
   add_entry(std::move(e));
   last_compiled_ = raw;
   has_generic_ |= generic;
-  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.maker), std::move(c.pending));
+  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.pending));
   if (c.dynamic) compile_dynamic_in_background(c.dynamic->first, std::move(c.dynamic->second));
   return raw;
 }
@@ -428,12 +420,12 @@ void CallSite::add_entry(std::unique_ptr<Entry> e) {
   entries_.push_back(std::move(e));
 }
 
-void CallSite::compile_in_background(Entry* stand_in, Hash128 key, cache::Maker maker, std::shared_ptr<PendingKernel> pending) {
+void CallSite::compile_in_background(Entry* stand_in, Hash128 key, std::shared_ptr<PendingKernel> pending) {
   const PendingKernel* tag = pending.get();  // what its stand-in's hurry() names
-  services_.background->run([this, stand_in, key, maker = std::move(maker), pending = std::move(pending)] {
+  services_.background->run([this, stand_in, key, graph = stand_in->graph, pending = std::move(pending)] {
     const Clock::time_point t0 = Clock::now();
     pending->started();
-    Expected<cache::Found> got = background_get(key, maker);
+    Expected<cache::Found> got = background_get(key, graph);
     const double ms = ms_since(t0);
     // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
     pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);

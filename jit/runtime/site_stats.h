@@ -19,7 +19,7 @@ struct SiteStats {
            stand_in_calls = 0,                // calls of an entry whose kernel compiled meanwhile (compile.async)
            stand_in_waits = 0,                // of those, the calls that waited for a compile: cheaper than the reference
            stand_in_dynamic = 0,              // of those, the calls run on their trace's dynamic kernel
-           stand_in_quick = 0,                // of those, the calls run on a quick kernel (Backend::compile_quick)
+           stand_in_quick = 0,                // of those, the calls run on a quick kernel (CompileRequest::quick)
            stand_in_kernels = 0;              // dynamic kernels compiled for stand-ins
   std::map<std::string, uint64_t> recompile_reasons;  // by guard origin
   double compile_ms = 0, run_ms = 0, trace_ms = 0;
@@ -27,15 +27,39 @@ struct SiteStats {
   backends::CompilePhases phases;    // the backend's, over the kernels it compiled or loaded
   std::vector<uint32_t> dispatch_ns;  // samples, when timing is on
 
+  // Every count and time, by its name in stats (the JSON's and Python's):
+  // `f(name, &SiteStats::field)` for each, in the order Python shows them.
+  // The one list that +=, the stats JSON and the Python dict read; a new
+  // counter is a member and a line here.
+  template <class F>
+  static void each_number(F&& f) {
+    f("calls", &SiteStats::calls);
+    f("hits", &SiteStats::hits);
+    f("compiles", &SiteStats::compiles);
+    f("traces", &SiteStats::traces);
+    f("graph_breaks", &SiteStats::graph_breaks);
+    f("recompiles", &SiteStats::recompiles);
+    f("eager_calls", &SiteStats::eager_calls);
+    f("errors", &SiteStats::errors);
+    f("fallbacks", &SiteStats::fallbacks);
+    f("backend_compiles", &SiteStats::backend_compiles);
+    f("disk_loads", &SiteStats::disk_loads);
+    f("remote_loads", &SiteStats::remote_loads);
+    f("stand_in_calls", &SiteStats::stand_in_calls);
+    f("stand_in_waits", &SiteStats::stand_in_waits);
+    f("stand_in_dynamic", &SiteStats::stand_in_dynamic);
+    f("stand_in_quick", &SiteStats::stand_in_quick);
+    f("stand_in_kernels", &SiteStats::stand_in_kernels);
+    f("compile_ms", &SiteStats::compile_ms);
+    f("trace_ms", &SiteStats::trace_ms);
+    f("specialize_ms", &SiteStats::specialize_ms);
+    f("run_ms", &SiteStats::run_ms);
+  }
+
   // Adds every count, time and sample of `o`.
   SiteStats& operator+=(const SiteStats& o) {
-    calls += o.calls, hits += o.hits, compiles += o.compiles, backend_compiles += o.backend_compiles, traces += o.traces;
-    eager_calls += o.eager_calls, graph_breaks += o.graph_breaks, recompiles += o.recompiles, errors += o.errors;
-    fallbacks += o.fallbacks, disk_loads += o.disk_loads, remote_loads += o.remote_loads, stand_in_calls += o.stand_in_calls;
-    stand_in_waits += o.stand_in_waits, stand_in_dynamic += o.stand_in_dynamic, stand_in_quick += o.stand_in_quick;
-    stand_in_kernels += o.stand_in_kernels;
+    each_number([&](const char*, auto SiteStats::*field) { this->*field += o.*field; });
     for (const auto& [why, n] : o.recompile_reasons) recompile_reasons[why] += n;
-    compile_ms += o.compile_ms, run_ms += o.run_ms, trace_ms += o.trace_ms, specialize_ms += o.specialize_ms;
     phases += o.phases;
     dispatch_ns.insert(dispatch_ns.end(), o.dispatch_ns.begin(), o.dispatch_ns.end());
     return *this;

@@ -107,7 +107,7 @@ class PendingKernel {
 struct StandInCounts {
   std::atomic<uint64_t> waits{0};    // calls that waited for a compile (the quick one where there is one)
   std::atomic<uint64_t> dynamic{0};  // calls run on the trace's dynamic kernel
-  std::atomic<uint64_t> quick{0};    // calls run on a quick kernel (Backend::compile_quick)
+  std::atomic<uint64_t> quick{0};    // calls run on a quick kernel (CompileRequest::quick)
 };
 
 // A kernel of the quicker tier, made by the first call that needs it.

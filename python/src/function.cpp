@@ -416,30 +416,12 @@ nb::dict Function::stats() const {
   nb::dict reasons;
   for (const auto& [why, count] : total.recompile_reasons) reasons[nb::str(why.c_str())] = count;
   nb::dict d;
+  runtime::SiteStats::each_number([&](const char* name, auto runtime::SiteStats::*field) { d[name] = total.*field; });
   d["calls"] = total.calls - retries_;
   d["value_changes"] = value_changes_;
-  d["hits"] = total.hits;
-  d["compiles"] = total.compiles;
-  d["traces"] = total.traces;
-  d["graph_breaks"] = total.graph_breaks;
-  d["recompiles"] = total.recompiles;
   d["recompile_reasons"] = reasons;
-  d["eager_calls"] = total.eager_calls;
-  d["errors"] = total.errors;
-  d["fallbacks"] = total.fallbacks;
-  d["backend_compiles"] = total.backend_compiles;
-  d["disk_loads"] = total.disk_loads;
-  d["remote_loads"] = total.remote_loads;
-  d["stand_in_calls"] = total.stand_in_calls;
-  d["stand_in_waits"] = total.stand_in_waits;
-  d["stand_in_dynamic"] = total.stand_in_dynamic;
-  d["stand_in_quick"] = total.stand_in_quick;
-  d["stand_in_kernels"] = total.stand_in_kernels;
   d["entries"] = entries;
   d["sites"] = sites_.size();
-  d["compile_ms"] = total.compile_ms;
-  d["trace_ms"] = total.trace_ms;
-  d["specialize_ms"] = total.specialize_ms;
   nb::dict phases;
   phases["lower"] = total.phases.lower_ms;
   phases["emit"] = total.phases.emit_ms;
@@ -452,7 +434,6 @@ nb::dict Function::stats() const {
   steps["distinct"] = total.phases.distinct_steps;
   steps["compiled"] = total.phases.compiled_steps;
   d["steps"] = steps;
-  d["run_ms"] = total.run_ms;
   d.update(segments_.attr("stats")());
   // NumPy's runs of whole calls: the runtime's, this function's (a raised
   // entry, a kernel that cannot finish the call), and those after a break

@@ -3,7 +3,7 @@
 // fully dynamic without the 0/1 rule (tvm.json: a dim of 1 is a symbol until
 // a broadcast decides it), fully static, fully dynamic with the inputs
 // frozen (backends/frozen.h), and fully dynamic at O0 (the quick tier that
-// compile.async's stand-ins run on, Backend::compile_quick), and by the
+// compile.async's stand-ins run on, CompileRequest::quick), and by the
 // reference interpreter: all six must agree.
 // The interpreter also checks every node's result against its inferred
 // shape, so shape inference and kernels are tested against each other.

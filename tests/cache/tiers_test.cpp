@@ -269,7 +269,7 @@ TEST(KernelCacheTiers, ACompileIsWrittenAndAnotherCacheLoadsItWithoutCompiling) 
     auto f = first.get(key_of(1), c.maker("kernel one"));
     EXPECT_EQ(text_of(f), "kernel one");
     EXPECT_EQ(f->origin, Origin::kCompile);
-    EXPECT_EQ(first.stats().disk_writes, 1u);
+    EXPECT_EQ(first.stats().tier("disk").counts.writes, 1u);
     EXPECT_EQ(first.get(key_of(1), c.maker("kernel one"))->origin, Origin::kMemory);
   }
   KernelCache second(1 << 20, TierOptions{tmp.path(), 1 << 20, {}, {}}, {});
@@ -278,7 +278,7 @@ TEST(KernelCacheTiers, ACompileIsWrittenAndAnotherCacheLoadsItWithoutCompiling) 
   EXPECT_EQ(f->origin, Origin::kDisk);
   EXPECT_EQ(c.compiles.load(), 1);
   EXPECT_EQ(c.loads.load(), 1);
-  EXPECT_EQ(second.stats().disk_hits, 1u);
+  EXPECT_EQ(second.stats().tier("disk").counts.loads, 1u);
   // get_local sees memory and disk, and compiles nothing.
   KernelCache third(1 << 20, TierOptions{tmp.path(), 1 << 20, {}, {}}, {});
   EXPECT_FALSE(third.get_local(key_of(2), c.maker("two")).has_value());
@@ -313,7 +313,7 @@ TEST(KernelCacheTiers, ACorruptOrUnloadableFileIsLoggedRemovedAndRecompiled) {
   EXPECT_EQ(text_of(cache.get(key_of(1), c.maker("k1"))), "k1");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("the backend cannot load it (the backend cannot link it)"), std::string::npos) << lines[0];
-  EXPECT_EQ(cache.stats().disk_rejected, 2u);
+  EXPECT_EQ(cache.stats().tier("disk").counts.rejected, 2u);
 }
 
 TEST(KernelCacheTiers, AFolderUnderARecordsNameIsLeftAndTheTierStaysOn) {
@@ -329,7 +329,7 @@ TEST(KernelCacheTiers, AFolderUnderARecordsNameIsLeftAndTheTierStaysOn) {
   EXPECT_NE(lines[0].find(path + ": not a regular file; left as it is"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("warning: cache: " + path + " is not a record"), std::string::npos) << lines[1];
   EXPECT_TRUE(fs::is_directory(path));
-  EXPECT_TRUE(cache.stats().disk_on);
+  EXPECT_TRUE(cache.stats().tier("disk").on);
   ASSERT_TRUE(cache.get(key_of(2), c.maker("k2")).is_ok());  // other keys are written and read
   EXPECT_EQ(read_all(cache.disk()->path_of(key_of(2))), encode_record(key_of(2), "fake-target", "k2"));
   ASSERT_TRUE(cache.get(key_of(3), c.maker("k3")).is_ok());  // capacity 0: k2 leaves memory
@@ -358,7 +358,7 @@ TEST(KernelCacheTiers, AFullFolderTurnsTheTierOffWithOneLineAndCallsGoOn) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("the disk tier at " + tmp.path() + " is off"), std::string::npos) << lines[0];
   EXPECT_EQ(cache.disk(), nullptr);
-  EXPECT_FALSE(cache.stats().disk_on);
+  EXPECT_FALSE(cache.stats().tier("disk").on);
   for (const auto& e : fs::directory_iterator(tmp.path())) {
     EXPECT_EQ(e.path().filename(), DiskTier::kUsageFile) << "no half-written file is left";
   }

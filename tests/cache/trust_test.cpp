@@ -160,8 +160,8 @@ TEST(SignedTiers, AForgedFileIsNeverLoadedItIsCountedLoggedOnceAndCompiledAgain)
   EXPECT_EQ(c.loads.load(), 0) << "no forged payload reached the backend";
   EXPECT_EQ(c.compiles.load(), 3);
   const CacheStats s = cache.stats();
-  EXPECT_EQ(s.disk_bad_signatures, 3u);
-  EXPECT_EQ(s.disk_rejected, 3u);
+  EXPECT_EQ(s.tier("disk").counts.bad_signatures, 3u);
+  EXPECT_EQ(s.tier("disk").counts.rejected, 3u);
   EXPECT_TRUE(s.signed_records);
   ASSERT_EQ(lines.size(), 2u) << "once per tier";
   EXPECT_NE(lines[0].find(cache.disk()->path_of(key_of(0)) + ": unsigned"), std::string::npos) << lines[0];
@@ -197,7 +197,7 @@ TEST(SignedTiers, AForgedRedisValueIsNeverLoadedAndTheFleetGetsASignedOne) {
     KernelCache cache(1 << 20, TierOptions{a.path(), 1 << 20, o, signer_of({kKeyA})}, [&](const std::string& l) { lines.push_back(l); });
     for (int i = 0; i < 3; ++i) EXPECT_EQ(cache.get(key_of(i), c.maker("the real kernel"))->origin, Origin::kCompile) << i;
     EXPECT_EQ(c.loads.load(), 0);
-    EXPECT_EQ(cache.stats().remote_bad_signatures, 3u);
+    EXPECT_EQ(cache.stats().tier("remote").counts.bad_signatures, 3u);
     ASSERT_EQ(lines.size(), 2u);
     EXPECT_NE(lines[0].find("redis at " + server.url() + ": the value of " + key_of(0).hex() + " is unusable (unsigned"), std::string::npos)
         << lines[0];

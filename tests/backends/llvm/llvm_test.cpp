@@ -464,8 +464,8 @@ TEST(Llvm, ImagesServeOnlyTheirOwnLoopProgram) {
   const std::string program = std::move(backends::loops::lower(*a.graph)).value().dump(false);
   EXPECT_EQ(std::move(backends::loops::lower(*b.graph)).value().dump(false), program) << "the dead min was lowered";
   std::string image;
-  ASSERT_TRUE((*backend)->compile_image(a.graph, image).is_ok());
-  EXPECT_TRUE((*backend)->load(b.graph, image).is_ok());
+  ASSERT_TRUE((*backend)->compile(a.graph, {.image = &image, .context = {}}).is_ok());
+  EXPECT_TRUE((*backend)->load(b.graph, image, {}).is_ok());
 
   const std::string sum_max = inputs + R"("nodes": [{"op": "sum", "in": ["x"], "out": "s", "attrs": {"axes": [1]}},
       {"op": "max", "in": ["x"], "out": "m", "attrs": {"axes": [1]}}], "outputs": ["s", "m"]})";
@@ -473,9 +473,9 @@ TEST(Llvm, ImagesServeOnlyTheirOwnLoopProgram) {
       {"op": "sum", "in": ["x"], "out": "s", "attrs": {"axes": [1]}}], "outputs": ["s", "m"]})";
   const bench::Specialized c = bench::specialize(sum_max, {{2, 8}}, true), d = bench::specialize(max_sum, {{2, 8}}, true);
   EXPECT_EQ(c.graph->graph->canonical_hash(), d.graph->graph->canonical_hash());
-  ASSERT_TRUE((*backend)->compile_image(c.graph, image).is_ok());
-  EXPECT_TRUE((*backend)->load(c.graph, image).is_ok());
-  auto other = (*backend)->load(d.graph, image);
+  ASSERT_TRUE((*backend)->compile(c.graph, {.image = &image, .context = {}}).is_ok());
+  EXPECT_TRUE((*backend)->load(c.graph, image, {}).is_ok());
+  auto other = (*backend)->load(d.graph, image, {});
   ASSERT_FALSE(other.is_ok());
   EXPECT_NE(other.status().message().find("another loop program"), std::string::npos) << other.status().to_string();
 }
@@ -527,7 +527,7 @@ TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
   ASSERT_TRUE(specialized.is_ok()) << specialized.status().to_string();
   auto cycles = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      auto k = (*backend)->compile(*specialized);
+      auto k = (*backend)->compile(*specialized, {});
       ASSERT_TRUE(k.is_ok()) << k.status().to_string();
       ASSERT_GT((*k)->code_bytes(), 0u);
     }

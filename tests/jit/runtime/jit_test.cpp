@@ -80,7 +80,8 @@ class LayoutSensitive final : public backends::Backend {
  public:
   const char* name() const override { return "layout-sensitive"; }
   std::string target() const override { return "test"; }
-  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr& g) override { return inner_->compile(g);
+  Expected<std::unique_ptr<backends::Kernel>> compile(const ir::SpecializedGraphPtr& g, const backends::CompileRequest& r) override {
+    return inner_->compile(g, r);
   }
 
  private:
