@@ -80,7 +80,6 @@ class DiskTier final : public Tier {
 
   // As a tier of the kernel cache (tier.h): the file the backend cannot
   // load is removed, and the kernel compiled again.
-  const char* name() const override { return "disk"; }
   std::string where() const override { return dir_; }
   bool local() const override { return true; }
   std::string unusable(const Hash128& key, const Status& why) override;

@@ -2,6 +2,7 @@
 #include "core/support/faults.h"
 
 #include <chrono>
+#include <cstdlib>
 
 namespace shapejit::cache {
 
@@ -58,12 +59,19 @@ void KernelCache::hold(std::unique_ptr<Tier> tier, const char* name, DescribeTie
   tiers_.push_back(std::move(held));
 }
 
+KernelCache::Held& KernelCache::held(Origin origin) {
+  for (const auto& h : tiers_) {
+    if (h->origin == origin) return *h;
+  }
+  std::abort();  // every kind is held, open or not (the constructors)
+}
+
 DiskTier* KernelCache::disk() {
-  const Held& h = *tiers_[0];
+  const Held& h = held(Origin::kDisk);
   return h.on.load() ? static_cast<DiskTier*>(h.tier.get()) : nullptr;
 }
 
-RedisTier* KernelCache::remote() { return static_cast<RedisTier*>(tiers_[1]->tier.get()); }
+RedisTier* KernelCache::remote() { return static_cast<RedisTier*>(held(Origin::kRemote).tier.get()); }
 
 const TierStats& CacheStats::tier(std::string_view name) const {
   for (const TierStats& t : tiers) {
@@ -175,9 +183,10 @@ Expected<Found> KernelCache::make(const Hash128& key, const Maker& maker) {
 
 // Each tier in order, timed from its own start.
 std::optional<Found> KernelCache::load_tiers(const Hash128& key, const Maker& maker, bool local_only) {
+  if (!maker.load) return std::nullopt;  // nothing of it is stored
   for (size_t i = 0; i < tiers_.size(); ++i) {
     Held& h = *tiers_[i];
-    if (!maker.load || !h.on.load() || (local_only && !h.tier->local())) continue;
+    if (!h.on.load() || (local_only && !h.tier->local())) continue;
     const Clock::time_point t0 = Clock::now();
     std::optional<Found> f = load(i, key, maker);
     if (!f) continue;

@@ -1,9 +1,9 @@
 // The kernel cache: compiled kernels (artifacts, artifact.h) by a 128-bit
 // key, in tiers: memory, then the lower tiers in order (tier.h: the disk,
 // disk_tier.h, then a Redis server the fleet shares, redis_tier.h), then a
-// compile. The cache knows nothing of
-// backends or policy: a Maker says how to compile an artifact and how to
-// load one back from the image a compile left.
+// compile. The cache knows nothing of backends or policy: a Maker says how
+// to compile an artifact and how to load one back from the image a compile
+// left.
 //
 // Key: hash of the canonical graph, the specialization (symbol constants,
 // ranges, assumed facts, layouts), the backend and its target (CPU features,
@@ -18,10 +18,11 @@
 // the background); a lower tier's hit fills the tiers above it (a Redis hit
 // fills the disk). Whatever a lower tier does wrong (a corrupt file, a full
 // folder, a server that went away) is a miss and a log line, never a failed
-// call: a tier that cannot be written (a folder) is off for the cache's life. With a signer that has keys (TierOptions),
-// records are signed as they are written and a record from either tier
-// that is unsigned, signed with another key or altered is never loaded: it
-// is counted, logged once per tier, and its kernel compiled again.
+// call: a tier that cannot be written (a folder) is off for the cache's
+// life. With a signer that has keys (TierOptions), records are signed as
+// they are written and a record from any tier that is unsigned, signed with
+// another key or altered is never loaded: it is counted, logged once per
+// tier, and its kernel compiled again.
 #pragma once
 
 #include <atomic>
@@ -52,8 +53,8 @@ Hash128 make_key(const Hash128& graph, const Hash128& specialization, std::strin
 
 // A backend may keep pieces of kernels under keys of their own (the LLVM
 // backend's fused steps, which kernels share): their counts are apart, so
-// that the kernel counts still count kernels.
-// (The lower tiers count theirs in TierCounts.)
+// that the kernel counts still count kernels (the lower tiers count theirs
+// in TierCounts).
 struct PartStats {
   uint64_t hits = 0, waits = 0, compiles = 0;
 };
@@ -153,6 +154,7 @@ class KernelCache {
   };
   // `tier` null: the kind `name` is not open.
   void hold(std::unique_ptr<Tier> tier, const char* name, DescribeTier describe, Origin origin);
+  Held& held(Origin origin);  // the kind whose hits say `origin`
   // The lower tiers (those on this machine alone with `local_only`), then
   // the compile: what a flight runs.
   Expected<Found> make(const Hash128& key, const Maker& maker);

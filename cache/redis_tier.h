@@ -63,7 +63,6 @@ class RedisTier final : public Tier {
   // record's checks, a store a queued put (it never fails: a write that
   // cannot be made is dropped and counted), and a value the backend cannot
   // load is a miss.
-  const char* name() const override { return "remote"; }
   std::string where() const override { return "redis at " + options_.url; }
   bool local() const override { return false; }
   std::optional<std::string> load(const Hash128& key, std::string_view target, std::string* rejected = nullptr,

@@ -8,7 +8,8 @@
 // write, hands payloads to the backend, counts what each tier did
 // (TierCounts) and writes every log line; a tier says where it is, what its
 // lines say of a payload the backend could not use, and what its counts are
-// called in stats (DescribeTier).
+// called in stats (DescribeTier). The cache names each kind ("disk",
+// "remote": its section in stats) when it holds it.
 #pragma once
 
 #include <cstdint>
@@ -57,8 +58,6 @@ struct TierStats {
 class Tier {
  public:
   virtual ~Tier() = default;
-  // Its section in stats ("disk", "remote").
-  virtual const char* name() const = 0;
   // Where it is, as log lines name it (a folder, "redis at URL").
   virtual std::string where() const = 0;
   // Whether it is on this machine: a look-up that must not wait on a
