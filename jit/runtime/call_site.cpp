@@ -12,7 +12,12 @@ namespace shapejit::runtime {
 using Clock = std::chrono::steady_clock;
 
 CallSite::CallSite(std::string name, Services services)
-    : name_(std::move(name)), services_(std::move(services)), policy_(policy::make_policy(services_.config.policy, name_)) {}
+    : name_(std::move(name)),
+      services_(std::move(services)),
+      policy_(policy::make_policy(services_.config.policy, name_)),
+      source_(KernelSource::make(name_, services_, [this](Entry* stand_in, std::shared_ptr<backends::Kernel> kernel) {
+        land(stand_in, std::move(kernel));
+      })) {}
 
 CallSite::~CallSite() = default;
 
@@ -130,9 +135,7 @@ SiteStats CallSite::stats() const {
   s.hits = s.calls - misses_ - breaks;
   s.graph_breaks += breaks;
   s.stand_in_calls = stand_in_calls_.load(std::memory_order_relaxed);
-  s.stand_in_waits = stand_in_counts_.waits.load(std::memory_order_relaxed);
-  s.stand_in_dynamic = stand_in_counts_.dynamic.load(std::memory_order_relaxed);
-  s.stand_in_quick = stand_in_counts_.quick.load(std::memory_order_relaxed);
+  s += source_->stats();
   return s;
 }
 

@@ -6,50 +6,34 @@
 // (snapshot.h says how snapshots are published and retired). A miss
 // (miss.cpp) takes the site's mutex and runs one ordered pipeline, a
 // function a step: recheck, explain, decide (the RecompilePolicy), trace
-// or reuse, specialize, compile, install, log.
+// or reuse, specialize, get the kernel (the site's KernelSource, through the
+// cache or with compile.async a stand-in: kernel_source.h), install, log.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "backends/fallback.h"
-#include "cache/kernel_cache.h"
 #include "guards/guard_set.h"
 #include "jit/policy/recompile_policy.h"
 #include "jit/runtime/inputs.h"
+#include "jit/runtime/kernel_source.h"
+#include "jit/runtime/services.h"
 #include "jit/runtime/site_stats.h"
 #include "jit/runtime/snapshot.h"
-#include "jit/runtime/stand_in.h"
 #include "jit/trace/tracer.h"
 
 namespace shapejit::runtime {
 
 using TraceFn = std::function<Status(trace::Tracer&)>;
 
-class Background;
-class PendingKernel;
 class TraceRecorder;
 struct Entry;
 struct StoredTrace;
-
-// What a site shares with the rest of the Jit.
-struct Services {
-  const policy::Config& config;
-  backends::WithFallback& backend;  // compiles, and the eager path's reference kernels
-  cache::KernelCache& cache;
-  Background* background;  // compile.async: where misses compile; null: on the call's path
-  backends::Log log;  // recompile lines and warnings
-  const std::atomic<TraceRecorder*>& recorder;   // log.record, Jit::record; null: off
-  const std::atomic<bool>& timing;               // collect dispatch and kernel times
-  const std::atomic<bool>& execute;              // false: dispatch and compile, run no kernel
-};
 
 class CallSite {
  public:
@@ -99,16 +83,6 @@ class CallSite {
     ir::SpecializedGraphPtr graph;
     guards::GuardSet guards;
   };
-  // Its kernel (miss step 5): from a tier or compiled, or the reference
-  // interpreter standing in while it compiles in the background.
-  struct Compiled {
-    std::shared_ptr<backends::Kernel> kernel;
-    bool stand_in = false;
-    Hash128 key;
-    std::shared_ptr<PendingKernel> pending;  // a stand-in's compile
-    std::optional<std::pair<Hash128, ir::SpecializedGraphPtr>> dynamic;  // the dynamic kernel to compile after it
-  };
-
   // The hit path (call_site.cpp).
   Status dispatch(const Call& call, std::vector<ir::Tensor>& outputs);
   Status dispatch_timed(const Call& call, std::vector<ir::Tensor>& outputs);
@@ -127,26 +101,15 @@ class CallSite {
   policy::Decision decide(Args args, std::span<const guards::Failure> failures);           // 2
   Expected<StoredTrace*> trace_or_reuse(const Call& call, const policy::Decision& d);      // 3
   Expected<Specialized> specialize(const StoredTrace& st, Args args, bool generic);        // 4
-  Expected<Compiled> compile(StoredTrace& st, const Specialized& sp);                     // 5
-  Entry* install(Specialized sp, Compiled c, bool generic);                               // 6
+  // 5 is the site's KernelSource: source_->get().
+  Entry* install(Specialized sp, KernelSource::Got got, bool generic);                   // 6
   void log_recompile(std::span<const guards::Failure> failures, const policy::Decision& d, const Entry& e);  // 7
   // Step 3's parts: tracing the call's source, and keeping what it made.
   Expected<StoredTrace*> trace(const Call& call, bool generic);
   StoredTrace* store(trace::Trace t, bool generic);
   StoredTrace* stored(int id);
-  // Step 5's parts: what the backend is told of a compile, the cache's
-  // maker, the tier a kernel came from, and a background compile's start
-  // and landing.
-  backends::CompileContext context(bool background) const { return {background, &name_}; }
-  cache::Maker make_maker(const ir::SpecializedGraphPtr& graph, const backends::CompileContext& context) const;
-  void count_origin(const cache::Found& found);
-  void compile_in_background(Entry* stand_in, Hash128 key, std::shared_ptr<PendingKernel> pending);
-  void land(Entry* stand_in, Expected<cache::Found> got, double ms);
-  // The trace's dynamic kernel for a stand-in (stand_in.h): null until it
-  // has compiled; on the first ask, what to compile goes in `c.dynamic`.
-  std::shared_ptr<backends::Kernel> dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c);
-  void compile_dynamic_in_background(Hash128 key, ir::SpecializedGraphPtr graph);
-  Expected<cache::Found> background_get(const Hash128& key, const ir::SpecializedGraphPtr& graph);
+  // A kernel compiled in the background replaces its stand-in's (KernelSource::Land).
+  void land(Entry* stand_in, std::shared_ptr<backends::Kernel> kernel);
   // Misses that do not compile.
   Status run_eager(StoredTrace& trace, const Call& call, std::vector<ir::Tensor>& outputs);
   // A cached break, or with `raised` a cached error of the function's own.
@@ -157,12 +120,14 @@ class CallSite {
   const std::string name_;
   Services services_;
   std::unique_ptr<policy::RecompilePolicy> policy_;
+  // Where a miss's kernel comes from; made after the name and the
+  // services, which it refers to.
+  const std::unique_ptr<KernelSource> source_;
 
   SnapshotCell snapshots_;
   std::atomic<uint64_t> calls_{0};  // hits are calls that did not miss or break
   std::atomic<uint64_t> break_hits_{0};
   std::atomic<uint64_t> stand_in_calls_{0};
-  StandInCounts stand_in_counts_;  // counted by the stand-ins (stand_in.h)
   std::atomic<TraceRecorder*> recorded_to_{nullptr};  // the recorder that has this site's graph
 
   mutable std::mutex mu_;  // everything below; the miss path; publishing snapshots
@@ -174,8 +139,7 @@ class CallSite {
   size_t landed_ = 0;  // stand-ins replaced by their kernels (entries_ keeps both)
   const Entry* last_compiled_ = nullptr;  // what a miss is explained against
   bool has_generic_ = false;
-  std::set<std::pair<uint64_t, uint64_t>> dynamic_queued_;  // the keys of stand-ins' dynamic kernels asked for
-  SiteStats stats_;
+  SiteStats stats_;  // the source counts its own (KernelSource::stats)
 };
 
 }  // namespace shapejit::runtime

@@ -9,8 +9,9 @@
 //   4. specialize  the policy's choices on the trace's env, the layout,
 //                  inference with the call's sizes (deciding what the choices
 //                  left open), then ir::specialize and the entry's guards
-//   5. compile     through the kernel cache (the backend with its fallback);
-//                  with compile.async, a stand-in while it compiles
+//   5. kernel      from the site's KernelSource: through the kernel cache
+//                  (the backend with its fallback); with compile.async, a
+//                  stand-in while it compiles (kernel_source.h)
 //   6. install     the entry, in a new snapshot
 //   7. log         the recompile line and the stats
 // then the call runs on its new entry, outside the mutex.
@@ -18,10 +19,8 @@
 #include <set>
 
 #include "core/ir/infer.h"
-#include "jit/runtime/background.h"
 #include "jit/runtime/call_site.h"
 #include "jit/runtime/entry.h"
-#include "jit/runtime/stand_in.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
@@ -90,8 +89,8 @@ Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& 
   const Clock::time_point t_specialize = Clock::now();
   Specialized sp = SJ_TRY(specialize(*st, args, generic));
   stats_.specialize_ms += ms_since(t_specialize);
-  Compiled compiled = SJ_TRY(compile(*st, sp));
-  Entry* entry = install(std::move(sp), std::move(compiled), generic);
+  KernelSource::Got kernel = SJ_TRY(source_->get(*st, sp.graph, sp.env.contiguous()));
+  Entry* entry = install(std::move(sp), std::move(kernel), generic);
   ++stats_.compiles;
   if (!first) log_recompile(failures, d, *entry);
 
@@ -246,172 +245,20 @@ Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args
   return sp;
 }
 
-// 5. The kernel, through the cache's tiers; with compile.async, only what
-// memory or disk has now, and otherwise the reference interpreter stands in
-// while it compiles (a generic entry that covers the call would have taken
-// it at the lookup, before any miss).
-Expected<CallSite::Compiled> CallSite::compile(StoredTrace& st, const Specialized& sp) {
-  Compiled c;
-  c.key = cache::make_key(st.graph_hash, sp.graph->spec_hash, services_.backend.name(), services_.backend.target());
-  const cache::Maker maker = make_maker(sp.graph, context(false));
-  const Clock::time_point t0 = Clock::now();
-  std::optional<cache::Found> found;
-  if (services_.background) {
-    found = services_.cache.get_local(c.key, maker);
-  } else {
-    auto got = services_.cache.get(c.key, maker);
-    if (!got.is_ok()) return got.status().with_context("site " + name_ + ": compiling");
-    found = std::move(got).value();
-  }
-  stats_.compile_ms += ms_since(t0);
-  if (found) {
-    c.kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
-    count_origin(*found);
-  } else {
-    // A call that waits gets the kernel itself, counted as the background's
-    // compile would be (which then finds it in memory).
-    const size_t nodes = sp.graph->graph->nodes.size();
-    c.pending = std::make_shared<PendingKernel>([this, key = c.key, maker, nodes](bool begun) -> std::shared_ptr<backends::Kernel> {
-      const Clock::time_point t0 = Clock::now();
-      // Beside the background's compile when it has begun (its kernel lands
-      // as the entry's, counted there), else through the cache.
-      std::optional<cache::Found> got;
-      std::shared_ptr<backends::Kernel> kernel;
-      if (begun) {
-        Expected<std::unique_ptr<cache::Artifact>> made = maker.compile(nullptr);
-        if (!made.is_ok()) return nullptr;
-        kernel.reset(static_cast<backends::Kernel*>(made->release()));
-      } else {
-        Expected<cache::Found> found = services_.cache.get(key, maker);
-        if (!found.is_ok()) return nullptr;
-        got = std::move(found).value();
-        kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
-      }
-      const double ms = ms_since(t0);
-      if (!got || got->origin == cache::Origin::kCompile) services_.background->costs().saw_compile(nodes, ms);
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.compile_ms += ms;
-      if (got) count_origin(*got);
-      return kernel;
-    }, [background = services_.background](const PendingKernel* p) { background->hurry(p); });
-    // The quicker tier, for a call that would wait: in no cache (it is
-    // only a stand-in), its time counted as compiling.
-    auto quick = std::make_shared<QuickKernel>([this, graph = sp.graph]() -> std::shared_ptr<backends::Kernel> {
-      const Clock::time_point t0 = Clock::now();
-      Expected<std::unique_ptr<backends::Kernel>> made = services_.backend.compile(graph, {.quick = true, .context = context(false)});
-      const double ms = ms_since(t0);
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.compile_ms += ms;
-      return made.is_ok() ? std::shared_ptr<backends::Kernel>(std::move(made).value()) : nullptr;
-    });
-    c.kernel = std::make_shared<StandInKernel>(SJ_TRY(services_.backend.compile_reference(sp.graph)), *sp.graph, c.pending,
-                                               services_.background->costs(), stand_in_counts_, dynamic_stand_in(st, sp, c),
-                                               std::move(quick));
-    c.stand_in = true;
-  }
-  return c;
-}
-
-// The trace with its dims left free, under the entry's layout: it takes
-// every call the entry takes. When the entry is that already (a dynamic
-// policy's), there is none to add.
-std::shared_ptr<backends::Kernel> CallSite::dynamic_stand_in(StoredTrace& st, const Specialized& sp, Compiled& c) {
-  // Inferred once per trace and layout (a model's inference takes
-  // milliseconds, and this is on the call's path).
-  auto [it, added] = st.dynamic.try_emplace(sp.env.contiguous());
-  if (added) {
-    sym::ShapeEnv env = st.env;
-    env.set_contiguous(sp.env.contiguous());
-    Expected<ir::SpecializedGraphPtr> graph = ir::specialize(st.graph, env.specialization());
-    if (graph.is_ok()) it->second = std::move(graph).value();
-  }
-  const ir::SpecializedGraphPtr& graph = it->second;
-  if (!graph || graph->spec_hash == sp.graph->spec_hash) return nullptr;
-  const Hash128 key = cache::make_key(st.graph_hash, graph->spec_hash, services_.backend.name(), services_.backend.target());
-  if (std::optional<cache::Found> found = services_.cache.get_local(key, make_maker(graph, context(false)))) {
-    auto kernel = std::static_pointer_cast<backends::Kernel>(found->artifact);
-    return kernel->fallback_reason().empty() ? kernel : nullptr;
-  }
-  // Asked for once, and queued behind the entry's own compile (install).
-  if (dynamic_queued_.insert({key.hi, key.lo}).second) c.dynamic.emplace(key, graph);
-  return nullptr;
-}
-
-// A kernel through the cache on a background thread, whose task has no
-// caller to throw to.
-Expected<cache::Found> CallSite::background_get(const Hash128& key, const ir::SpecializedGraphPtr& graph) {
-  try {
-    return services_.cache.get(key, make_maker(graph, context(true)));
-  } catch (const std::exception& ex) {
-    return Status(Code::kInternal, std::string("the background compile threw: ") + ex.what());
-  }
-}
-
-void CallSite::compile_dynamic_in_background(Hash128 key, ir::SpecializedGraphPtr graph) {
-  services_.background->run([this, key, graph = std::move(graph)] {
-    const Clock::time_point t0 = Clock::now();
-    Expected<cache::Found> got = background_get(key, graph);
-    const double ms = ms_since(t0);
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.compile_ms += ms;
-    if (got.is_ok() && got->origin == cache::Origin::kCompile &&
-        static_cast<const backends::Kernel&>(*got->artifact).fallback_reason().empty()) {
-      ++stats_.stand_in_kernels;  // a graph the backend could not compile dynamic stays on the reference
-    }
-  });
-}
-
-cache::Maker CallSite::make_maker(const ir::SpecializedGraphPtr& graph, const backends::CompileContext& context) const {
-  backends::WithFallback& backend = services_.backend;
-  cache::Maker m;
-  m.target = std::string(backend.name()) + " " + backend.target();
-  m.compile = [&backend, graph, context](std::string* image) -> Expected<std::unique_ptr<cache::Artifact>> {
-    return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.compile(graph, {.image = image, .context = context})).release());
-  };
-  if (backend.persists()) {
-    m.load = [&backend, graph, context](std::string_view image) -> Expected<std::unique_ptr<cache::Artifact>> {
-      return std::unique_ptr<cache::Artifact>(SJ_TRY(backend.load(graph, image, context)).release());
-    };
-  }
-  return m;
-}
-
-void CallSite::count_origin(const cache::Found& found) {
-  if (found.origin != cache::Origin::kMemory) {
-    if (const backends::CompilePhases* p = static_cast<const backends::Kernel&>(*found.artifact).phases()) stats_.phases += *p;
-  }
-  switch (found.origin) {
-    case cache::Origin::kMemory: break;
-    case cache::Origin::kDisk: ++stats_.disk_loads; break;
-    case cache::Origin::kRemote: ++stats_.remote_loads; break;
-    case cache::Origin::kCompile: {
-      ++stats_.backend_compiles;
-      const std::string& why = static_cast<const backends::Kernel&>(*found.artifact).fallback_reason();
-      if (!why.empty()) {
-        ++stats_.fallbacks;
-        services_.log("shapejit: site " + name_ + ": the " + services_.backend.name() + " backend could not compile the graph (" + why +
-                      "); it runs on the reference interpreter");
-      }
-      break;
-    }
-  }
-}
-
 // 6. The entry goes into a new snapshot; a stand-in's kernel starts compiling.
-Entry* CallSite::install(Specialized sp, Compiled c, bool generic) {
+Entry* CallSite::install(Specialized sp, KernelSource::Got got, bool generic) {
   auto e = std::make_unique<Entry>();
   e->guards = std::move(sp.guards);
-  e->kernel = std::move(c.kernel);
+  e->kernel = std::move(got.kernel);
   e->graph = std::move(sp.graph);
   e->symbol_sources = symbol_sources(sp.env);
   e->description = describe(sp.env, generic);
-  e->stand_in = c.stand_in;
+  e->stand_in = got.stand_in;
   Entry* raw = e.get();
   add_entry(std::move(e));
   last_compiled_ = raw;
   has_generic_ |= generic;
-  if (raw->stand_in) compile_in_background(raw, c.key, std::move(c.pending));
-  if (c.dynamic) compile_dynamic_in_background(c.dynamic->first, std::move(c.dynamic->second));
+  if (got.begin) got.begin(*raw);
   return raw;
 }
 
@@ -420,34 +267,13 @@ void CallSite::add_entry(std::unique_ptr<Entry> e) {
   entries_.push_back(std::move(e));
 }
 
-void CallSite::compile_in_background(Entry* stand_in, Hash128 key, std::shared_ptr<PendingKernel> pending) {
-  const PendingKernel* tag = pending.get();  // what its stand-in's hurry() names
-  services_.background->run([this, stand_in, key, graph = stand_in->graph, pending = std::move(pending)] {
-    const Clock::time_point t0 = Clock::now();
-    pending->started();
-    Expected<cache::Found> got = background_get(key, graph);
-    const double ms = ms_since(t0);
-    // Calls waiting on the stand-in go on with the kernel before the entry is replaced.
-    pending->finish(got.is_ok() ? std::static_pointer_cast<backends::Kernel>(got->artifact) : nullptr);
-    land(stand_in, std::move(got), ms);
-  }, tag);
-}
-
 // A background compile is done: its kernel replaces the stand-in's in a new
-// snapshot (same guards, same place in the tree). A failed compile leaves
-// the stand-in where it is, and says so once.
-void CallSite::land(Entry* stand_in, Expected<cache::Found> got, double ms) {
+// snapshot (same guards, same place in the tree).
+void CallSite::land(Entry* stand_in, std::shared_ptr<backends::Kernel> kernel) {
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.compile_ms += ms;
-  if (!got.is_ok()) {
-    services_.log("shapejit: warning: site " + name_ + ": a background compile failed (" + got.status().message() +
-                  "); its entry stays on the reference interpreter");
-    return;
-  }
   auto e = std::make_unique<Entry>(*stand_in);
-  e->kernel = std::static_pointer_cast<backends::Kernel>(got->artifact);
+  e->kernel = std::move(kernel);
   e->stand_in = false;
-  count_origin(*got);
   snapshots_.publish(snapshots_.live()->replacing(stand_in, e.get()));
   if (last_compiled_ == stand_in) last_compiled_ = e.get();
   entries_.push_back(std::move(e));
