@@ -1,10 +1,13 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "backends/cpu/row_product.h"
 #include "backends/cpu/simd.h"
 
 namespace shapejit::backends::cpu {
@@ -12,27 +15,27 @@ namespace shapejit::backends::cpu {
 namespace {
 
 // Products of at most this many rows read a row-major B of the other float
-// type in place, converting in registers (in_place_avx2); taller ones pack
-// it converting (streaming_avx2): in place wins up to about 12 rows and
+// type in place, converting in registers (in_place); taller ones pack
+// it converting (streaming): in place wins up to about 12 rows and
 // packing past 18 (B's rows 12 KB apart, a band of them in one set of L1;
 // bench/results/README.md, "Design measurements").
 constexpr int64_t kConvertedInPlaceRows = 2 * kTileRows;
 // A slice of k: a packed panel of kDepth rows is 32 KB (L1) for either type.
 constexpr int64_t kDepth = 512;
-// Rows of A per block: 96 rows of a slice are 192 KB in L2 for floats.
-constexpr int64_t kBlockRows = 96;
 // Rows of a tile of C (kTileRows): 6 rows of two vectors are 12 of the 16
 // registers, beside B's two vectors and the broadcast element of A.
 constexpr int kRows = static_cast<int>(kTileRows);
+// Rows of AVX-512's tile: 14 rows of two vectors are 28 of the 32.
+constexpr int kWideRows = 14;
 // Products of at most kInPlaceRows rows (gemm.h) of a row-major B read it
-// in place (in_place_avx2), in bands of about kBandBytes of B's rows, from
+// in place (in_place), in bands of about kBandBytes of B's rows, from
 // kMinBand to kMaxBand rows.
 constexpr int64_t kBandBytes = 72 << 10, kMinBand = 8, kMaxBand = 32;
 // Rows of B packed across all panels before the next: a band of 1536
 // floats' rows is 96 KB, in L2 while its panels take it.
 constexpr int64_t kPackRows = 16;
 // Panels a streamed product packs at once when it converts B's elements
-// (streaming_avx2): 32 float panels of a float64 product (8 columns, 32
+// (streaming): 32 float panels of a float64 product (8 columns, 32
 // bytes a row) are 1 KB of each of B's rows, 512 KB for 512 rows, in L2:
 // faster than groups of 4 or 8, or of whole rows.
 constexpr int64_t kConvertedPanels = 32;
@@ -314,7 +317,7 @@ constexpr TileFn<T, S> kTiles[kRows + 1] = {nullptr,
 // more. A last 3 rows stay a tile (6 + 3 costs less than 5 + 4).
 //
 // With `equal`, more than 7 rows are tiles of heights as equal as they
-// can be (15 rows are 5 + 5 + 5): for B read in place (in_place_avx2),
+// can be (15 rows are 5 + 5 + 5): for B read in place (in_place),
 // where split-k tiles read two of B's rows at once, no tile is short.
 //
 // Unless `ahead` is null, the first tile prefetches from it, rows
@@ -342,22 +345,165 @@ SJ_AVX2 void tiles(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row
   if (i < i1) run(i1 - i);
 }
 
+// What a step of the tiles prefetches (its first tile, a row of it for
+// each row of k it takes): from `at` (null: nothing), rows `row` bytes
+// apart, and a second panel `gap` bytes after the first (AVX-512's pairs).
+struct Ahead {
+  const char* at = nullptr;
+  int64_t row = 0, gap = 0;
+};
+
+// A vector of AVX-512's lanes of T from S where they lie (load_as's); a
+// float product of double panels runs AVX2's tiles (Avx512Tiles).
 template <typename T, typename S>
-SJ_AVX2 void multiply_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
-                           bool accumulate) {
-  constexpr int64_t P = kPanel<T>;
+SJ_AVX512 inline typename Simd512<T>::V load_wide(const S* p) {
+  if constexpr (std::is_same_v<T, S>) {
+    return Simd512<T>::loadu(p);
+  } else {
+    static_assert(std::is_same_v<T, double>, "float from double: AVX2's tiles");
+    // The masked form, with every lane: the plain one's undefined source
+    // trips GCC 12's -Wmaybe-uninitialized.
+    return _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p));
+  }
+}
+
+// AVX-512's tile (tile_choice.h): C[R x width] (+)= A[R x kc] times two
+// adjacent panels of B, the second `second` elements after the first (the
+// next packed panel, or B's next columns where it lies), each panel one
+// zmm vector wide; width up to two panels. R <= kWideRows: 2R accumulators,
+// two vectors of B and the broadcast element of A are at most 31 of the 32
+// registers. A's rows are read from five bases three rows apart, so that
+// each row's address is a base and one of three offsets. With kAhead, it
+// prefetches the pair of panels the product takes next, as tile does.
+template <typename T, typename S, int R, bool kAhead>
+SJ_AVX512 void wide_tile(int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step, int64_t second, T* c,
+                         int64_t ldc, bool add, int64_t width, Ahead ahead) {
+  using W = Simd512<T>;
+  using V = typename W::V;
+  constexpr int64_t L = W::kLanes;
+  static_assert(L == kPanel<T>, "a panel is one zmm vector");
+  V c0a = W::zero(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a, c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a,
+    c5b = c0a, c6a = c0a, c6b = c0a, c7a = c0a, c7b = c0a, c8a = c0a, c8b = c0a, c9a = c0a, c9b = c0a, c10a = c0a, c10b = c0a,
+    c11a = c0a, c11b = c0a, c12a = c0a, c12b = c0a, c13a = c0a, c13b = c0a;
+  const T* a0 = a;
+  const T* a3 = a + 3 * a_row;
+  const T* a6 = a + 6 * a_row;
+  const T* a9 = a + 9 * a_row;
+  const T* a12 = a + 12 * a_row;
+  const int64_t a_row2 = 2 * a_row;
+#define SJ_WIDE_ROW(r, base, offset)            \
+  if constexpr (R > r) {                        \
+    const V x = W::splat(base + offset);        \
+    c##r##a = W::fma(x, b0, c##r##a);           \
+    c##r##b = W::fma(x, b1, c##r##b);           \
+  }
+#define SJ_WIDE_ROWS(r0, r1, r2, base) SJ_WIDE_ROW(r0, base, 0) SJ_WIDE_ROW(r1, base, a_row) SJ_WIDE_ROW(r2, base, a_row2)
+  for (int64_t p = 0; p < kc; ++p, panel += step, a0 += a_col, a3 += a_col, a6 += a_col, a9 += a_col, a12 += a_col) {
+    if constexpr (kAhead) {
+      const char* other = ahead.at + ahead.gap;
+      prefetch_row<T, S>(other, 0);
+      prefetch_row<T, S>(ahead.at, ahead.row);
+    }
+    const V b0 = load_wide<T>(panel), b1 = load_wide<T>(panel + second);
+    SJ_WIDE_ROWS(0, 1, 2, a0)
+    SJ_WIDE_ROWS(3, 4, 5, a3)
+    SJ_WIDE_ROWS(6, 7, 8, a6)
+    SJ_WIDE_ROWS(9, 10, 11, a9)
+    SJ_WIDE_ROW(12, a12, 0)
+    SJ_WIDE_ROW(13, a12, a_row)
+  }
+#undef SJ_WIDE_ROWS
+#undef SJ_WIDE_ROW
+  const V rows[kWideRows][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b},   {c3a, c3b},   {c4a, c4b},   {c5a, c5b},   {c6a, c6b},
+                                {c7a, c7b}, {c8a, c8b}, {c9a, c9b}, {c10a, c10b}, {c11a, c11b}, {c12a, c12b}, {c13a, c13b}};
+  const typename W::Mask m0 = W::first(std::min(width, L)), m1 = W::first(std::max<int64_t>(0, width - L));
+  for (int r = 0; r < R; ++r) {
+    T* out = c + r * ldc;
+    if (width == 2 * L) {
+      W::storeu(out, add ? W::add(rows[r][0], W::loadu(out)) : rows[r][0]);
+      W::storeu(out + L, add ? W::add(rows[r][1], W::loadu(out + L)) : rows[r][1]);
+      continue;
+    }
+    W::store(out, m0, add ? W::add(rows[r][0], W::load(out, m0)) : rows[r][0]);
+    W::store(out + L, m1, add ? W::add(rows[r][1], W::load(out + L, m1)) : rows[r][1]);
+  }
+}
+
+template <typename T, typename S>
+using WideTileFn = void (*)(int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, bool, int64_t, Ahead);
+template <typename T, typename S, bool kAhead, int... R>
+constexpr std::array<WideTileFn<T, S>, sizeof...(R) + 1> wide_table(std::integer_sequence<int, R...>) {
+  return {nullptr, wide_tile<T, S, R + 1, kAhead>...};
+}
+template <typename T, typename S, bool kAhead>
+constexpr auto kWideTiles = wide_table<T, S, kAhead>(std::make_integer_sequence<int, kWideRows>{});
+
+// The tile families, as the loops below run them: `run` takes rows [i0,
+// i1) of C times kPanels panels of B from `panel` (each row of a panel
+// `step` elements after the last, the next panel `second` after it),
+// `width` of their columns; the first tile prefetches what `ahead` says.
+// AVX2's takes one panel (tiles: `equal` is its).
+struct Avx2Tiles {
+  // Rows of A per block: 96 rows of a slice are 192 KB in L2 for floats.
+  static constexpr int64_t kPanels = 1, kBlockRows = 96;
+  template <typename T, typename S>
+  SJ_AVX2 static void run(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step,
+                          int64_t /*second*/, T* c, int64_t ldc, bool add, int64_t width, bool equal, Ahead ahead) {
+    tiles(i0, i1, kc, a, a_row, a_col, panel, step, c, ldc, add, width, equal, ahead.at, ahead.row);
+  }
+};
+
+// AVX-512's takes two panels in tiles of kWideRows rows or fewer, as equal
+// in height as they can be (a short tile's few chains of multiply-adds
+// would not cover an FMA's latency), and a lone last panel in AVX2's, as
+// it does a float product of double panels (rare: a double weight in a
+// float product; narrowing them in zmm registers takes an insert whose
+// GCC 12 form warns). It
+// does not prefetch the next panel as AVX2's does: its blocks of rows
+// (kBlockRows, 8 tiles of 14) read each pair of panels from L2.
+struct Avx512Tiles {
+  static constexpr int64_t kPanels = 2, kBlockRows = 8 * kWideRows;
+  template <typename T, typename S>
+  SJ_AVX512 static void run(int64_t i0, int64_t i1, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const S* panel, int64_t step,
+                            int64_t second, T* c, int64_t ldc, bool add, int64_t width, bool equal, Ahead ahead) {
+    constexpr int64_t P = kPanel<T>;
+    if (width <= P) return tiles(i0, i1, kc, a, a_row, a_col, panel, step, c, ldc, add, width, equal, ahead.at, ahead.row);
+    constexpr bool kNarrowing = std::is_same_v<T, float> && std::is_same_v<S, double>;
+    if (kNarrowing) {  // each panel by AVX2's
+      tiles(i0, i1, kc, a, a_row, a_col, panel, step, c, ldc, add, P, equal, ahead.at, ahead.row);
+      return tiles(i0, i1, kc, a, a_row, a_col, panel + second, step, c + P, ldc, add, width - P, equal);
+    }
+    const int64_t rows = i1 - i0, count = (rows + kWideRows - 1) / kWideRows;
+    int64_t i = i0;
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t height = rows / count + (t < rows % count ? 1 : 0);
+      if constexpr (!kNarrowing) {
+        const WideTileFn<T, S> fn = ahead.at ? kWideTiles<T, S, true>[height] : kWideTiles<T, S, false>[height];
+        fn(kc, a + i * a_row, a_row, a_col, panel, step, second, c + i * ldc, ldc, add, width, ahead);
+        ahead.at = nullptr;
+      }
+      i += height;
+    }
+  }
+};
+
+template <typename F, typename T, typename S>
+SJ_AVX2 void multiply_packed(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
+                             bool accumulate) {
+  constexpr int64_t P = kPanel<T>, W = F::kPanels * P;
   const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices;
   for (int64_t p0 = 0; p0 < k; p0 += depth) {
     const int64_t kc = std::min(depth, k - p0);
     const bool add = accumulate || p0 > 0;
-    for (int64_t i0 = 0; i0 < m; i0 += kBlockRows) {
-      const int64_t i1 = std::min(m, i0 + kBlockRows);
-      for (int64_t j0 = 0; j0 < n; j0 += P) {
+    for (int64_t i0 = 0; i0 < m; i0 += F::kBlockRows) {
+      const int64_t i1 = std::min(m, i0 + F::kBlockRows);
+      for (int64_t j0 = 0; j0 < n; j0 += W) {
         // The panel the loops take next: this slice's next one, else its
         // first for the next block of rows, else the next slice's first.
-        const S* next = j0 + P < n ? packed + (j0 + P) * k + p0 * P : i1 < m ? packed + p0 * P : p0 + kc < k ? packed + (p0 + kc) * P : nullptr;
-        tiles(i0, i1, kc, a + p0 * a_col, a_row, a_col, packed + j0 * k + p0 * P, P, c + j0, ldc, add, std::min(P, n - j0), false,
-              reinterpret_cast<const char*>(next), P * static_cast<int64_t>(sizeof(S)));
+        const S* next = j0 + W < n ? packed + (j0 + W) * k + p0 * P : i1 < m ? packed + p0 * P : p0 + kc < k ? packed + (p0 + kc) * P : nullptr;
+        const Ahead ahead{reinterpret_cast<const char*>(next), P * static_cast<int64_t>(sizeof(S)), k * P * static_cast<int64_t>(sizeof(S))};
+        F::template run<T, S>(i0, i1, kc, a + p0 * a_col, a_row, a_col, packed + j0 * k + p0 * P, P, k * P, c + j0, ldc, add,
+                              std::min(W, n - j0), false, ahead);
       }
     }
   }
@@ -395,10 +541,11 @@ class RowPrefetch {
 // loading a double. Packed one at a time, each panel's first tile
 // prefetches the next panel's rows into L2 (tile), so that packing it does
 // not wait on memory, row after row.
-template <typename T, typename S>
-SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row,
-                            int64_t b_col, T* c, int64_t ldc, bool accumulate) {
-  constexpr int64_t P = kPanel<T>, group = std::is_same_v<T, S> ? 1 : kConvertedPanels;
+template <typename F, typename T, typename S>
+SJ_AVX2 void streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
+                       T* c, int64_t ldc, bool accumulate) {
+  constexpr int64_t P = kPanel<T>, group = std::is_same_v<T, S> ? F::kPanels : kConvertedPanels;
+  static_assert(group % F::kPanels == 0, "a group is whole steps of the tiles");
   thread_local std::vector<S> panels(static_cast<size_t>(kDepth * P * group));
   const int64_t slices = (k + kDepth - 1) / kDepth, depth = (k + slices - 1) / slices, count = (n + P - 1) / P;
   for (int64_t p0 = 0; p0 < k; p0 += depth) {
@@ -410,18 +557,22 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
       pack_panels<T>(n, kc, slice, b_row, b_col, q0, q1, panels.data(), 0, kc);
       // While the tiles take this group, the next group's lines of the
       // slice are prefetched.
-      const int64_t next_bytes = group > 1 && b_col == 1 && q1 < count ? std::min(n - q1 * P, group * P) * static_cast<int64_t>(sizeof(S)) : 0;
-      RowPrefetch next(slice + q1 * P, b_row * static_cast<int64_t>(sizeof(S)), kc, next_bytes, q1 - q0);
-      for (int64_t q = q0; q < q1; ++q) {
+      const int64_t next_bytes =
+          group > F::kPanels && b_col == 1 && q1 < count ? std::min(n - q1 * P, group * P) * static_cast<int64_t>(sizeof(S)) : 0;
+      RowPrefetch next(slice + q1 * P, b_row * static_cast<int64_t>(sizeof(S)), kc, next_bytes, (q1 - q0 + F::kPanels - 1) / F::kPanels);
+      for (int64_t q = q0; q < q1; q += F::kPanels) {
         next.share();
         const int64_t j0 = q * P;
-        // One panel at a time: its first tile prefetches the next panel's
-        // rows where B lies (this slice's next, else the next slice's
-        // first), so that packing it reads L2.
-        const S* ahead = nullptr;
-        if (group == 1 && b_col == 1) ahead = q + 1 < count ? slice + (q + 1) * P : p0 + kc < k ? slice + kc * b_row : nullptr;
-        tiles(0, m, kc, a + p0 * a_col, a_row, a_col, panels.data() + (q - q0) * kc * P, P, c + j0, ldc, add, std::min(P, n - j0), false,
-              reinterpret_cast<const char*>(ahead), b_row * static_cast<int64_t>(sizeof(S)));
+        // One step of the tiles at a time: its first tile prefetches the
+        // next step's rows where B lies (this slice's next, else the next
+        // slice's first), so that packing them reads L2.
+        Ahead ahead;
+        if (group == F::kPanels && b_col == 1) {
+          const S* at = q + F::kPanels < count ? slice + (q + F::kPanels) * P : p0 + kc < k ? slice + kc * b_row : nullptr;
+          ahead = {reinterpret_cast<const char*>(at), b_row * static_cast<int64_t>(sizeof(S)), P * static_cast<int64_t>(sizeof(S))};
+        }
+        F::template run<T, S>(0, m, kc, a + p0 * a_col, a_row, a_col, panels.data() + (q - q0) * kc * P, P, kc * P, c + j0, ldc, add,
+                              std::min(F::kPanels * P, n - j0), false, ahead);
       }
     }
   }
@@ -430,7 +581,7 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
 // B's whole panels read where B lies (row-major: b_col 1), in bands of a
 // few rows of k; while the tiles take one band, the next is prefetched,
 // line after line, in B's order, which the prefetcher also follows. A
-// streamed panel (streaming_avx2) is read 64 bytes a row, rows kilobytes
+// streamed panel (streaming) is read 64 bytes a row, rows kilobytes
 // apart, and then copied; before its tiles prefetched the next panel into
 // L2, that was misses one after another, which prefetching into L1 did
 // not hide (likely because lines 6 KB apart fall in 2 of L1's 64 sets and
@@ -440,23 +591,39 @@ SJ_AVX2 void streaming_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t
 // Columns past the last whole panel are streamed. B's elements may be of
 // the other float type: the tiles convert them as they load them
 // (load_as).
-template <typename T, typename S>
-SJ_AVX2 void in_place_avx2(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, T* c,
-                           int64_t ldc, bool accumulate, int64_t band) {
-  constexpr int64_t P = kPanel<T>;
-  const int64_t whole = n / P * P, panels = whole / P;
+template <typename F, typename T, typename S>
+SJ_AVX2 void in_place(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, T* c,
+                      int64_t ldc, bool accumulate, int64_t band) {
+  constexpr int64_t P = kPanel<T>, W = F::kPanels * P;
+  const int64_t whole = n / P * P, steps = (whole + W - 1) / W;
   for (int64_t p0 = 0; p0 < k; p0 += band) {
     const int64_t kc = std::min(band, k - p0);
     const bool add = accumulate || p0 > 0;
     // The next band's lines.
     RowPrefetch next(b + (p0 + kc) * b_row, b_row * static_cast<int64_t>(sizeof(S)), std::min(band, k - p0 - kc),
-                     whole * static_cast<int64_t>(sizeof(S)), panels);
-    for (int64_t j0 = 0; j0 < whole; j0 += P) {
+                     whole * static_cast<int64_t>(sizeof(S)), steps);
+    for (int64_t j0 = 0; j0 < whole; j0 += W) {
       next.share();
-      tiles(0, m, kc, a + p0 * a_col, a_row, a_col, b + p0 * b_row + j0, b_row, c + j0, ldc, add, P, true);
+      F::template run<T, S>(0, m, kc, a + p0 * a_col, a_row, a_col, b + p0 * b_row + j0, b_row, P, c + j0, ldc, add,
+                            std::min(W, whole - j0), true, Ahead{});
     }
   }
-  if (whole < n) streaming_avx2(m, n - whole, k, a, a_row, a_col, b + whole, b_row, int64_t{1}, c + whole, ldc, accumulate);
+  if (whole < n) streaming<F>(m, n - whole, k, a, a_row, a_col, b + whole, b_row, int64_t{1}, c + whole, ldc, accumulate);
+}
+
+// The loops above by the family the process runs (tile_choice.h).
+template <typename T, typename S>
+void multiply_streamed(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
+                       T* c, int64_t ldc, bool accumulate) {
+  const bool wide = tiles_in_use() == TileFamily::kAvx512;
+  const int64_t in_place_rows = std::is_same_v<T, S> ? kInPlaceRows : kConvertedInPlaceRows;
+  if (b_col == 1 && b_row >= n && m <= in_place_rows && n >= kPanel<T>) {  // rows one after another
+    const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(S))), kMinBand, kMaxBand);
+    if (wide) return in_place<Avx512Tiles>(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
+    return in_place<Avx2Tiles>(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
+  }
+  if (wide) return streaming<Avx512Tiles>(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
+  streaming<Avx2Tiles>(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
 }
 
 }  // namespace
@@ -467,14 +634,7 @@ template <typename T, typename S>
 void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* b, int64_t b_row, int64_t b_col,
                         T* c, int64_t ldc, bool accumulate) {
 #if defined(__x86_64__)
-  if (k > 0 && gemm_available()) {
-    const int64_t in_place_rows = std::is_same_v<T, S> ? kInPlaceRows : kConvertedInPlaceRows;
-    if (b_col == 1 && b_row >= n && m <= in_place_rows && n >= kPanel<T>) {  // rows one after another
-      const int64_t band = std::clamp<int64_t>(kBandBytes / (b_row * static_cast<int64_t>(sizeof(S))), kMinBand, kMaxBand);
-      return in_place_avx2(m, n, k, a, a_row, a_col, b, b_row, c, ldc, accumulate, band);
-    }
-    return streaming_avx2(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
-  }
+  if (k > 0 && gemm_available()) return multiply_streamed(m, n, k, a, a_row, a_col, b, b_row, b_col, c, ldc, accumulate);
 #endif
   std::vector<S> packed(static_cast<size_t>(packed_size<T>(k, n)));
   pack<T>(k, n, b, b_row, b_col, packed.data(), 0, k);
@@ -484,6 +644,12 @@ void multiply_streaming(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_r
 template <typename T, typename S>
 void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
               bool accumulate) {
+  multiply_by(tiles_in_use(), m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+}
+
+template <typename T, typename S>
+void multiply_by(TileFamily family, int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c,
+                 int64_t ldc, bool accumulate) {
   if (k == 0) {
     if (!accumulate) {
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
@@ -491,7 +657,12 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
     return;
   }
 #if defined(__x86_64__)
-  if (gemm_available()) return multiply_avx2(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+  if (gemm_available()) {
+    if (family == TileFamily::kAvx512 && row_product_available()) {
+      return multiply_packed<Avx512Tiles>(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+    }
+    return multiply_packed<Avx2Tiles>(m, n, k, a, a_row, a_col, packed, c, ldc, accumulate);
+  }
 #endif
   constexpr int64_t P = kPanel<T>;  // the same product, one element at a time
   for (int64_t i = 0; i < m; ++i) {
@@ -506,6 +677,7 @@ void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_
 #define SJ_PACKING(T, S)                                                                                                      \
   template void pack<T, S>(int64_t, int64_t, const S*, int64_t, int64_t, S*, int64_t, int64_t);                                 \
   template void multiply<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, T*, int64_t, bool);             \
+  template void multiply_by<T, S>(TileFamily, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, T*, int64_t, bool); \
   template void multiply_streaming<T, S>(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const S*, int64_t, int64_t, T*, int64_t, \
                                          bool);
 SJ_PACKING(float, float)

@@ -12,12 +12,16 @@
 // kDepth rows stays in L1), for each block of kBlockRows rows of A (in L2),
 // for each panel, a kRows x kPanel tile of C held in 12 vector registers
 // (6 rows of two vectors) takes a multiply-add per element of the slice.
+// Where the process chose AVX-512's tiles (tile_choice.h), a tile of 14
+// rows takes two panels at once, a zmm vector each, in 28 registers.
 // Rows past a multiple of kRows take a narrower tile of the same code
 // (less work than a whole one), columns past a multiple of kPanel are
 // stored through a small buffer: nothing is padded.
 #pragma once
 
 #include <cstdint>
+
+#include "backends/cpu/tile_choice.h"
 
 namespace shapejit::backends::cpu {
 
@@ -68,6 +72,11 @@ void pack(int64_t k, int64_t n, const S* b, int64_t row, int64_t col, S* out, in
 template <typename T, typename S>
 void multiply(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c, int64_t ldc,
               bool accumulate);
+// The same product by `family`'s tiles, whichever the process runs (the
+// probe's, tile_choice.h); AVX2's where the host lacks AVX-512F.
+template <typename T, typename S>
+void multiply_by(TileFamily family, int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row, int64_t a_col, const S* packed, T* c,
+                 int64_t ldc, bool accumulate);
 
 // The same product from B in place (element (p, j) at b[p * b_row +
 // j * b_col]), for a block of few rows, which reads B once: for so few

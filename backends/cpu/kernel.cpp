@@ -18,6 +18,7 @@
 #include "backends/cpu/lines.h"
 #include "backends/cpu/matmul_plan.h"
 #include "backends/cpu/products.h"
+#include "backends/cpu/tile_choice.h"
 #include "backends/frozen.h"
 #include "backends/loops/run_steps.h"
 #include "core/sym/expr_table.h"
@@ -415,7 +416,10 @@ Status CpuKernel::Call::attention(size_t s, std::span<const int64_t> values) {
 
 }  // namespace
 
-Device::Device() : pool_(process_pool()) { openblas_set_num_threads(1); }
+Device::Device() : pool_(process_pool()) {
+  openblas_set_num_threads(1);
+  tile_choice();  // the probe, once, before any kernel runs beside it
+}
 
 ir::Tensor Device::allocate(ir::DType dtype, std::span<const int64_t> shape) const {
   return pooled(*pool_, dtype, std::vector<int64_t>(shape.begin(), shape.end()));

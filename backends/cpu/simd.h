@@ -73,9 +73,9 @@ struct Simd<double> {
 };
 
 // AVX-512's vectors, for the kernels that gain from its 32 registers (a
-// row times a matrix, row_product.h): functions compiled for it
-// (SJ_AVX512) call these, where row_product_available() said the host has
-// it.
+// row times a matrix, row_product.h; the GEMM's wide tiles, gemm.cpp):
+// functions compiled for it (SJ_AVX512) call these, where the host has it
+// (row_product_available(), tile_choice.h).
 #define SJ_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 template <typename T>
@@ -88,6 +88,11 @@ struct Simd512<float> {
   static constexpr int kLanes = 16;
   SJ_AVX512 static V zero() { return _mm512_setzero_ps(); }
   SJ_AVX512 static V splat(float x) { return _mm512_set1_ps(x); }
+  SJ_AVX512 static V splat(const float* p) { return _mm512_set1_ps(*p); }
+  SJ_AVX512 static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  SJ_AVX512 static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // The first n lanes (0 <= n <= kLanes).
+  static Mask first(int64_t n) { return static_cast<Mask>((1u << n) - 1); }
   SJ_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   SJ_AVX512 static V add(V a, V b) { return _mm512_add_ps(a, b); }
   // The lanes `m` sets, zero in the others, which are neither read nor
@@ -103,6 +108,10 @@ struct Simd512<double> {
   static constexpr int kLanes = 8;
   SJ_AVX512 static V zero() { return _mm512_setzero_pd(); }
   SJ_AVX512 static V splat(double x) { return _mm512_set1_pd(x); }
+  SJ_AVX512 static V splat(const double* p) { return _mm512_set1_pd(*p); }
+  SJ_AVX512 static V loadu(const double* p) { return _mm512_loadu_pd(p); }
+  SJ_AVX512 static void storeu(double* p, V v) { _mm512_storeu_pd(p, v); }
+  static Mask first(int64_t n) { return static_cast<Mask>((1u << n) - 1); }
   SJ_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   SJ_AVX512 static V add(V a, V b) { return _mm512_add_pd(a, b); }
   SJ_AVX512 static V load(const double* p, Mask m) { return _mm512_maskz_loadu_pd(m, p); }

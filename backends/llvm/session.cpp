@@ -98,7 +98,8 @@ class Session {
   Expected<std::unique_ptr<JitCode>> compile(const loops::LoopProgram& p, int opt_level, std::string* object, JitTimes* times);
   Expected<std::unique_ptr<JitCode>> load(const loops::LoopProgram& p, std::string_view object);
   std::string target(int opt_level) const {
-    return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
+    const std::string width = vector_width_.empty() ? "" : "/vector-width-" + vector_width_;
+    return jtmb_.getTargetTriple().str() + "/" + cpu_ + "/" + features_ + width + "/llvm-" LLVM_VERSION_STRING "/O" + std::to_string(opt_level);
   }
   ::llvm::orc::LLJIT& jit() { return *jit_; }
 
@@ -113,6 +114,7 @@ class Session {
 
   ::llvm::orc::JITTargetMachineBuilder jtmb_;
   std::string cpu_, features_;
+  std::string vector_width_;  // preferred_vector_width's; empty: LLVM's tuning
   std::unique_ptr<::llvm::orc::LLJIT> jit_;
   ::llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<uint64_t> next_id_{0};
@@ -160,6 +162,7 @@ Status Session::init() {
   jtmb_ = std::move(*jtmb);
   cpu_ = jtmb_.getCPU();
   features_ = jtmb_.getFeatures().getString();
+  vector_width_ = preferred_vector_width(cpu_, cpu::tile_choice().probe);
   // ORC only links here: compile() makes each object itself.
   auto jit = ::llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).create();
   if (!jit) return unsupported("llvm: cannot start the JIT: " + message(jit.takeError()));
@@ -272,6 +275,7 @@ Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p,
     if (f.isDeclaration()) continue;
     f.addFnAttr("target-cpu", cpu_);
     f.addFnAttr("target-features", features_);
+    if (!vector_width_.empty()) f.addFnAttr("prefer-vector-width", vector_width_);
   }
   times->emit_ms += ms_since(t0);
   t0 = std::chrono::steady_clock::now();
@@ -324,6 +328,11 @@ Expected<std::unique_ptr<JitCode>> Session::load(const loops::LoopProgram& p, st
 }
 
 }  // namespace
+
+std::string preferred_vector_width(std::string_view cpu, const cpu::TileProbe& probe) {
+  if (!(cpu.empty() || cpu == "generic" || cpu == "unknown") || !probe.avx512) return "";
+  return cpu::full_width_512(probe) ? "512" : "256";
+}
 
 Status jit_available() {
   std::string why;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/cpu/tile_choice.h"
 #include "backends/llvm/codegen.h"
 #include "backends/loops/loop_ir.h"
 #include "core/support/status.h"
@@ -35,9 +36,18 @@ struct JitTimes {
   double emit_ms = 0, optimize_ms = 0, codegen_ms = 0;
 };
 
+// The vector width generated loops prefer ("prefer-vector-width"), for a
+// host LLVM names `cpu` and the probe measured as `probe`: none (LLVM's
+// tuning for the CPU it knows) unless LLVM does not know the CPU ("generic",
+// as on a VM that hides its model), whose features are still the host's:
+// then 512 where the probe found full-width 512-bit FMAs, 256 where
+// AVX-512's run as two halves, none without AVX-512.
+std::string preferred_vector_width(std::string_view cpu, const cpu::TileProbe& probe);
+
 // Whether the JIT could start here (a host LLVM knows), with the reason when not.
 Status jit_available();
-// What the code depends on: triple, CPU, its features, LLVM version, opt level.
+// What the code depends on: triple, CPU, its features, the preferred
+// vector width where it is set, LLVM version, opt level.
 std::string jit_target(int opt_level);
 // Emits, optimizes (O0-O3 for the host CPU, IR and machine code alike) and
 // links `p`; with `object`, also gives the relocatable object it linked

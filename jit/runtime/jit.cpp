@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "backends/cpu/tile_choice.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
@@ -182,6 +183,24 @@ nlohmann::json site_json(const SiteStats& s) {
   return j;
 }
 
+}  // namespace
+
+// The CPU device's choice of GEMM tiles and the probe's figures
+// (backends/cpu/tile_choice.h).
+nlohmann::json cpu_json() {
+  const backends::cpu::TileChoice& c = backends::cpu::tile_choice();
+  return {{"tiles", backends::cpu::family_name(c.family)},
+          {"why", c.why},
+          {"avx512", c.probe.avx512},
+          {"fma256_g", c.probe.fma256},
+          {"fma512_g", c.probe.fma512},
+          {"tile256_g", c.probe.tile256},
+          {"tile512_g", c.probe.tile512},
+          {"probe_ms", c.probe.ms}};
+}
+
+namespace {
+
 double median(std::vector<float> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
@@ -219,6 +238,7 @@ nlohmann::json Jit::stats_json() const {
   cache["kernel_ms"] = std::move(kernel_ms);
   cache["steps"] = std::move(steps);
   j["cache"] = std::move(cache);
+  if (std::string_view(backend_.name()) == "llvm") j["cpu"] = cpu_json();
   j["sites"] = sites;
   return j;
 }

@@ -88,7 +88,8 @@ class Jit {
   // Drops the background compiles not yet begun, now and later, and waits
   // for the one running: before a process exits with this Jit alive.
   void stop_compiles();
-  // Totals and per-site counts (see tools/shapejit replay --json).
+  // Totals and per-site counts, the cache's, and the CPU device's choice of
+  // tiles (see tools/shapejit replay --json).
   nlohmann::json stats_json() const;
 
  private:
@@ -109,5 +110,10 @@ class Jit {
   std::mutex sites_mu_;  // creation only; lookups are lock-free
   tbb::concurrent_unordered_map<std::string, std::unique_ptr<CallSite>> sites_;
 };
+
+// The CPU device's family of GEMM tiles, why, and the probe's figures
+// (backends/cpu/tile_choice.h): stats_json's "cpu" where the backend is
+// the CPU's, and `shapejit cpu`.
+nlohmann::json cpu_json();
 
 }  // namespace shapejit::runtime

@@ -23,9 +23,10 @@ struct ToolRun {
   std::string out;
 };
 
-// Runs the built tool with arguments; stdout and stderr together.
-ToolRun tool(const std::string& args) {
-  std::string cmd = std::string(SHAPEJIT_TOOL) + " " + args + " 2>&1";
+// Runs the built tool with arguments (and `env`, "NAME=value ...", before
+// it); stdout and stderr together.
+ToolRun tool(const std::string& args, const std::string& env = "") {
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SHAPEJIT_TOOL) + " " + args + " 2>&1";
   ToolRun r{0, ""};
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -130,6 +131,22 @@ TEST(Tool, ConfigCheck) {
   ToolRun bad = tool("config check " + dir + "/bad.json");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("bad.json: config: /policy/cache_size_limit: must be in [1,"), std::string::npos) << bad.out;
+}
+
+// `shapejit cpu`: the GEMM's family of tiles, why, and the probe's figures;
+// SHAPEJIT_CPU_TILES forces a family, or says why it cannot.
+TEST(Tool, CpuSaysWhichTilesAndWhy) {
+  ToolRun r = tool("cpu");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("GEMM tiles: avx", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("256-bit FMAs"), std::string::npos) << r.out;
+  ToolRun forced = tool("cpu --json", "SHAPEJIT_CPU_TILES=avx2");
+  EXPECT_EQ(forced.code, 0) << forced.out;
+  EXPECT_NE(forced.out.find("\"tiles\": \"avx2\""), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find("\"why\": \"SHAPEJIT_CPU_TILES=avx2\""), std::string::npos) << forced.out;
+  ToolRun typo = tool("cpu", "SHAPEJIT_CPU_TILES=avx3");
+  EXPECT_NE(typo.out.find("SHAPEJIT_CPU_TILES=\"avx3\" is neither avx2 nor avx512"), std::string::npos) << typo.out;
+  EXPECT_EQ(tool("cpu --yaml").code, 2);
 }
 
 TEST(Tool, ReplayComparesConfigsOnTheBundledTrace) {

@@ -3,6 +3,7 @@
 //   shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]
 //   shapejit config check C.json
 //   shapejit cache stats|ls|verify|clear [--config C.json]
+//   shapejit cpu [--json]
 // Exit status: 0 on success, 1 on an error (printed with its place), 2 on
 // bad usage.
 #include <unistd.h>
@@ -33,7 +34,8 @@ const char kUsage[] =
     "  shapejit replay TRACE --config C.json [--config C2.json ...] [--json] [--plot out.svg] [--exec none|all] [--log]\n"
     "                  [--no-progress]\n"
     "  shapejit config check C.json\n"
-    "  shapejit cache stats|ls|verify|clear [--config C.json]\n";
+    "  shapejit cache stats|ls|verify|clear [--config C.json]\n"
+    "  shapejit cpu [--json]\n";
 
 int usage(const std::string& why) {
   std::fprintf(stderr, "shapejit: %s\n%s", why.c_str(), kUsage);
@@ -190,6 +192,23 @@ int cmd_cache(const std::vector<std::string>& a) {
   return tools::cache_command(a[0], config);
 }
 
+// The CPU device's choice of GEMM tiles (SHAPEJIT_CPU_TILES forces one)
+// and what the probe measured.
+int cmd_cpu(const std::vector<std::string>& a) {
+  const bool json = a.size() == 1 && a[0] == "--json";
+  if (!a.empty() && !json) return usage("cpu: unexpected argument '" + a[0] + "'");
+  const nlohmann::json c = runtime::cpu_json();
+  if (json) {
+    std::printf("%s\n", c.dump(2).c_str());
+    return 0;
+  }
+  std::printf("GEMM tiles: %s (%s)\n", c["tiles"].get<std::string>().c_str(), c["why"].get<std::string>().c_str());
+  std::printf("one thread, G multiply-adds a second: 256-bit FMAs %.1f, 512-bit %.1f; AVX2's tiles %.1f, AVX-512's %.1f (probe %.1f ms)\n",
+              c["fma256_g"].get<double>(), c["fma512_g"].get<double>(), c["tile256_g"].get<double>(), c["tile512_g"].get<double>(),
+              c["probe_ms"].get<double>());
+  return 0;
+}
+
 }  // namespace
 
 int dispatch_command(int argc, char** argv) {
@@ -200,6 +219,7 @@ int dispatch_command(int argc, char** argv) {
   if (cmd == "replay") return cmd_replay(rest);
   if (cmd == "config") return cmd_config(rest);
   if (cmd == "cache") return cmd_cache(rest);
+  if (cmd == "cpu") return cmd_cpu(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::printf("%s", kUsage);
     return 0;

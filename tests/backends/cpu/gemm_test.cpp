@@ -1,5 +1,6 @@
 // The CPU backend's own matrix product (backends/cpu/gemm.h) against a
-// plain sum in double: every tile height (1 to 6 rows), panels cut short,
+// plain sum in double, by each family of tiles the host has (AVX2's, and
+// AVX-512's where it has AVX-512F): every tile height, panels cut short,
 // slices of k, blocks of rows, each operand plain, transposed or strided,
 // accumulating or not, and nothing written outside C's m x n; B of the
 // product's type or of the other float type (converted), packed
@@ -16,6 +17,7 @@
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/row_product.h"
+#include "backends/cpu/tile_choice.h"
 
 namespace shapejit::backends {
 namespace {
@@ -98,6 +100,18 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, bool accumulat
   }
 }
 
+// The process's tile family set to `f` while it lives, then back.
+class UsingTiles {
+ public:
+  explicit UsingTiles(cpu::TileFamily f) : was_(cpu::tiles_in_use()), ok_(cpu::use_tiles(f)) {}
+  ~UsingTiles() { cpu::use_tiles(was_); }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu::TileFamily was_;
+  bool ok_;
+};
+
 template <typename T, typename S = T>
 void sweep() {
   std::mt19937 rng(23);
@@ -133,10 +147,49 @@ void sweep() {
 }
 
 TEST(Gemm, AgreesWithASumInDouble) {
+  const UsingTiles avx2(cpu::TileFamily::kAvx2);
+  ASSERT_TRUE(avx2.ok());
   sweep<float>();
   sweep<double>();
   sweep<double, float>();
   sweep<float, double>();
+}
+
+// AVX-512's tiles (tile_choice.h): every height to 14 and past it (15 is
+// 8 + 7, 29 is 10 + 10 + 9), past a block of 112; pairs of panels whole,
+// cut short in either vector, and a lone last panel whole or cut short (16
+// floats or 8 doubles a panel); the same depths and layouts; packed,
+// streamed and in place.
+template <typename T, typename S = T>
+void wide_sweep() {
+  std::mt19937 rng(29);
+  const Layout layouts[] = {Layout::kPlain, Layout::kTransposed, Layout::kStrided};
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 18, 28, 29, 113}) {
+    for (int64_t n : {1, 8, 9, 16, 17, 24, 31, 32, 33, 40, 48}) {
+      for (int64_t k : {0, 1, 11, 37}) {
+        for (Layout la : layouts) {
+          for (Layout lb : layouts) check<T, S>(m, n, k, la, lb, (m + n + k) % 2 == 1, rng);
+        }
+      }
+    }
+  }
+  for (Layout lb : layouts) {
+    check<T, S>(20, 70, 1100, Layout::kPlain, lb, false, rng);  // three slices of k
+    check<T, S>(14, 96, 300, Layout::kPlain, lb, true, rng);    // B in place, in bands
+  }
+  check<T, S>(250, 100, 40, Layout::kPlain, Layout::kTransposed, false, rng);  // blocks of rows
+  if constexpr (!std::is_same_v<T, S>) {
+    for (int64_t n : {256, 515}) check<T, S>(20, n, 600, Layout::kPlain, Layout::kPlain, true, rng);  // groups of panels
+  }
+}
+
+TEST(Gemm, WideTilesAgreeWithASumInDouble) {
+  const UsingTiles avx512(cpu::TileFamily::kAvx512);
+  if (!avx512.ok()) GTEST_SKIP() << "no AVX-512F on this host: only AVX2's tiles run here (Gemm.AgreesWithASumInDouble)";
+  wide_sweep<float>();
+  wide_sweep<double>();
+  wide_sweep<double, float>();
+  wide_sweep<float, double>();  // AVX2's tiles, by the wide family's loops
 }
 
 TEST(Gemm, PackedPanelsAreZeroPastTheColumns) {

@@ -540,6 +540,21 @@ TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
   EXPECT_LT(after, before + (4u << 20)) << "RSS grew from " << before << " to " << after;
 }
 
+// The vector width generated loops prefer: LLVM's own tuning for a CPU it
+// names; for one it does not (a VM that hides its model), what the probe
+// measured (backends/cpu/tile_choice.h).
+TEST(Llvm, AnUnnamedHostCpuPrefersTheVectorWidthTheProbeMeasured) {
+  const backends::cpu::TileProbe full{.avx512 = true, .fma256 = 67, .fma512 = 135, .tile256 = 59, .tile512 = 118};
+  const backends::cpu::TileProbe halves{.avx512 = true, .fma256 = 59, .fma512 = 59, .tile256 = 57, .tile512 = 57};
+  const backends::cpu::TileProbe avx2{.avx512 = false, .fma256 = 60};
+  EXPECT_EQ(backends::llvm::preferred_vector_width("generic", full), "512");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("", full), "512");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("generic", halves), "256");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("generic", avx2), "");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("znver4", halves), "");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("sapphirerapids", full), "");
+}
+
 }  // namespace
 }  // namespace shapejit
 

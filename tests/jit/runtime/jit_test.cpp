@@ -72,6 +72,19 @@ TEST(Jit, StridedInputsShareTheReferenceBackendsEntries) {
   ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.strided.args(), b).is_ok());
   EXPECT_EQ(jit->stats_json()["sites"]["exp"]["compiles"], 1u);
   EXPECT_TRUE(testing::tensors_close(a[0], b[0], 0, 0));
+  EXPECT_FALSE(jit->stats_json().contains("cpu")) << "the reference runs no GEMM";
+}
+
+// The CPU device's choice of GEMM tiles is in the stats, with its reason
+// and the probe's figures (backends/cpu/tile_choice.h).
+TEST(Jit, StatsSayWhichGemmTilesTheCpuRuns) {
+  auto jit = make_jit("{}");
+  if (std::string(jit->backend().name()) != "llvm") GTEST_SKIP() << "no LLVM in this build: no CPU kernels";
+  const nlohmann::json cpu = jit->stats_json()["cpu"];
+  const std::string tiles = cpu["tiles"];
+  EXPECT_TRUE(tiles == "avx2" || tiles == "avx512") << cpu.dump();
+  EXPECT_FALSE(cpu["why"].get<std::string>().empty());
+  for (const char* key : {"fma256_g", "fma512_g", "tile256_g", "tile512_g", "probe_ms"}) EXPECT_TRUE(cpu[key].is_number()) << key;
 }
 
 // The reference backend, claiming to specialize on layout, as a compiled
