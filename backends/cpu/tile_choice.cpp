@@ -102,6 +102,7 @@ TileProbe measure_tiles() {
 #if defined(__x86_64__)
   if (gemm_available()) {
     p.avx512 = row_product_available();  // AVX2, FMA and AVX-512F
+    p.measured = true;
     constexpr double kMadds256 = 12.0 * 8 * kFmaLoops, kMadds512 = 12.0 * 16 * kFmaLoops;
     if (p.avx512) fma512();  // the first 512-bit instructions may run slower while the core powers its units up
     p.fma256 = best_rate(kMadds256, 3, fma256);
@@ -140,13 +141,25 @@ TileChoice choose_tiles(const TileProbe& probe, const char* forced) {
     c.why = note + "no AVX-512F";
     return c;
   }
+  if (!probe.measured) {
+    c.why = note + "an unoptimized build: not measured";
+    return c;
+  }
   if (full_width_512(probe) && probe.tile512 >= kTileGain * probe.tile256) c.family = TileFamily::kAvx512;
   c.why = note + "measured: " + figures;
   return c;
 }
 
 const TileChoice& tile_choice() {
-  static const TileChoice choice = choose_tiles(measure_tiles(), std::getenv("SHAPEJIT_CPU_TILES"));
+  static const TileChoice choice = [] {
+#if defined(__OPTIMIZE__)
+    return choose_tiles(measure_tiles(), std::getenv("SHAPEJIT_CPU_TILES"));
+#else
+    TileProbe unmeasured;
+    unmeasured.avx512 = gemm_available() && row_product_available();
+    return choose_tiles(unmeasured, std::getenv("SHAPEJIT_CPU_TILES"));
+#endif
+  }();
   return choice;
 }
 

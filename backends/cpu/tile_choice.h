@@ -36,6 +36,7 @@ const char* family_name(TileFamily f);
 // not measured, as on a host without the instructions).
 struct TileProbe {
   bool avx512 = false;  // the host has AVX-512F
+  bool measured = false;  // false: an unoptimized build's (tile_choice), no figures
   double fma256 = 0, fma512 = 0;    // 12 independent chains of FMAs
   double tile256 = 0, tile512 = 0;  // each family's product on a packed panel in L2
   double ms = 0;                    // the probe's own time
@@ -51,7 +52,7 @@ constexpr double kFullWidth = 1.5;
 constexpr double kTileGain = 1.05;
 
 // Whether the probe found full-width 512-bit FMA units (kFullWidth).
-inline bool full_width_512(const TileProbe& p) { return p.avx512 && p.fma512 >= kFullWidth * p.fma256; }
+inline bool full_width_512(const TileProbe& p) { return p.avx512 && p.measured && p.fma512 >= kFullWidth * p.fma256; }
 
 // The rule: `probe`'s figures, unless `forced` (SHAPEJIT_CPU_TILES's value;
 // null when unset) names a family the host has.
@@ -61,7 +62,10 @@ TileChoice choose_tiles(const TileProbe& probe, const char* forced);
 // AVX2 and FMA).
 TileProbe measure_tiles();
 
-// This process's choice: measured on the first call, then kept.
+// This process's choice: measured on the first call, then kept. An
+// unoptimized build (the sanitizers' CI stage) does not measure: its
+// kernels' times say nothing of a release build's, and measuring them
+// takes seconds, in every process; it runs AVX2's tiles unless forced.
 const TileChoice& tile_choice();
 
 // The family the GEMM runs now: tile_choice()'s, or use_tiles'.

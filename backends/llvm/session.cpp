@@ -330,7 +330,7 @@ Expected<std::unique_ptr<JitCode>> Session::load(const loops::LoopProgram& p, st
 }  // namespace
 
 std::string preferred_vector_width(std::string_view cpu, const cpu::TileProbe& probe) {
-  if (!(cpu.empty() || cpu == "generic" || cpu == "unknown") || !probe.avx512) return "";
+  if (!(cpu.empty() || cpu == "generic" || cpu == "unknown") || !probe.avx512 || !probe.measured) return "";
   return cpu::full_width_512(probe) ? "512" : "256";
 }
 

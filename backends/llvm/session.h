@@ -41,7 +41,7 @@ struct JitTimes {
 // tuning for the CPU it knows) unless LLVM does not know the CPU ("generic",
 // as on a VM that hides its model), whose features are still the host's:
 // then 512 where the probe found full-width 512-bit FMAs, 256 where
-// AVX-512's run as two halves, none without AVX-512.
+// AVX-512's run as two halves, none without AVX-512 or a measurement.
 std::string preferred_vector_width(std::string_view cpu, const cpu::TileProbe& probe);
 
 // Whether the JIT could start here (a host LLVM knows), with the reason when not.

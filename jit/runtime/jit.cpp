@@ -192,6 +192,7 @@ nlohmann::json cpu_json() {
   return {{"tiles", backends::cpu::family_name(c.family)},
           {"why", c.why},
           {"avx512", c.probe.avx512},
+          {"measured", c.probe.measured},
           {"fma256_g", c.probe.fma256},
           {"fma512_g", c.probe.fma512},
           {"tile256_g", c.probe.tile256},

@@ -12,9 +12,9 @@ namespace shapejit::backends::cpu {
 namespace {
 
 // G multiply-adds a second as the probe reads them on one core of each kind.
-TileProbe zen4() { return {.avx512 = true, .fma256 = 67, .fma512 = 67, .tile256 = 62, .tile512 = 60}; }   // 512-bit FMA as two halves
-TileProbe zen5() { return {.avx512 = true, .fma256 = 67, .fma512 = 135, .tile256 = 59, .tile512 = 118}; }  // full width
-TileProbe avx2_only() { return {.avx512 = false, .fma256 = 60}; }
+TileProbe zen4() { return {.avx512 = true, .measured = true, .fma256 = 67, .fma512 = 67, .tile256 = 62, .tile512 = 60}; }   // 512-bit FMA as two halves
+TileProbe zen5() { return {.avx512 = true, .measured = true, .fma256 = 67, .fma512 = 135, .tile256 = 59, .tile512 = 118}; }  // full width
+TileProbe avx2_only() { return {.avx512 = false, .measured = true, .fma256 = 60}; }
 
 TEST(TileChoice, FullWidth512BitFmaWithFasterTilesChoosesAvx512) {
   const TileChoice c = choose_tiles(zen5(), nullptr);
@@ -39,6 +39,14 @@ TEST(TileChoice, NoAvx512FKeepsAvx2AndSaysWhy) {
   const TileChoice c = choose_tiles(avx2_only(), nullptr);
   EXPECT_EQ(c.family, TileFamily::kAvx2);
   EXPECT_EQ(c.why, "no AVX-512F");
+}
+
+TEST(TileChoice, AnUnmeasuredProbeKeepsAvx2UnlessForced) {
+  const TileProbe unmeasured{.avx512 = true};
+  EXPECT_EQ(choose_tiles(unmeasured, nullptr).family, TileFamily::kAvx2);
+  EXPECT_EQ(choose_tiles(unmeasured, nullptr).why, "an unoptimized build: not measured");
+  EXPECT_EQ(choose_tiles(unmeasured, "avx512").family, TileFamily::kAvx512);
+  EXPECT_FALSE(full_width_512(unmeasured));
 }
 
 TEST(TileChoice, TheEnvironmentForcesAFamilyTheHostHas) {
@@ -67,7 +75,10 @@ TEST(TileChoice, TheProbeMeasuresWhatTheHostHas) {
   if (p.avx512) {
     EXPECT_LT(p.tile512, 1.2 * p.fma512);
   }
-  EXPECT_LT(p.ms, 1000);
+  EXPECT_TRUE(p.measured);
+#if defined(__OPTIMIZE__)
+  EXPECT_LT(p.ms, 1000);  // unoptimized, the tiles alone take seconds
+#endif
   // The process's choice is made once, and use_tiles overrides it.
   EXPECT_EQ(&tile_choice(), &tile_choice());
   const TileFamily was = tiles_in_use();

@@ -544,13 +544,15 @@ TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
 // names; for one it does not (a VM that hides its model), what the probe
 // measured (backends/cpu/tile_choice.h).
 TEST(Llvm, AnUnnamedHostCpuPrefersTheVectorWidthTheProbeMeasured) {
-  const backends::cpu::TileProbe full{.avx512 = true, .fma256 = 67, .fma512 = 135, .tile256 = 59, .tile512 = 118};
-  const backends::cpu::TileProbe halves{.avx512 = true, .fma256 = 59, .fma512 = 59, .tile256 = 57, .tile512 = 57};
-  const backends::cpu::TileProbe avx2{.avx512 = false, .fma256 = 60};
+  const backends::cpu::TileProbe full{.avx512 = true, .measured = true, .fma256 = 67, .fma512 = 135, .tile256 = 59, .tile512 = 118};
+  const backends::cpu::TileProbe halves{.avx512 = true, .measured = true, .fma256 = 59, .fma512 = 59, .tile256 = 57, .tile512 = 57};
+  const backends::cpu::TileProbe avx2{.avx512 = false, .measured = true, .fma256 = 60};
+  const backends::cpu::TileProbe unmeasured{.avx512 = true};
   EXPECT_EQ(backends::llvm::preferred_vector_width("generic", full), "512");
   EXPECT_EQ(backends::llvm::preferred_vector_width("", full), "512");
   EXPECT_EQ(backends::llvm::preferred_vector_width("generic", halves), "256");
   EXPECT_EQ(backends::llvm::preferred_vector_width("generic", avx2), "");
+  EXPECT_EQ(backends::llvm::preferred_vector_width("generic", unmeasured), "");
   EXPECT_EQ(backends::llvm::preferred_vector_width("znver4", halves), "");
   EXPECT_EQ(backends::llvm::preferred_vector_width("sapphirerapids", full), "");
 }
