@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,14 +10,14 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/row_product.h"
 #include "backends/cpu/simd.h"
+#include "core/support/clock.h"
 
 namespace shapejit::backends::cpu {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using support::Clock;
+using support::ms_since;
 
 // The best of `runs` runs of `run` (`madds` multiply-adds each), in G a second.
 template <typename F>
@@ -27,7 +26,7 @@ double best_rate(double madds, int runs, F&& run) {
   for (int i = 0; i < runs; ++i) {
     const Clock::time_point t0 = Clock::now();
     run();
-    best = std::max(best, madds / seconds_since(t0) * 1e-9);
+    best = std::max(best, madds / ms_since(t0) * 1e-6);
   }
   return best;
 }
@@ -110,7 +109,7 @@ TileProbe measure_tiles() {
     tile_rates(p.avx512, p.tile256, p.tile512);
   }
 #endif
-  p.ms = seconds_since(t0) * 1e3;
+  p.ms = ms_since(t0);
   return p;
 }
 
@@ -156,7 +155,7 @@ const TileChoice& tile_choice() {
     return choose_tiles(measure_tiles(), std::getenv("SHAPEJIT_CPU_TILES"));
 #else
     TileProbe unmeasured;
-    unmeasured.avx512 = gemm_available() && row_product_available();
+    unmeasured.avx512 = row_product_available();  // AVX2, FMA and AVX-512F
     return choose_tiles(unmeasured, std::getenv("SHAPEJIT_CPU_TILES"));
 #endif
   }();

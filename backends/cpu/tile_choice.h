@@ -17,8 +17,9 @@
 // on one thread, and of both families' tiles on a packed panel in L2, a few
 // milliseconds in all, once. AVX-512's tiles are chosen where 512-bit FMAs
 // do at least kFullWidth times the 256-bit ones (full-width units) and the
-// tiles at least kTileGain times AVX2's; elsewhere AVX2's, which measured
-// about 97% of a Zen 4 core's peak (bench/results/README.md).
+// tiles at least kTileGain times AVX2's; elsewhere AVX2's, which reach
+// about as many multiply-adds a cycle on a core whose 512-bit FMAs run as
+// two halves (Zen 4; bench/results/README.md, 2026-12-03).
 //
 // SHAPEJIT_CPU_TILES=avx2|avx512 forces the choice (avx512 only where the
 // host has AVX-512F; elsewhere it says so and keeps AVX2's).

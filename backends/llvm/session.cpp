@@ -28,9 +28,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/support/clock.h"
+
 namespace shapejit::backends::llvm {
 
 namespace {
+
+using support::ms_since;
 
 std::string message(::llvm::Error e) { return ::llvm::toString(std::move(e)); }
 
@@ -250,10 +254,6 @@ Status Session::link(Code& code, const loops::LoopProgram& p, std::unique_ptr<::
   }
   code.set(std::move(steps), bytes);
   return Status::ok();
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Expected<std::unique_ptr<JitCode>> Session::compile(const loops::LoopProgram& p, int opt_level, std::string* object, JitTimes* times) {

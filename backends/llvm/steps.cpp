@@ -8,13 +8,14 @@
 
 #include "backends/llvm/session.h"
 #include "backends/loops/detach_step.h"
+#include "core/support/clock.h"
 
 namespace shapejit::backends::llvm {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+using support::Clock;
+using support::ms_since;
 
 // Steps a Jit's backend keeps for itself when no Jit lends it a cache: a
 // kernel's equal steps still compile once.

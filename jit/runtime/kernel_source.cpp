@@ -1,22 +1,21 @@
 #include "jit/runtime/kernel_source.h"
 
-#include <chrono>
 #include <exception>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include "core/support/clock.h"
 #include "jit/runtime/background.h"
 #include "jit/runtime/entry.h"
 #include "jit/runtime/stand_in.h"
 
 namespace shapejit::runtime {
 
+using support::Clock;
+using support::ms_since;
+
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 std::shared_ptr<backends::Kernel> kernel_of(const cache::Found& found) {
   return std::static_pointer_cast<backends::Kernel>(found.artifact);

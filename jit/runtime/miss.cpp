@@ -19,18 +19,18 @@
 #include <set>
 
 #include "core/ir/infer.h"
+#include "core/support/clock.h"
 #include "jit/runtime/call_site.h"
 #include "jit/runtime/entry.h"
 #include "jit/runtime/trace_recorder.h"
 
 namespace shapejit::runtime {
 
-using Clock = std::chrono::steady_clock;
+using support::Clock;
+using support::ms_since;
 using Action = policy::Decision::Action;
 
 namespace {
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 std::string dims_text(const std::vector<std::pair<int, int>>& dims) {
   std::string s;
