@@ -40,7 +40,7 @@ inline Specialized specialize(const std::string& json, const std::vector<std::ve
       if (!s.binding && s.hint) (void)env.bind(static_cast<int>(id), *s.hint, sym::Origin::kPolicy);
     }
   }
-  env.set_contiguous(std::vector<bool>(shapes.size(), true));
+  env.set_layouts(std::vector<sym::Layout>(shapes.size(), sym::Layout::dense()));
   Specialized out;
   auto sg = ir::specialize(g, env.specialization());
   if (!sg.is_ok()) std::abort();

@@ -33,6 +33,7 @@ bool check_guard(const Guard& g, Args args) {
     case Kind::kRank: return t->ndim == g.a;
     case Kind::kDevice: return t->device.device_type == g.a && t->device.device_id == g.b;
     case Kind::kContiguous: return ir::is_dense(t->ndim, t->shape, t->strides);
+    case Kind::kPermuted: return sym::Layout::from_word(static_cast<uint64_t>(g.a)).holds(t->ndim, t->shape, t->strides);
     case Kind::kDimEq: return t->shape[g.dim] == g.a;
     case Kind::kDimRange: {
       int64_t v = t->shape[g.dim];
@@ -75,7 +76,8 @@ std::string Guard::predicate() const {
     }
     case Kind::kRank: return "input " + std::to_string(input) + " rank == " + std::to_string(a);
     case Kind::kDevice: return "input " + std::to_string(input) + " device == " + std::to_string(a) + ":" + std::to_string(b);
-    case Kind::kContiguous: return "input " + std::to_string(input) + " is contiguous";
+    case Kind::kContiguous:
+    case Kind::kPermuted: return "input " + std::to_string(input) + " is " + layout().str();
     case Kind::kDimEq: return dim_name(input, dim) + " == " + std::to_string(a);
     case Kind::kDimRange: return std::to_string(a) + " <= " + dim_name(input, dim) + " <= " + bound(b);
     case Kind::kDimsEq: return dim_name(input, dim) + " == " + dim_name(input2, dim2);
@@ -134,7 +136,8 @@ std::vector<Failure> GuardSet::explain(Args args) const {
         bad_input[g.input] = true;
         break;
       case Kind::kDevice: actual = std::to_string(t->device.device_type) + ":" + std::to_string(t->device.device_id); break;
-      case Kind::kContiguous: actual = "strided"; break;
+      case Kind::kContiguous:
+      case Kind::kPermuted: actual = sym::Layout::of(t->ndim, t->shape, t->strides).str(); break;
       case Kind::kDimEq:
       case Kind::kDimRange: actual = std::to_string(t->shape[g.dim]); break;
       case Kind::kDimsEq: actual = std::to_string(t->shape[g.dim]) + " and " + std::to_string(args[g.input2]->shape[g.dim2]); break;
@@ -159,6 +162,14 @@ Expr to_sources(const sym::ShapeEnv& env, Expr e) {
     if (!s.binding || s.binding->is_const()) return std::nullopt;
     return to_sources(env, *s.binding);
   });
+}
+
+// The guard of input `input`'s layout; none for a strided one, which
+// reads the call's strides.
+std::optional<Guard> layout_guard(int input, sym::Layout layout) {
+  if (layout.is_dense()) return Guard{Kind::kContiguous, Origin::kLayout, input};
+  if (layout.is_permuted()) return Guard{Kind::kPermuted, Origin::kLayout, input, -1, -1, -1, static_cast<int64_t>(layout.word())};
+  return std::nullopt;
 }
 
 Guard expr_guard(const sym::ShapeEnv& env, Expr e, sym::Rel rel, Origin origin, std::string label) {
@@ -196,8 +207,8 @@ GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env, DLDevic
     return -1;
   };
   for (int i = 0; i < n; ++i) {
-    if (i < static_cast<int>(env.contiguous().size()) && env.contiguous()[i]) {
-      layout.push_back({Kind::kContiguous, Origin::kLayout, i});
+    if (i < static_cast<int>(env.layouts().size())) {
+      if (std::optional<Guard> g = layout_guard(i, env.layouts()[i])) layout.push_back(std::move(*g));
     }
     const ir::InputSpec& in = graph.inputs[i];
     for (int d = 0; d < static_cast<int>(in.shape.size()); ++d) {
@@ -244,19 +255,18 @@ GuardSet derive_guards(const ir::Graph& graph, const sym::ShapeEnv& env, DLDevic
 
 GuardSet specialize_guards(const GuardSet& trace, const sym::ShapeEnv& env) {
   std::vector<Guard> out;
-  out.reserve(trace.guards().size() + env.contiguous().size());
-  const std::vector<bool>& dense = env.contiguous();
+  out.reserve(trace.guards().size() + env.layouts().size());
   bool layout_added = false;
   auto add_layout = [&] {
-    for (size_t i = 0; i < dense.size(); ++i) {
-      if (dense[i]) out.push_back({Kind::kContiguous, Origin::kLayout, static_cast<int32_t>(i)});
+    for (size_t i = 0; i < env.layouts().size(); ++i) {
+      if (std::optional<Guard> g = layout_guard(static_cast<int>(i), env.layouts()[i])) out.push_back(std::move(*g));
     }
     layout_added = true;
   };
   for (const Guard& g : trace.guards()) {
     const bool structural = g.kind == Kind::kDType || g.kind == Kind::kRank || g.kind == Kind::kDevice;
     if (!structural && !layout_added) add_layout();
-    if (g.kind == Kind::kContiguous) continue;  // the entry's own layout decides
+    if (g.kind == Kind::kContiguous || g.kind == Kind::kPermuted) continue;  // the entry's own layout decides
     if (g.kind != Kind::kDimRange) {
       out.push_back(g);
       continue;

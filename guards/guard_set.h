@@ -29,6 +29,7 @@ enum class Kind : uint8_t {
   kRank,        // input's ndim == a
   kDevice,      // input's device type == a and id == b
   kContiguous,  // input is dense row-major
+  kPermuted,    // input is dense in a permuted order of its dims: sym::Layout word a
   kDimEq,       // shape[dim] == a
   kDimRange,    // a <= shape[dim] <= b
   kDimsEq,      // shape[dim] == input2's shape[dim2]
@@ -49,6 +50,8 @@ struct Guard {
   // Same predicate (origin and label aside).
   bool same_predicate(const Guard& o) const;
   std::string predicate() const;  // "input 0 dim 1 == 128"
+  // kContiguous, kPermuted: the layout the input must have.
+  sym::Layout layout() const { return kind == Kind::kPermuted ? sym::Layout::from_word(static_cast<uint64_t>(a)) : sym::Layout::dense(); }
   // The (input, dim) pairs the guard reads: what a failure is attributed to.
   std::vector<std::pair<int, int>> dims() const;
 };
@@ -86,7 +89,7 @@ class GuardSet {
 };
 
 // The guards of a trace (derived once, when it is traced): every input's
-// dtype, rank and device, contiguity where the env assumed it, and for every
+// dtype, rank and device, its layout where the env assumed one, and for every
 // input dim the decision the env holds about it (pinned, bound, equal to
 // another dim, in a range), plus every recorded fact. A free symbol's range
 // is guarded at its own dim, and only there. See guard_set.cpp for the rules.
@@ -94,7 +97,7 @@ GuardSet derive_guards(const ir::Graph& g, const sym::ShapeEnv& env, DLDevice de
 
 // The guards of an entry specialized from a trace: the trace's guards, with
 // each dim the specialization narrowed guarded as it was narrowed (a policy
-// constant, a range bucket), and contiguity where it was assumed. `env` is
+// constant, a range bucket), and each layout the entry assumes. `env` is
 // the trace's env after the policy's choices; nothing is derived again.
 GuardSet specialize_guards(const GuardSet& trace, const sym::ShapeEnv& env);
 

@@ -63,6 +63,7 @@ GuardTree::Compiled::Compiled(const std::vector<Guard>& guards, const std::vecto
       case Kind::kDimRange: ranges_.push_back({g.input, g.dim, flat(g.input, g.dim), g.a, g.b}); break;
       case Kind::kDimsEq: pairs_.push_back({g.input, g.dim, g.input2, g.dim2, flat(g.input, g.dim), flat(g.input2, g.dim2)}); break;
       case Kind::kContiguous: dense_.push_back(g.input); break;
+      case Kind::kPermuted:  // a transposed weight: rare, and checked as any guard
       case Kind::kExpr: rest_.push_back(g); break;
     }
   }

@@ -46,9 +46,10 @@ Expected<LoopProgram> Lowering::run() && {
   std::vector<std::vector<Expr>> input_strides;
   int params = 0;
   for (size_t i = 0; i < g_.inputs.size(); ++i) {
-    bool dense = i < spec_.contiguous.size() && spec_.contiguous[i];
-    if (dense) {
-      input_strides.push_back(dense_strides(shape(static_cast<int>(i))));
+    const sym::Layout layout = i < spec_.layouts.size() ? spec_.layouts[i] : sym::Layout();
+    const std::vector<Expr>& dims = shape(static_cast<int>(i));
+    if (!layout.is_strided()) {  // strides that are expressions of the dims
+      input_strides.push_back(permuted_strides(dims, layout.order(static_cast<int>(dims.size()))));
       continue;
     }
     std::vector<Expr> s;

@@ -65,6 +65,19 @@ inline std::vector<Expr> dense_strides(const std::vector<Expr>& shape) {
   return s;
 }
 
+// The strides of a dense array of `shape` whose dims lie in `order`,
+// outermost first (sym::Layout): dense_strides of the permuted shape, each
+// at its own dim.
+inline std::vector<Expr> permuted_strides(const std::vector<Expr>& shape, const std::vector<int>& order) {
+  std::vector<Expr> s(shape.size(), Expr(1));
+  Expr inner = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    s[static_cast<size_t>(order[i])] = inner;
+    inner = inner * shape[static_cast<size_t>(order[i])];
+  }
+  return s;
+}
+
 inline bool is_one(const Expr& e) { return e.as_const() == int64_t{1}; }
 
 // Substitutes symbols in every index of a phase (loads, index values, stores).

@@ -81,7 +81,7 @@ ShapeEnv ShapeEnv::from_specialization(const Specialization& spec) {
     if (!env.symbols_[i].unbacked) env.by_name_[env.symbols_[i].name] = static_cast<int>(i);
   }
   env.facts_ = spec.facts;
-  env.contiguous_ = spec.contiguous;
+  env.layouts_ = spec.layouts;
   return env;
 }
 
@@ -93,7 +93,7 @@ Specialization ShapeEnv::specialization() const {
     if (s.binding) s.binding = resolve(*s.binding);
   }
   spec.facts = facts_;
-  spec.contiguous = contiguous_;
+  spec.layouts = layouts_;
   return spec;
 }
 
@@ -107,8 +107,8 @@ Hash128 Specialization::hash() const {
   }
   h.add(facts.size());
   for (const Fact& f : facts) h.add(f.expr.hash()).add(static_cast<uint64_t>(f.rel));
-  h.add(contiguous.size());
-  for (bool c : contiguous) h.add(c);
+  h.add(layouts.size());
+  for (const Layout& l : layouts) h.add(l.word());
   return h.finish();
 }
 

@@ -29,6 +29,7 @@
 #include "core/support/hash.h"
 #include "core/support/status.h"
 #include "core/sym/expr.h"
+#include "core/sym/layout.h"
 
 namespace shapejit::sym {
 
@@ -87,7 +88,7 @@ struct Symbol {
 struct Specialization {
   std::vector<Symbol> symbols;  // hints cleared
   std::vector<Fact> facts;
-  std::vector<bool> contiguous;  // per input: the kernel may assume a dense row-major layout
+  std::vector<Layout> layouts;  // per input: how the kernel may assume its elements lie
   Hash128 hash() const;
 };
 
@@ -136,11 +137,11 @@ class ShapeEnv {
   Status bind(int symbol, Expr value, Origin origin, const std::string& label = {});
   void set_range(int symbol, Range r, Origin origin);
   void set_hint(int symbol, int64_t value) { symbols_[symbol].hint = value; }
-  void set_contiguous(std::vector<bool> c) { contiguous_ = std::move(c); }
+  void set_layouts(std::vector<Layout> l) { layouts_ = std::move(l); }
 
   const std::vector<Symbol>& symbols() const { return symbols_; }
   const std::vector<Fact>& facts() const { return facts_; }
-  const std::vector<bool>& contiguous() const { return contiguous_; }
+  const std::vector<Layout>& layouts() const { return layouts_; }
   bool specialize_zero_one() const { return zero_one_; }
   std::vector<std::string> symbol_names() const;
   std::string str(Expr e) const;
@@ -161,7 +162,7 @@ class ShapeEnv {
   std::vector<Symbol> symbols_;
   std::unordered_map<std::string, int> by_name_;
   std::vector<Fact> facts_;
-  std::vector<bool> contiguous_;
+  std::vector<Layout> layouts_;
   size_t next_unbacked_ = 0;  // see new_unbacked
   // resolve's answers, and simplify's for every subexpression, by the
   // expression's node (nodes live for the process); a copy starts empty.

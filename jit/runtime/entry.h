@@ -48,7 +48,7 @@ struct StoredTrace {
   std::unique_ptr<Entry> eager;  // the reference kernel, for the eager path
   // Per layout, the trace with its dims left free: what a stand-in's
   // dynamic kernel compiles (stand_in.h); null where it does not specialize.
-  std::map<std::vector<bool>, ir::SpecializedGraphPtr> dynamic;
+  std::map<std::vector<sym::Layout>, ir::SpecializedGraphPtr> dynamic;
 };
 
 // Where each of `env`'s symbols is read on a call: (input, dim), or

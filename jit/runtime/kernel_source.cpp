@@ -33,7 +33,7 @@ class SyncSource final : public KernelSource {
  public:
   SyncSource(const std::string& site, const Services& services) : KernelSource(site, services) {}
 
-  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<bool>&) override {
+  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<sym::Layout>&) override {
     const Hash128 k = key(trace, *graph);
     const cache::Maker make = maker(graph, false);
     const Clock::time_point t0 = Clock::now();
@@ -52,7 +52,7 @@ class AsyncSource final : public KernelSource {
   AsyncSource(const std::string& site, const Services& services, Land land)
       : KernelSource(site, services), background_(*services.background), land_(std::move(land)) {}
 
-  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<bool>& layout) override {
+  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<sym::Layout>& layout) override {
     const Hash128 k = key(trace, *graph);
     const Clock::time_point t0 = Clock::now();
     std::optional<cache::Found> found = services_.cache.get_local(k, maker(graph, false));
@@ -131,14 +131,14 @@ class AsyncSource final : public KernelSource {
   // ask, what to compile goes in `queued`, to start behind the entry's own
   // kernel. When the entry is that already (a dynamic policy's), there is
   // none to add.
-  std::shared_ptr<backends::Kernel> dynamic_kernel(StoredTrace& trace, const ir::SpecializedGraph& graph, const std::vector<bool>& layout,
+  std::shared_ptr<backends::Kernel> dynamic_kernel(StoredTrace& trace, const ir::SpecializedGraph& graph, const std::vector<sym::Layout>& layout,
                                                    std::optional<Queued>& queued) {
     // Inferred once per trace and layout (a model's inference takes
     // milliseconds, and this is on the call's path).
     auto [it, added] = trace.dynamic.try_emplace(layout);
     if (added) {
       sym::ShapeEnv env = trace.env;
-      env.set_contiguous(layout);
+      env.set_layouts(layout);
       Expected<ir::SpecializedGraphPtr> free = ir::specialize(trace.graph, env.specialization());
       if (free.is_ok()) it->second = std::move(free).value();
     }

@@ -55,9 +55,9 @@ class KernelSource {
     // the background. Null: nothing does.
     std::function<void(Entry&)> begin;
   };
-  // The kernel of `trace` under `graph`, its specialization; `layout` is
-  // which inputs the specialization takes as contiguous.
-  virtual Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<bool>& layout) = 0;
+  // The kernel of `trace` under `graph`, its specialization; `layouts` are
+  // how the specialization takes each input to lie.
+  virtual Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<sym::Layout>& layouts) = 0;
 
   // What it counted: kernels compiled and loaded, their times, and the
   // stand-ins' counts; the site adds them to its own.

@@ -89,7 +89,7 @@ Status CallSite::miss(const Call& call, uint64_t seen, std::vector<ir::Tensor>& 
   const Clock::time_point t_specialize = Clock::now();
   Specialized sp = SJ_TRY(specialize(*st, args, generic));
   stats_.specialize_ms += ms_since(t_specialize);
-  KernelSource::Got kernel = SJ_TRY(source_->get(*st, sp.graph, sp.env.contiguous()));
+  KernelSource::Got kernel = SJ_TRY(source_->get(*st, sp.graph, sp.env.layouts()));
   Entry* entry = install(std::move(sp), std::move(kernel), generic);
   ++stats_.compiles;
   if (!first) log_recompile(failures, d, *entry);
@@ -220,11 +220,11 @@ Expected<CallSite::Specialized> CallSite::specialize(const StoredTrace& st, Args
     if (!s.unbacked) env.set_hint(static_cast<int>(id), args[s.input]->shape[s.dim]);
   }
   SJ_TRY(policy_->specialize(env, generic));
-  std::vector<bool> contiguous(args.size(), false);
+  std::vector<sym::Layout> layouts(args.size());
   if (services_.backend.specializes_layout()) {
-    for (size_t i = 0; i < args.size(); ++i) contiguous[i] = ir::Tensor::borrow(*args[i], ir::DType::kF32).is_contiguous();
+    for (size_t i = 0; i < args.size(); ++i) layouts[i] = sym::Layout::of(args[i]->ndim, args[i]->shape, args[i]->strides);
   }
-  env.set_contiguous(contiguous);
+  env.set_layouts(std::move(layouts));
   // The policy's choices change what the trace's decisions were taken under
   // (a bucket's range makes min(2^62, n) plain n), so inference may now ask
   // what no recorded fact answers. Asked here, with the call's sizes as

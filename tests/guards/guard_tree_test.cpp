@@ -215,6 +215,30 @@ TEST(GuardTree, ContiguityAgreesWithIrOnEdgeShapes) {
   }
 }
 
+// A weight passed transposed and its dense twin: one entry each, told apart
+// by their layout guards, and a strided view (every other column) by
+// neither; explain says which layout the call had.
+TEST(GuardTree, LayoutGuardsTellATransposeFromItsDenseTwin) {
+  const sym::Layout transposed = sym::Layout::permuted(std::vector<int>{1, 0});
+  GuardTree tree;
+  tree.add(0, GuardSet(1, {rank(0, 2), {Kind::kContiguous, Origin::kLayout, 0}}));
+  const GuardSet permuted(1, {rank(0, 2), {Kind::kPermuted, Origin::kLayout, 0, -1, -1, -1, static_cast<int64_t>(transposed.word())}});
+  tree.add(1, permuted);
+  std::vector<int64_t> shape = {6, 4};
+  std::vector<int64_t> dense = {4, 1}, transpose = {1, 6}, every_other = {8, 2};
+  DLTensor t = meta(shape);
+  const DLTensor* args[] = {&t};
+  t.strides = dense.data();
+  EXPECT_EQ(tree.lookup(args), 0);
+  t.strides = transpose.data();
+  EXPECT_EQ(tree.lookup(args), 1);
+  t.strides = every_other.data();
+  EXPECT_EQ(tree.lookup(args), GuardTree::kMiss);
+  const std::vector<Failure> f = permuted.explain(args);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].describe(), "input 0 is contiguous in dim order (1, 0) failed (got strided), origin: layout");
+}
+
 TEST(GuardTree, EntriesWithDifferentRanksNeverReadMissingDims) {
   GuardTree tree;
   tree.add(0, GuardSet(1, {rank(0, 1), dim_eq(0, 0, 5)}));

@@ -39,7 +39,7 @@ Expected<cuda::CudaSource> source_for(const Case& c, bool specialize) {
       if (s.hint && !s.unbacked) SJ_TRY(env.bind(static_cast<int>(i), *s.hint, sym::Origin::kPolicy));
     }
   }
-  env.set_contiguous(std::vector<bool>(g.inputs.size(), true));
+  env.set_layouts(std::vector<sym::Layout>(g.inputs.size(), sym::Layout::dense()));
   ir::SpecializedGraphPtr sg = SJ_TRY(ir::specialize(g, env.specialization()));
   loops::LoopProgram p = SJ_TRY(loops::lower(*sg, cuda::lower_options(/*blas=*/true)));
   return cuda::emit_cuda(p);

@@ -522,7 +522,7 @@ TEST(Llvm, EvictedKernelsReturnTheirCodeMemory) {
   sym::ShapeEnv env;
   ir::ShapeHints hints = {{100}};
   ASSERT_TRUE(ir::infer(g, env, &hints).is_ok());
-  env.set_contiguous({true});
+  env.set_layouts({sym::Layout::dense()});
   auto specialized = ir::specialize(g, env.specialization());
   ASSERT_TRUE(specialized.is_ok()) << specialized.status().to_string();
   auto cycles = [&](int n) {

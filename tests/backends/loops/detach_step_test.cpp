@@ -65,7 +65,7 @@ TEST(DetachStep, AStridedInputReadsItsStridesAsStrides) {
   // their own kind (they may be negative), so the two steps differ.
   const bench::Specialized sg = bench::specialize(two_chains(2.0), {{3, 5}, {7, 11}}, true);
   ir::SpecializedGraph g = *sg.graph;
-  g.spec.contiguous = {true, false};
+  g.spec.layouts = {sym::Layout::dense(), sym::Layout()};
   Expected<LoopProgram> p = lower(g);
   ASSERT_TRUE(p.is_ok()) << p.status().to_string();
   const DetachedStep dense = detach_step(*p, 0), strided = detach_step(*p, 1);

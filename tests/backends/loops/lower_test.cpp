@@ -284,12 +284,38 @@ TEST(Lower, AGatherIsACheckedLoadAndItsStepMayFail) {
 TEST(Lower, AStridedInputReadsItsStridesAsSymbols) {
   const bench::Specialized sg = bench::specialize(kChain3d, {{4, 5, 6}}, false);
   sym::Specialization spec = sg.graph->spec;
-  spec.contiguous = {false};  // the input's strides arrive with the call
+  spec.layouts = {sym::Layout()};  // strided: the input's strides arrive with the call
   const ir::SpecializedGraphPtr strided = std::move(ir::specialize(sg.graph->graph, spec)).value();
   const LoopProgram p = std::move(lower(*strided)).value();
   ASSERT_EQ(p.params.size(), 3u);
   for (int d = 0; d < 3; ++d) EXPECT_EQ(p.params[d], std::make_pair(0, d));
   EXPECT_EQ(p.num_read_symbols(), p.num_graph_symbols + 3);
+}
+
+// A weight passed as W.T: under its layout (dense in dim order (1, 0))
+// its strides are the dims' own, so the product reads it in place with
+// contiguous columns (BLAS's transB); strided, its strides are symbols and
+// it is copied dense first.
+TEST(Lower, AProductReadsATransposedInputInPlace) {
+  const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["m", "k"]}, {"name": "w", "dtype": "f32", "shape": ["k", "n"]}],
+    "nodes": [{"op": "matmul", "in": ["x", "w"], "out": "y"}], "outputs": ["y"]})";
+  const bench::Specialized sg = bench::specialize(g, {{3, 8}, {8, 5}}, true);
+  for (const sym::Layout w : {sym::Layout::permuted(std::vector<int>{1, 0}), sym::Layout()}) {
+    sym::Specialization spec = sg.graph->spec;
+    spec.layouts = {sym::Layout::dense(), w};
+    const LoopProgram p = std::move(lower(*std::move(ir::specialize(sg.graph->graph, spec)).value())).value();
+    ASSERT_EQ(steps_of(p, Kind::kMatmul), 1);
+    const MatmulStep& m = std::find_if(p.steps.begin(), p.steps.end(), [](const Step& s) { return s.kind == Kind::kMatmul; })->matmul;
+    if (w.is_permuted()) {
+      EXPECT_TRUE(p.params.empty()) << "no stride is read from the call";
+      EXPECT_EQ(p.buffers[m.b.buffer].kind, Buffer::Kind::kInput);
+      EXPECT_TRUE(is_one(m.b.row_stride));
+      EXPECT_EQ(count(p, Buffer::Kind::kTemp), 0);
+    } else {
+      EXPECT_EQ(p.params.size(), 2u);
+      EXPECT_EQ(p.buffers[m.b.buffer].kind, Buffer::Kind::kTemp);  // copied dense
+    }
+  }
 }
 
 TEST(Lower, AChainOfFoldedOpsIsBoundedByABuffer) {

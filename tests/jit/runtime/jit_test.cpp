@@ -30,17 +30,21 @@ ArgPack mlp_args(std::mt19937& rng, std::vector<int64_t> x_shape) {
   return p;
 }
 
-// exp over a 2-D input, and the same 6x4 data as a dense copy and as a
-// transposed (strided) view.
+// exp over a 2-D input, and the same 6x4 data as a dense copy, as a
+// transposed view (dense in dim order (1, 0)) and as every other column of
+// a wider array (strided).
 struct LayoutCase {
   ir::Graph graph = testing::graph_from(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
     "nodes": [{"op": "exp", "in": ["x"], "out": "y"}], "outputs": ["y"]})");
-  ArgPack dense, strided;
+  ArgPack dense, transposed, strided;
   explicit LayoutCase(int seed) {
     std::mt19937 rng(seed);
     ir::Tensor base = testing::random_tensor(ir::DType::kF32, {4, 6}, rng);
     dense.add(base.view({6, 4}, {1, 6}).contiguous());
-    strided.add(base.view({6, 4}, {1, 6}));
+    transposed.add(base.view({6, 4}, {1, 6}));
+    ir::Tensor every_other = testing::random_tensor(ir::DType::kF32, {6, 8}, rng).view({6, 4}, {8, 2});
+    every_other.copy_from(dense.tensors[0]);
+    strided.add(every_other);
   }
 };
 
@@ -69,7 +73,7 @@ TEST(Jit, StridedInputsShareTheReferenceBackendsEntries) {
   LayoutCase c(9);
   std::vector<ir::Tensor> a, b;
   ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.dense.args(), a).is_ok());
-  ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.strided.args(), b).is_ok());
+  ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.transposed.args(), b).is_ok());
   EXPECT_EQ(jit->stats_json()["sites"]["exp"]["compiles"], 1u);
   EXPECT_TRUE(testing::tensors_close(a[0], b[0], 0, 0));
   EXPECT_FALSE(jit->stats_json().contains("cpu")) << "the reference runs no GEMM";
@@ -108,16 +112,21 @@ TEST(Jit, LayoutSpecializedEntriesGuardContiguity) {
   jit->set_log([&](const std::string& line) { log.push_back(line); });
   LayoutCase c(10);
   std::vector<ir::Tensor> out;
+  std::vector<ir::Tensor> first;
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.dense.args(), out).is_ok());
-    ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, c.strided.args(), out).is_ok());
+    for (ArgPack* p : {&c.dense, &c.transposed, &c.strided}) {
+      ASSERT_TRUE(jit->call_graph("exp", c.graph, {}, p->args(), out).is_ok());
+      if (first.empty()) first = out;
+      EXPECT_TRUE(testing::tensors_close(out[0], first[0], 0, 0));
+    }
   }
   auto stats = jit->stats_json()["sites"]["exp"];
-  EXPECT_EQ(stats["compiles"], 2u);  // one per layout, then hits
+  EXPECT_EQ(stats["compiles"], 3u);  // one per layout, then hits
   EXPECT_EQ(stats["traces"], 1u);    // a layout miss re-specializes without tracing
-  EXPECT_EQ(stats["recompile_reasons"]["layout"], 1u);
-  ASSERT_EQ(log.size(), 1u);
-  EXPECT_NE(log[0].find("input 0 is contiguous failed (got strided), origin: layout"), std::string::npos) << log[0];
+  EXPECT_EQ(stats["recompile_reasons"]["layout"], 2u);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("input 0 is contiguous failed (got contiguous in dim order (1, 0)), origin: layout"), std::string::npos) << log[0];
+  EXPECT_NE(log[1].find("input 0 is contiguous in dim order (1, 0) failed (got strided), origin: layout"), std::string::npos) << log[1];
 }
 
 TEST(Jit, ReusesUnsharedOutputBuffers) {
