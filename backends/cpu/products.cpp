@@ -13,6 +13,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/row_product.h"
 #include "backends/cpu/huge_pages.h"
+#include "backends/cpu/query_row.h"
 #include "core/ir/strided.h"
 
 namespace shapejit::backends::cpu {
@@ -187,6 +188,14 @@ void product(int64_t rows, int64_t cols, int64_t k, const T* a, const S* b, T* c
     const bool single = rows == 1 && !packed;
     if (single && shape.b_col == 1 && cols <= kSpillingPassColumns<T> && row_product_available()) {
       return row_times_matrix(cols, k, a, shape.a_col, b, shape.b_row, c, false);
+    }
+    if (single && shape.b_row == 1 && shape.a_col == 1 && cols > 1 && k > 0 && gemm_available()) {
+      return key_dots(cols, k, a, b, shape.b_col, c);
+    }
+    if (rows == 1 && packed && k > 0 && row_product_available()) {
+      constexpr int64_t P = kPanel<T>;
+      for (int64_t j0 = 0; j0 < cols; j0 += P) row_times_matrix(std::min(P, cols - j0), k, a, shape.a_col, packed + j0 * k, P, c + j0, false);
+      return;
     }
     if (single || cols == 1 || !own) return blas_product(rows, cols, k, a, b, c, ldc, shape);
   }
