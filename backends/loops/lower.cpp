@@ -168,9 +168,11 @@ Expected<LoopProgram> Lowering::run() && {
 
 Expected<LoopProgram> lower(const ir::SpecializedGraph& g, const LowerOptions& options) {
   if (support::fault(support::Fault::kLower)) return Status(Code::kInternal, "lowering failed (fault injected)");
-  BufferPlan buffers = SJ_TRY(plan_buffers(g, options));
-  AttentionPlan attention = plan_attention(g, options, buffers);
-  return Lowering(g, options, std::move(buffers), std::move(attention)).run();
+  const std::optional<ir::SpecializedGraph> rewritten = canonical_forms(g);
+  const ir::SpecializedGraph& sg = rewritten ? *rewritten : g;
+  BufferPlan buffers = SJ_TRY(plan_buffers(sg, options));
+  AttentionPlan attention = plan_attention(sg, options, buffers);
+  return Lowering(sg, options, std::move(buffers), std::move(attention)).run();
 }
 
 }  // namespace shapejit::backends::loops

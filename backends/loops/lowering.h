@@ -117,6 +117,11 @@ struct BufferPlan {
 };
 Expected<BufferPlan> plan_buffers(const ir::SpecializedGraph& g, const LowerOptions& options);
 
+// Pass 0 (canonical.cpp): the graph with spellings of the set's ops written
+// as those ops (a softmax written out as exp over a sum), so that the
+// passes after it match them; nullopt when there were none.
+std::optional<ir::SpecializedGraph> canonical_forms(const ir::SpecializedGraph& g);
+
 // Pass 2 (attention_step.cpp): softmax(f(q @ k)) @ v, by the final matmul's
 // node. Its scores and probabilities are taken off `buffers.need`; an
 // operand of f that is the same for every query row is put on it.

@@ -168,6 +168,40 @@ TEST(Lower, ScoresAnotherOpReadsAreNotFusedIntoAttention) {
   EXPECT_EQ(steps_of(p, Kind::kAttention), 0);
 }
 
+// The attention graph with its softmax written out, as NumPy code and
+// PyTorch's exports spell it: exp(x - max(x)) / sum(exp(x - max(x))).
+std::string written_out_softmax(const std::string& extra_outputs = "") {
+  std::string g = kAttention;
+  g.replace(g.find(R"({"op": "softmax")"), std::string(R"({"op": "softmax", "in": ["scaled"], "out": "p", "attrs": {"dim": -1}})").size(),
+            R"({"op": "max", "in": ["scaled"], "out": "m", "attrs": {"axes": [-1], "keepdim": true}},
+               {"op": "sub", "in": ["scaled", "m"], "out": "d"}, {"op": "exp", "in": ["d"], "out": "e"},
+               {"op": "sum", "in": ["e"], "out": "z", "attrs": {"axes": [-1], "keepdim": true}},
+               {"op": "div", "in": ["e", "z"], "out": "p"})");
+  g.replace(g.find(R"("outputs": ["y"])"), 16, R"("outputs": ["y")" + extra_outputs + "]");
+  return g;
+}
+
+TEST(Lower, ASoftmaxWrittenOutIsFusedIntoAttentionAsTheOpIs) {
+  const LoopProgram p = lowered(written_out_softmax(), {{2, 10, 16}, {2, 12, 16}, {2, 12, 16}});
+  EXPECT_EQ(kinds(p), std::vector<Kind>{Kind::kAttention}) << p.dump();
+  EXPECT_EQ(count(p, Buffer::Kind::kTemp), 0);
+  // Its exponentials read elsewhere: the spelling stays, computed once.
+  const LoopProgram kept = lowered(written_out_softmax(R"(, "e")"), {{2, 10, 16}, {2, 12, 16}, {2, 12, 16}});
+  EXPECT_EQ(steps_of(kept, Kind::kAttention), 0);
+}
+
+TEST(Lower, ALogSoftmaxWrittenOutLowersAsTheOp) {
+  const std::string op = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "log_softmax", "in": ["x"], "out": "y", "attrs": {"dim": 0}}], "outputs": ["y"]})";
+  const std::string spelled = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
+    "nodes": [{"op": "max", "in": ["x"], "out": "m", "attrs": {"axes": [0], "keepdim": true}},
+              {"op": "sub", "in": ["x", "m"], "out": "d"}, {"op": "exp", "in": ["d"], "out": "e"},
+              {"op": "sum", "in": ["e"], "out": "z", "attrs": {"axes": [-2], "keepdim": true}},
+              {"op": "log", "in": ["z"], "out": "l"}, {"op": "sub", "in": ["d", "l"], "out": "y"}], "outputs": ["y"]})";
+  const LoopProgram a = lowered(op, {{6, 5}}), b = lowered(spelled, {{6, 5}});
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
 TEST(Lower, AScanIsAStepOfItsOwnOverADenseOperand) {
   const std::string g = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": ["a", "b"]}],
     "nodes": [{"op": "transpose", "in": ["x"], "out": "t", "attrs": {"dim0": 0, "dim1": 1}},
