@@ -16,7 +16,11 @@ returns, and `start_pos` is a size of the site, so the whole generation
 compiles twice (the prompt, then every later step) and every step runs as
 one compiled call. `main()` generates with both and compares the ids.
 
-    python examples/llama_numpy.py --tokens 40
+    python examples/llama_numpy.py --tokens 40 [--pytorch-layout]
+
+With --pytorch-layout the matrices are held as a PyTorch checkpoint holds
+them, [out, in], and the model takes their transposes at load time
+(`w.T`, views), as NumPy ports of PyTorch models do.
 """
 from __future__ import annotations
 
@@ -249,10 +253,13 @@ def main(argv=None):
     p.add_argument("--max-seq", type=int, default=256)
     p.add_argument("--prompt", type=int, default=8, help="prompt length")
     p.add_argument("--tokens", type=int, default=40, help="tokens to generate")
+    p.add_argument("--pytorch-layout", action="store_true", help="matrices held [out, in], multiplied by their .T views")
     a = p.parse_args(argv)
     args = ModelArgs(dim=a.dim, n_layers=a.layers, n_heads=a.heads, n_kv_heads=a.kv_heads, vocab_size=a.vocab,
                      hidden_dim=a.hidden, max_seq_len=a.max_seq)
     weights = random_weights(args)
+    if a.pytorch_layout:
+        weights = {k: (np.ascontiguousarray(w.T).T if w.ndim == 2 and k != "tok_embeddings" else w) for k, w in weights.items()}
     prompt = np.random.default_rng(1).integers(0, args.vocab_size, (1, a.prompt))
 
     numpy_ids, numpy_times = generate_timed(Llama(weights, args), prompt, a.tokens)
