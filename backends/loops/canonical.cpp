@@ -11,9 +11,9 @@
 // the other nodes of the spelling, which nothing else reads, leave the
 // graph (the matchers count who reads a value). A spelling whose parts are
 // read elsewhere (an output, another node) is left as it is: rewriting it
-// would compute them twice. Only the
-// max-subtracted form is taken: exp(x) / sum(exp(x)) overflows where the
-// op does not, and NumPy's answer is the overflowed one.
+// would compute them twice. Only the max-subtracted form is taken:
+// exp(x) / sum(exp(x)) overflows where the op does not, and NumPy's answer
+// is the overflowed one.
 #include <optional>
 #include <vector>
 
@@ -77,10 +77,17 @@ class Canonical {
     return norm_axis(a, rank) == norm_axis(b, rank);
   }
 
-  // x - max(x, a), read once: x (and a) when `o` is that.
-  std::optional<std::pair<int, int64_t>> shifted(const ir::Operand& o, int reads) const {
+  // `x - max(x, a)`: x, the axis, and the sub and max nodes.
+  struct Shift {
+    int x;
+    int64_t axis;
+    int sub, max;
+  };
+  // The shift `o` is, read `reads` times (by the spelling).
+  std::optional<Shift> shifted(const ir::Operand& o, int reads) const {
     if (!o.is_value() || producer_[o.value] < 0 || uses_[o.value] != reads) return std::nullopt;
-    const ir::Node& sub = g_.nodes[producer_[o.value]];
+    const int sub_node = producer_[o.value];
+    const ir::Node& sub = g_.nodes[sub_node];
     if (sub.op != Op::kSub || !sub.in[0].is_value()) return std::nullopt;
     const ir::Node* max = made_by(sub.in[1], Op::kMax);
     if (!max || !same_value(max->in[0], sub.in[0])) return std::nullopt;
@@ -88,14 +95,14 @@ class Canonical {
     const int x = sub.in[0].value;
     if (!a || !ir::is_float(sg_.types[x].dtype) || !sg_.types[x].is_tensor) return std::nullopt;
     if (sg_.types[x].shape != sg_.types[o.value].shape || sg_.types[x].dtype != sg_.types[o.value].dtype) return std::nullopt;
-    return std::make_pair(x, *a);
+    return Shift{x, *a, sub_node, producer_[sub.in[1].value]};
   }
 
   // The op `n` spells, with the nodes of the spelling besides n in `spelling`.
   std::optional<ir::Node> softmax(const ir::Node& n, std::vector<int>& spelling) const {
     if (n.out.size() != 1 || n.in.size() != 2) return std::nullopt;
     const ir::Node *sum = nullptr, *exp = nullptr;
-    std::optional<std::pair<int, int64_t>> x;
+    std::optional<Shift> x;
     Op op = Op::kSoftmax;
     if (n.op == Op::kDiv) {  // e / sum(e): e read by both
       if (!n.in[0].is_value() || producer_[n.in[0].value] < 0 || uses_[n.in[0].value] != 2) return std::nullopt;
@@ -114,15 +121,14 @@ class Canonical {
       return std::nullopt;
     }
     const std::optional<int64_t> a = kept_axis(*sum);
-    if (!x || !a || !same_axis(*a, x->second, x->first)) return std::nullopt;
+    if (!x || !a || !same_axis(*a, x->axis, x->x)) return std::nullopt;
     const ir::ValueType& t = sg_.types[n.out[0]];
-    if (t.shape != sg_.types[x->first].shape || t.dtype != sg_.types[x->first].dtype) return std::nullopt;
-    const ir::Node* shift = op == Op::kSoftmax ? &g_.nodes[producer_[exp->in[0].value]] : &g_.nodes[producer_[n.in[0].value]];
-    spelling = {producer_[shift->out[0]], producer_[shift->in[1].value], producer_[exp->out[0]], producer_[sum->out[0]]};
-    if (op == Op::kLogSoftmax) spelling.push_back(producer_[n.in[1].value]);
-    ir::Node out{op, {ir::Operand::of(x->first)}, n.out, {}};
+    if (t.shape != sg_.types[x->x].shape || t.dtype != sg_.types[x->x].dtype) return std::nullopt;
+    spelling = {x->sub, x->max, producer_[exp->out[0]], producer_[sum->out[0]]};
+    if (op == Op::kLogSoftmax) spelling.push_back(producer_[n.in[1].value]);  // the log
+    ir::Node out{op, {ir::Operand::of(x->x)}, n.out, {}};
     out.attrs.present = ir::kAttrDim;
-    out.attrs.dim = x->second;
+    out.attrs.dim = x->axis;
     return out;
   }
 

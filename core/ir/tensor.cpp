@@ -7,6 +7,7 @@
 
 #include "core/ir/strided.h"
 #include "core/support/guarded_memory.h"
+#include "core/sym/layout.h"
 
 namespace shapejit::ir {
 
@@ -99,17 +100,7 @@ ByteSpan byte_span(const DLTensor& t) {
   return {begin, begin + static_cast<uintptr_t>((hi - lo + 1) * element)};
 }
 
-bool is_dense(int ndim, const int64_t* shape, const int64_t* strides) {
-  if (strides == nullptr) return true;
-  bool dense = true, empty = false;
-  uint64_t expect = 1;
-  for (int i = ndim; i-- > 0;) {
-    dense &= shape[i] == 1 || static_cast<uint64_t>(strides[i]) == expect;
-    empty |= shape[i] == 0;
-    expect *= static_cast<uint64_t>(shape[i]);
-  }
-  return dense || empty;
-}
+bool is_dense(int ndim, const int64_t* shape, const int64_t* strides) { return sym::Layout::dense().holds(ndim, shape, strides); }
 
 bool Tensor::is_contiguous() const { return is_dense(static_cast<int>(shape_.size()), shape_.data(), strides_.data()); }
 

@@ -25,7 +25,7 @@ inline constexpr int kMaxRank = 64;
 // 1 may have any stride); null strides are dense, as in DLPack, and so is a
 // tensor with no elements, whatever its strides (it addresses nothing). The
 // product is unsigned: beside a 0 the other dims may be as large as int64
-// allows.
+// allows. sym::Layout::dense() answers it.
 bool is_dense(int ndim, const int64_t* shape, const int64_t* strides);
 
 // The bytes of a dense tensor of `shape` (sizes >= 0) with elements of

@@ -52,7 +52,7 @@ class AsyncSource final : public KernelSource {
   AsyncSource(const std::string& site, const Services& services, Land land)
       : KernelSource(site, services), background_(*services.background), land_(std::move(land)) {}
 
-  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<sym::Layout>& layout) override {
+  Expected<Got> get(StoredTrace& trace, const ir::SpecializedGraphPtr& graph, const std::vector<sym::Layout>& layouts) override {
     const Hash128 k = key(trace, *graph);
     const Clock::time_point t0 = Clock::now();
     std::optional<cache::Found> found = services_.cache.get_local(k, maker(graph, false));
@@ -62,7 +62,7 @@ class AsyncSource final : public KernelSource {
     std::unique_ptr<backends::Kernel> reference = SJ_TRY(services_.backend.compile_reference(graph));
     std::shared_ptr<PendingKernel> own = pending(k, graph);
     std::optional<Queued> queued;
-    std::shared_ptr<backends::Kernel> dynamic = dynamic_kernel(trace, *graph, layout, queued);
+    std::shared_ptr<backends::Kernel> dynamic = dynamic_kernel(trace, *graph, layouts, queued);
     Got got;
     got.kernel = std::make_shared<StandInKernel>(std::move(reference), *graph, own, background_.costs(), counts_, std::move(dynamic),
                                                  quick(graph));
@@ -131,14 +131,14 @@ class AsyncSource final : public KernelSource {
   // ask, what to compile goes in `queued`, to start behind the entry's own
   // kernel. When the entry is that already (a dynamic policy's), there is
   // none to add.
-  std::shared_ptr<backends::Kernel> dynamic_kernel(StoredTrace& trace, const ir::SpecializedGraph& graph, const std::vector<sym::Layout>& layout,
+  std::shared_ptr<backends::Kernel> dynamic_kernel(StoredTrace& trace, const ir::SpecializedGraph& graph, const std::vector<sym::Layout>& layouts,
                                                    std::optional<Queued>& queued) {
     // Inferred once per trace and layout (a model's inference takes
     // milliseconds, and this is on the call's path).
-    auto [it, added] = trace.dynamic.try_emplace(layout);
+    auto [it, added] = trace.dynamic.try_emplace(layouts);
     if (added) {
       sym::ShapeEnv env = trace.env;
-      env.set_layouts(layout);
+      env.set_layouts(layouts);
       Expected<ir::SpecializedGraphPtr> free = ir::specialize(trace.graph, env.specialization());
       if (free.is_ok()) it->second = std::move(free).value();
     }
